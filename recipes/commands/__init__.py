@@ -1,0 +1,1 @@
+"""One module per ``referee`` subcommand, each with ``add_parser(subparsers)`` and ``run(args)``."""

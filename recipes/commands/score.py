@@ -1,0 +1,147 @@
+"""``referee score``: judge a JSONL file of completions with one verifier."""
+
+from __future__ import annotations
+
+import argparse
+import inspect
+import json
+import sys
+from collections import Counter
+from collections.abc import Iterator
+from typing import Any, TextIO
+
+from tqdm import tqdm
+
+from referee.rewards.completions import completion_text
+from referee.verifiers import STATUSES, VERIFIER_NAMES, Verdict, get_verifier
+from referee.verifiers.registry import default_gold_field
+
+_CHUNK = 256  # lines judged per verify_batch call: lets parallel verifiers use their workers
+
+
+def add_parser(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "score",
+        help="judge a JSONL file of completions with one verifier",
+        description=(
+            "Judge every line of IN.jsonl (a JSON object with a completion and a gold field) with "
+            "VERIFIER. Writes one verdict per input line, in order, to OUT.jsonl (or standard "
+            "output), and prints a summary: counts by status and accuracy. A bad line is "
+            "reported by its number and scored as 'error'; the run goes on."
+        ),
+    )
+    parser.add_argument("verifier", choices=VERIFIER_NAMES, help="which verifier judges the completions")
+    parser.add_argument("input", metavar="IN.jsonl", help="JSONL file, one object per line")
+    parser.add_argument("-o", "--output", metavar="OUT.jsonl",
+                        help="where to write the verdicts (default: standard output, summary on standard error)")
+    parser.add_argument("--completion-field", default="completion", metavar="F",
+                        help="field holding the completion, text or chat messages (default: completion)")
+    parser.add_argument("--gold-field", default=None, metavar="F",
+                        help="field holding the gold (default: the verifier's, e.g. 'answer' for gsm8k)")
+    parser.add_argument("-O", "--option", action="append", default=[], metavar="KEY=VALUE",
+                        help="verifier option, VALUE read as JSON when it parses (e.g. -O mode=strict -O abs_tol=0.01)")
+    parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    parser.set_defaults(run=run)
+
+
+def parse_options(pairs: list[str]) -> dict[str, Any]:
+    """``["mode=strict", "abs_tol=0.5"]`` -> ``{"mode": "strict", "abs_tol": 0.5}``.
+
+    Example:
+        >>> parse_options(["mode=strict", "abs_tol=0.5"])
+        {'mode': 'strict', 'abs_tol': 0.5}
+    """
+    options: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise ValueError(f"Verifier option {pair!r} is not KEY=VALUE; write it like -O mode=strict.")
+        try:
+            options[key] = json.loads(value)
+        except json.JSONDecodeError:
+            options[key] = value
+    return options
+
+
+def _read_rows(stream: TextIO, completion_field: str, gold_field: str) -> Iterator[tuple[Any, Any, Verdict | None]]:
+    """(completion, gold, None) per line, or (None, None, error Verdict) for a bad line."""
+    for number, line in enumerate(stream, start=1):
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as exc:
+            yield None, None, Verdict("error", reason=f"line {number}: not valid JSON ({exc.msg})")
+            continue
+        if not isinstance(row, dict):
+            yield None, None, Verdict("error", reason=f"line {number}: a JSON object is needed, got {type(row).__name__}")
+            continue
+        missing = [f for f in (completion_field, gold_field) if f not in row]
+        if missing:
+            yield None, None, Verdict("error", reason=f"line {number}: no field {', '.join(map(repr, missing))}")
+            continue
+        text = completion_text(row[completion_field])
+        if text is None:
+            yield None, None, Verdict("error", reason=f"line {number}: field {completion_field!r} is not text or chat messages")
+            continue
+        yield text, row[gold_field], None
+
+
+def _judge(verifier: Any, pending: list[tuple[Any, Any, Verdict | None]], options: dict[str, Any]) -> list[Verdict]:
+    todo = [i for i, (_, _, verdict) in enumerate(pending) if verdict is None]
+    judged = verifier.verify_batch([pending[i][0] for i in todo], [pending[i][1] for i in todo], **options)
+    verdicts = [verdict for _, _, verdict in pending]
+    for i, verdict in zip(todo, judged):
+        verdicts[i] = verdict
+    return verdicts  # type: ignore[return-value]
+
+
+def summary_lines(counts: Counter[str], total: int, score_sum: float) -> list[str]:
+    """The printed summary: counts by status, accuracy and mean score.
+
+    Example:
+        >>> print("\\n".join(summary_lines(Counter(correct=3, wrong=1), 4, 3.0)))
+        lines      4
+        correct    3
+        wrong      1
+        no_answer  0
+        timeout    0
+        error      0
+        accuracy   0.7500
+        mean score 0.7500
+    """
+    lines = [f"{'lines':<10} {total}"] + [f"{status:<10} {counts.get(status, 0)}" for status in STATUSES]
+    accuracy = counts.get("correct", 0) / total if total else 0.0
+    mean = score_sum / total if total else 0.0
+    return lines + [f"{'accuracy':<10} {accuracy:.4f}", f"{'mean score':<10} {mean:.4f}"]
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        options = parse_options(args.option)
+        verifier = get_verifier(args.verifier)
+        try:
+            inspect.signature(verifier.verify).bind("", "", **options)
+        except TypeError as exc:
+            raise ValueError(f"bad option for the {args.verifier} verifier ({exc})") from None
+        source = open(args.input, encoding="utf-8", errors="replace")
+    except (ValueError, OSError) as exc:
+        print(f"referee score: {exc}", file=sys.stderr)
+        return 2
+    gold_field = args.gold_field or default_gold_field(args.verifier)
+    sink = open(args.output, "w", encoding="utf-8") if args.output else sys.stdout
+    report = sys.stdout if args.output else sys.stderr
+    counts: Counter[str] = Counter()
+    score_sum, line = 0.0, 0
+    with source, tqdm(desc=f"scoring ({args.verifier})", unit=" lines", disable=args.no_progress,
+                      file=sys.stderr) as progress:
+        rows = _read_rows(source, args.completion_field, gold_field)
+        while chunk := [row for _, row in zip(range(_CHUNK), rows)]:
+            for verdict in _judge(verifier, chunk, options):
+                line += 1
+                counts[verdict.status] += 1
+                score_sum += verdict.score
+                sink.write(json.dumps({"line": line, **verdict.to_dict()}, ensure_ascii=False) + "\n")
+            progress.update(len(chunk))
+    if sink is not sys.stdout:
+        sink.close()
+    print("\n".join(summary_lines(counts, line, score_sum)), file=report)
+    return 0

@@ -1,0 +1,176 @@
+from fractions import Fraction
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from referee.verifiers import Verdict, gsm8k
+from referee.verifiers.numeric import format_number
+
+GOLD_SOLUTION = (
+    "Janet sells 16 - 3 - 4 = <<16-3-4=9>>9 duck eggs a day.\n"
+    "She makes 9 * 2 = $<<9*2=18>>18 every day at the farmer's market.\n#### 18"
+)
+
+# (completion, gold, expected status, expected source) in shapes real models produce.
+GOLDEN = [
+    ("Janet has 16 - 3 - 4 = 9 eggs.\n9 * 2 = 18\n#### 18", GOLD_SOLUTION, "correct", "####"),
+    ("Total: 1000 cookies.\n#### 1,000", "1000", "correct", "####"),
+    ("She spends 18 dollars.\n#### $18", "18", "correct", "####"),
+    ("#### 18.", "18", "correct", "####"),
+    ("#### 18.00", "18", "correct", "####"),
+    ("The temperature drops by 3.\n#### -3", "-3", "correct", "####"),
+    ("#### **18**", "18", "correct", "####"),
+    ("#### \\boxed{18}", "18", "correct", "####"),
+    ("So the total cost is 1234 dollars. The answer is $1,234.", "1234", "correct", "answer phrase"),
+    ("She makes 9 * 2 = 18 dollars a day, so the answer is $\\boxed{18}$.", "18", "correct", "boxed"),
+    ("Step 1: 16 - 3 - 4 = 9\nStep 2: 9 * 2 = 18\n\n**18**", "18", "correct", "bold"),
+    ("She makes 9 * 2 = 18 dollars", "18", "correct", "last number"),
+    ("The discount is 50%", "50", "correct", "last number"),
+    ("The answer is 18.\n\nNote: she eats 3 eggs and bakes with 4, leaving 9 to sell at $2.",
+     "18", "correct", "answer phrase"),
+    ("The answer is 20. Wait, I made a mistake: 9 * 2 = 18. The answer is 18.", "18", "correct", "answer phrase"),
+    ("I first got \\boxed{20}, but rechecking, 9*2 = 18, so the final answer is 18.", "18", "correct",
+     "answer phrase"),
+    ("Final Answer: The final answer is $18$. I hope it is correct.", "18", "correct", "answer phrase"),
+    ("**Answer:** 18 dollars", "18", "correct", "answer phrase"),
+    ("Answer: 16 - 3 - 4 = 9 eggs, and 9 * 2 = 18", "18", "correct", "answer phrase"),
+    ("#### Step 1\nShe keeps 3 eggs.\n#### Step 2\nThe answer is 18", "18", "correct", "answer phrase"),
+    ("**Step 3:** add 2 and 16 to get 18", "18", "correct", "last number"),
+    ("The answer is \\boxed 18", "18", "correct", "boxed"),
+    ("The answer is $\\boxed{\\$18.00}$.", "18", "correct", "boxed"),
+    ("It costs 0.5 dollars, the answer is \\frac{1}{2}", "0.5", "correct", "answer phrase"),
+    ("The answer is \u221218", "-18", "correct", "answer phrase"),
+    ("The answer is 17.", "18", "wrong", "answer phrase"),
+    ("#### 180", "18", "wrong", "####"),
+    ("The answer is 1.8", "18", "wrong", "answer phrase"),
+]
+
+
+@pytest.mark.parametrize(("completion", "gold", "status", "source"), GOLDEN)
+def test_golden_shapes(completion, gold, status, source):
+    verdict = gsm8k.verify(completion, gold)
+    assert verdict.status == status, verdict.reason
+    assert verdict.details["source"] == source, verdict.reason
+
+
+def test_verdict_says_what_and_why():
+    verdict = gsm8k.verify("9 * 2 = 18\n#### $18", GOLD_SOLUTION)
+    assert verdict == Verdict("correct", 1.0, extracted="$18", reason=verdict.reason, details=verdict.details)
+    assert "18" in verdict.reason and "####" in verdict.reason
+    assert verdict.details == {"mode": "auto", "source": "####", "value": "18", "gold": "18"}
+
+
+def test_no_clipping_of_long_completions():
+    reasoning = "Let me think step by step about the 7 eggs. " * 5000  # ~220 KB of other numbers
+    assert gsm8k.verify("The answer is 18. " + reasoning[:10] + "\n" + reasoning + "\n#### 18", 18).correct
+    assert gsm8k.verify(reasoning + "\nThe answer is 18.", 18).correct
+    assert gsm8k.verify("The answer is 18.\n" + reasoning, 18).correct
+
+
+def test_strict_mode_reads_only_the_answer_line():
+    assert gsm8k.verify("The answer is 18.", 18, mode="strict").status == "no_answer"
+    assert gsm8k.verify("work...\n#### 18", 18, mode="strict").correct
+    assert gsm8k.verify("#### Step 1\n#### 18", 18, mode="strict").correct
+    assert gsm8k.verify("#### 18\nnotes: 7", 18, mode="flexible").details["source"] == "last number"
+
+
+def test_auto_prefers_the_answer_line():
+    verdict = gsm8k.verify("The answer is 17.\n#### 18", 18)
+    assert verdict.correct and verdict.details["source"] == "####"
+
+
+def test_exact_comparison_and_tolerance():
+    assert gsm8k.verify("#### 0.3", Fraction(3, 10)).correct
+    assert gsm8k.verify("#### 0.3", 0.1 + 0.2).status == "wrong"  # 0.30000000000000004 is not 0.3
+    assert gsm8k.verify("#### 0.3", 0.1 + 0.2, abs_tol=1e-9).correct
+    assert gsm8k.verify("#### 100", 101, rel_tol=0.01).correct
+    assert gsm8k.verify("#### 100", 102, rel_tol=0.01).status == "wrong"
+    assert gsm8k.verify("#### 18", 18, abs_tol=-1).status == "error"
+
+
+@pytest.mark.parametrize("gold", [18, 18.0, "18", " 18 ", "$18.00", "18 dollars", Fraction(18), "x\n#### 18"])
+def test_gold_forms(gold):
+    assert gsm8k.verify("#### 18", gold).correct
+
+
+@pytest.mark.parametrize("gold", ["eighteen", "", "3 or 4", None, True, float("nan"), [18], "solution\n#### none"])
+def test_unusable_gold_is_error_never_wrong(gold):
+    verdict = gsm8k.verify("#### 18", gold)
+    assert verdict.status == "error" and verdict.score == 0.0 and verdict.reason
+
+
+@pytest.mark.parametrize(
+    "completion",
+    [None, 18, b"#### 18", "", "   \n\n", "no digits at all", "\x00\x01\xff" * 1000, "\ud800 broken surrogate",
+     "{" * 5000, "\\boxed{" * 5000, "#" * 100_000, "9" * 100_000, "1," * 100_000, "x" * 1_000_000],
+)
+def test_bad_completions_give_a_verdict(completion):
+    verdict = gsm8k.verify(completion, 18)
+    assert isinstance(verdict, Verdict)
+    assert verdict.status in ("no_answer", "wrong", "error")
+    if not isinstance(completion, str):
+        assert verdict.status == "error"
+
+
+def test_unknown_mode_is_an_error_verdict():
+    assert gsm8k.verify("#### 18", 18, mode="loose").status == "error"
+
+
+def test_verify_batch_keeps_order_and_survives_bad_items():
+    verdicts = gsm8k.verify_batch(["#### 1", None, "#### 3", "nothing"], [1, 2, 4, 4])
+    assert [v.status for v in verdicts] == ["correct", "error", "wrong", "no_answer"]
+    with pytest.raises(ValueError, match="one gold per completion"):
+        gsm8k.verify_batch(["#### 1"], [1, 2])
+
+
+# --- property tests: any number in any supported style is read back exactly -------------
+
+numbers = st.one_of(
+    st.integers(min_value=-10**12, max_value=10**12).map(Fraction),
+    st.decimals(min_value=-10**6, max_value=10**6, places=2, allow_nan=False, allow_infinity=False).map(Fraction),
+)
+
+
+def _with_commas(value: Fraction) -> str:
+    text = format_number(abs(value))
+    whole, _, frac = text.partition(".")
+    grouped = f"{int(whole):,}" + (f".{frac}" if frac else "")
+    return ("-" if value < 0 else "") + grouped
+
+
+STYLES = [
+    lambda v: f"#### {format_number(v)}",
+    lambda v: f"#### {_with_commas(v)}",
+    lambda v: f"Some work first: 3 + 4 = 7.\n#### {format_number(v)}",
+    lambda v: f"The answer is {_with_commas(v)}.",
+    lambda v: f"So the final answer is $\\boxed{{{format_number(v)}}}$.",
+    lambda v: f"Therefore, she has **{format_number(v)}** left",
+    lambda v: f"After 2 steps we get {format_number(v)} dollars",
+    lambda v: f"The answer is {format_number(v)}.\n\nNote: this used 3 numbers and 12 steps.",
+    lambda v: f"Answer: {format_number(v)}",
+]
+
+
+@settings(max_examples=300, deadline=None)
+@given(value=numbers, style=st.sampled_from(range(len(STYLES))))
+def test_any_number_in_any_style_is_correct_against_itself(value, style):
+    completion = STYLES[style](value)
+    assert gsm8k.verify(completion, format_number(value)).correct, completion
+    assert gsm8k.verify(completion, value).correct, completion
+
+
+@settings(max_examples=300, deadline=None)
+@given(value=numbers, other=numbers, style=st.sampled_from(range(len(STYLES))))
+def test_any_number_in_any_style_is_wrong_against_another(value, other, style):
+    if value == other:
+        other = value + 1
+    completion = STYLES[style](value)
+    assert gsm8k.verify(completion, other).status == "wrong", completion
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=st.text(max_size=400))
+def test_arbitrary_text_never_raises(text):
+    verdict = gsm8k.verify(text, 18)
+    assert verdict.status in ("correct", "wrong", "no_answer")

@@ -1,0 +1,277 @@
+"""GSM8K answer checking: read the final number the way models write it, compare exactly.
+
+Extraction is a short declarative pipeline, tried in order:
+
+* ``strict``: the last ``#### N`` line (GSM8K's own format). A ``####`` line that does not
+  start with a number (a markdown heading such as ``#### Step 1``) is not an answer line.
+* ``flexible``: the later of the last ``\\boxed{...}`` and the last final-answer phrase
+  (``The answer is``, ``Answer:``, ``Final answer:``), so a self-correction wins; else the last
+  bold number (``**18**``); else the last number in the text.
+* ``auto`` (default): ``strict`` when the completion has an answer line, else ``flexible``.
+
+Numbers compare exactly as fractions (``18 == 18.00``, ``1,000 == 1000``), optionally
+with a tolerance. Nothing is clipped: the whole completion is read.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+from functools import lru_cache
+from typing import Any, Literal
+
+from .numeric import NumberMatch, first_number, format_number, iter_numbers, last_number, parse_number
+from .verdict import Verdict
+
+Mode = Literal["strict", "flexible", "auto"]
+MODES: tuple[str, ...] = ("strict", "flexible", "auto")
+
+_ANSWER_LINE_RE = re.compile(r"^[ \t>]*####[ \t]*(?P<content>[^\n]*)$", re.MULTILINE)
+# An answer line starts with the number, possibly behind markup: "#### $18", "#### **18**",
+# "#### \boxed{18}", "#### -3".
+_ANSWER_LINE_START_RE = re.compile(r"^(?:[*_$\s]|\\\$|\\\(|\\\[|\\boxed\{|\\text\{)*[-\u2212+]?\s?\$?\s?\.?[0-9]")
+_PHRASE_RE = re.compile(
+    r"\banswer\b[ \t*_]*(?:\((?:[^()\n]{0,30})\))?[ \t*_]*"
+    r"(?::|=|\bis\b|\bwas\b|\bwould be\b|\bwill be\b|\bshould be\b|\bequals\b)[ \t*_:]*",
+    re.IGNORECASE,
+)
+_BOXED_RE = re.compile(r"\\(?:boxed|fbox)\s*(?=[{\s])")
+_BOLD_RE = re.compile(r"\*\*([^*\n]{1,80})\*\*")
+# A bold span is an answer only when it is a number with at most a unit around it, so a
+# heading such as "**Step 3: add**" is never read as the answer 3.
+_BOLD_ANSWER_RE = re.compile(r"^[\s$\\]*(?:[A-Za-z]+\s?)?[-\u2212+]?\s?\$?[0-9.,/%\s]+(?:[A-Za-z]+\.?)?\s*\.?$")
+_SENTENCE_END_RE = re.compile(r"\n|(?<=[^\s.])\.(?=\s|$)|;")
+
+
+@dataclass(frozen=True)
+class Extraction:
+    """The number read from a completion, the text it came from, and by which rule."""
+
+    number: NumberMatch
+    source: Literal["####", "boxed", "answer phrase", "bold", "last number"]
+
+
+def _span_value(span: str) -> NumberMatch | None:
+    """The answer stated in a short span: the number after the last ``=``, else the first."""
+    if "=" in span:
+        after = first_number(span.rsplit("=", 1)[1])
+        if after is not None:
+            return after
+    return first_number(span)
+
+
+def _until_sentence_end(text: str, start: int, limit: int = 300) -> str:
+    window = text[start:start + limit]
+    end = _SENTENCE_END_RE.search(window)
+    return window[: end.start()] if end else window
+
+
+def _braced(text: str, open_index: int) -> str | None:
+    """The content of the brace group opening at ``open_index``, or ``None`` if unbalanced."""
+    depth = 0
+    for index in range(open_index, len(text)):
+        char = text[index]
+        if char == "{":
+            depth += 1
+        elif char == "}":
+            depth -= 1
+            if depth == 0:
+                return text[open_index + 1:index]
+    return None
+
+
+def _strict(text: str) -> Extraction | None:
+    for line in reversed(list(_ANSWER_LINE_RE.finditer(text))):
+        content = line.group("content")
+        if _ANSWER_LINE_START_RE.match(content):
+            number = _span_value(_until_sentence_end(content, 0))
+            if number is not None:
+                return Extraction(number, "####")
+    return None
+
+
+def _last_boxed(text: str) -> tuple[int, NumberMatch] | None:
+    for boxed in reversed(list(_BOXED_RE.finditer(text))):
+        rest = text[boxed.end():]
+        stripped = rest.lstrip()
+        if stripped.startswith("{"):
+            content = _braced(text, boxed.end() + len(rest) - len(stripped))
+        else:  # "\boxed 5"
+            content = stripped.split(None, 1)[0] if stripped else None
+        number = _span_value(content) if content else None
+        if number is not None:
+            return boxed.start(), number
+    return None
+
+
+def _last_phrase(text: str) -> tuple[int, NumberMatch] | None:
+    for phrase in reversed(list(_PHRASE_RE.finditer(text))):
+        span = _until_sentence_end(text, phrase.end())
+        if span.lstrip().lower().startswith("not "):
+            continue
+        number = _span_value(span)
+        if number is not None:
+            return phrase.start(), number
+    return None
+
+
+def _last_bold(text: str) -> NumberMatch | None:
+    for bold in reversed(list(_BOLD_RE.finditer(text))):
+        content = bold.group(1)
+        if _BOLD_ANSWER_RE.match(content):
+            number = first_number(content)
+            if number is not None:
+                return number
+    return None
+
+
+def _flexible(text: str) -> Extraction | None:
+    boxed, phrase = _last_boxed(text), _last_phrase(text)
+    if boxed and (phrase is None or boxed[0] >= phrase[0]):
+        return Extraction(boxed[1], "boxed")
+    if phrase:
+        return Extraction(phrase[1], "answer phrase")
+    bold = _last_bold(text)
+    if bold is not None:
+        return Extraction(bold, "bold")
+    number = last_number(text)
+    return Extraction(number, "last number") if number is not None else None
+
+
+def extract_answer(completion: str, *, mode: Mode = "auto") -> Extraction | None:
+    """Read the final numeric answer of a completion, or ``None`` when it states none.
+
+    Example:
+        >>> extract_answer("16 - 3 - 4 = 9 eggs, 9 * 2 = 18.\\n#### $18").number.value
+        Fraction(18, 1)
+        >>> extract_answer("So she makes $\\\\boxed{18}$ dollars.").source
+        'boxed'
+        >>> extract_answer("no digits here") is None
+        True
+    """
+    if mode not in MODES:
+        raise ValueError(f"mode={mode!r} is not one of {', '.join(MODES)}.")
+    if mode == "strict":
+        return _strict(completion)
+    if mode == "flexible":
+        return _flexible(completion)
+    return _strict(completion) or _flexible(completion)
+
+
+def _gold_value_uncached(gold: Any) -> Fraction | str:
+    """The gold as an exact number, or an error message naming what is wrong with it."""
+    if isinstance(gold, bool) or gold is None:
+        return f"gold {gold!r} is not a number"
+    if isinstance(gold, (int, Fraction)):
+        return Fraction(gold)
+    if isinstance(gold, float):
+        if gold != gold or gold in (float("inf"), float("-inf")):
+            return f"gold {gold!r} is not a finite number"
+        return Fraction(repr(gold))
+    if not isinstance(gold, str):
+        return f"gold of type {type(gold).__name__} is not a number or a string"
+    if "####" in gold:
+        answer = _strict(gold)
+        return answer.number.value if answer else f"gold solution's #### line holds no number: {gold[-80:]!r}"
+    value = parse_number(gold)
+    return value if value is not None else f"gold {gold[:80]!r} is not a single number"
+
+
+@lru_cache(maxsize=8192, typed=True)  # typed: True == 1 must not share an entry
+def _gold_value_cached(gold: Any) -> Fraction | str:
+    return _gold_value_uncached(gold)
+
+
+def gold_value(gold: Any) -> Fraction | str:
+    """Parse a gold answer (number, string, or a full GSM8K solution ending in ``#### N``).
+
+    Returns the exact value, or a one-line message saying why the gold is unusable.
+
+    Example:
+        >>> gold_value("Janet sells 16 - 3 - 4 = 9 eggs.\\n#### 18")
+        Fraction(18, 1)
+        >>> gold_value("eighteen")
+        "gold 'eighteen' is not a single number"
+    """
+    try:
+        return _gold_value_cached(gold)
+    except TypeError:  # unhashable gold: parse without the cache
+        return _gold_value_uncached(gold)
+
+
+def _close(a: Fraction, b: Fraction, abs_tol: float, rel_tol: float) -> bool:
+    if a == b:
+        return True
+    if abs_tol == 0 and rel_tol == 0:
+        return False
+    return abs(a - b) <= max(Fraction(abs_tol), Fraction(rel_tol) * max(abs(a), abs(b)))
+
+
+def verify(
+    completion: Any,
+    gold: Any,
+    *,
+    mode: Mode = "auto",
+    abs_tol: float = 0.0,
+    rel_tol: float = 0.0,
+) -> Verdict:
+    """Judge one completion's final numeric answer against a GSM8K gold.
+
+    Args:
+        completion: the model's text.
+        gold: a number, a numeric string (``"1,000"``, ``"$18"``), or a whole GSM8K solution
+            ending in ``#### N`` (the dataset's ``answer`` column as it is).
+        mode: ``"strict"`` (``####`` line only), ``"flexible"`` (boxed, answer phrases, bold,
+            last number) or ``"auto"`` (strict when an answer line exists, else flexible).
+        abs_tol: absolute tolerance; 0 (default) compares exactly.
+        rel_tol: relative tolerance; 0 (default) compares exactly.
+
+    Returns:
+        A Verdict: ``correct``/``wrong`` with what was extracted and from where, ``no_answer``
+        when the completion states no number, ``error`` when the gold or the call is unusable.
+
+    Example:
+        >>> verify("9 * 2 = 18\\n#### 18.00", "#### 18").status
+        'correct'
+        >>> verify("The answer is $1,234.", 1234).extracted
+        '$1,234'
+        >>> verify("I think it is 17.", "18").status
+        'wrong'
+        >>> verify("The answer is 18", "eighteen").status
+        'error'
+    """
+    if mode not in MODES:
+        return Verdict("error", reason=f"mode={mode!r} is not one of {', '.join(MODES)}")
+    if not isinstance(abs_tol, (int, float)) or not isinstance(rel_tol, (int, float)) or abs_tol < 0 or rel_tol < 0:
+        return Verdict("error", reason=f"tolerances must be non-negative numbers, got abs_tol={abs_tol!r}, rel_tol={rel_tol!r}")
+    gold_parsed = gold_value(gold)
+    if isinstance(gold_parsed, str):
+        return Verdict("error", reason=gold_parsed)
+    if not isinstance(completion, str):
+        return Verdict("error", reason=f"completion must be a str, got {type(completion).__name__}")
+    gold_text = format_number(gold_parsed)
+    found = extract_answer(completion, mode=mode)
+    if found is None:
+        where = "no '#### N' answer line" if mode == "strict" else "no number"
+        return Verdict("no_answer", reason=f"{where} in the completion", details={"mode": mode, "gold": gold_text})
+    value = found.number.value
+    details = {"mode": mode, "source": found.source, "value": format_number(value), "gold": gold_text}
+    if _close(value, gold_parsed, abs_tol, rel_tol):
+        return Verdict("correct", 1.0, extracted=found.number.text,
+                       reason=f"{details['value']} ({found.source}) equals the gold {gold_text}", details=details)
+    return Verdict("wrong", 0.0, extracted=found.number.text,
+                   reason=f"{details['value']} ({found.source}) differs from the gold {gold_text}", details=details)
+
+
+def verify_batch(completions: Sequence[Any], golds: Sequence[Any], **options: Any) -> list[Verdict]:
+    """``verify`` over paired lists, order kept; bad items get their own Verdict.
+
+    Example:
+        >>> [v.status for v in verify_batch(["#### 3", "no idea", None], [3, 3, 3])]
+        ['correct', 'no_answer', 'error']
+    """
+    if len(completions) != len(golds):
+        raise ValueError(f"verify_batch got {len(completions)} completions but {len(golds)} golds; pass one gold per completion.")
+    return [verify(completion, gold, **options) for completion, gold in zip(completions, golds)]

@@ -1,0 +1,80 @@
+"""The one result type every referee verifier returns."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+Status = Literal["correct", "wrong", "no_answer", "timeout", "error"]
+
+STATUSES: tuple[str, ...] = ("correct", "wrong", "no_answer", "timeout", "error")
+
+# Statuses that are the completion's own fault: they score (0 or partial credit).
+# "error" is never the completion's fault (bad gold, infrastructure, verifier bug):
+# a reward function turns it into None so TRL leaves the reward out.
+COMPLETION_FAULT_STATUSES: frozenset[str] = frozenset({"correct", "wrong", "no_answer", "timeout"})
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """Why a completion got its score.
+
+    Attributes:
+        status: one of ``correct``, ``wrong``, ``no_answer``, ``timeout``, ``error``.
+        score: in [0, 1]; 1.0 for ``correct``, partial credit is allowed for ``wrong``
+            (for example the share of unit tests passed), 0.0 otherwise.
+        extracted: what was read from the completion (``None`` when nothing was).
+        reason: one readable line.
+        details: anything else worth keeping (JSON-serialisable values).
+
+    Example:
+        >>> v = Verdict("correct", 1.0, extracted="18", reason="18 equals the gold 18")
+        >>> v.correct, v.score
+        (True, 1.0)
+        >>> Verdict("error", 0.0, reason="gold 'abc' is not a number").is_completion_fault
+        False
+    """
+
+    status: Status
+    score: float = 0.0
+    extracted: str | None = None
+    reason: str = ""
+    details: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.status not in STATUSES:
+            raise ValueError(f"Verdict status {self.status!r} is not one of {', '.join(STATUSES)}.")
+        score = float(self.score)
+        if math.isnan(score) or not 0.0 <= score <= 1.0:
+            raise ValueError(f"Verdict score {self.score!r} must be a number in [0, 1].")
+        if self.status == "correct" and score != 1.0:
+            raise ValueError(f"A correct Verdict must score 1.0, got {self.score!r}.")
+        if self.status in ("no_answer", "timeout", "error") and score != 0.0:
+            raise ValueError(f"A {self.status} Verdict must score 0.0, got {self.score!r}.")
+        object.__setattr__(self, "score", score)
+
+    @property
+    def correct(self) -> bool:
+        """``True`` exactly when ``status == "correct"``."""
+        return self.status == "correct"
+
+    @property
+    def is_completion_fault(self) -> bool:
+        """``True`` when the score reflects the completion (everything but ``error``)."""
+        return self.status in COMPLETION_FAULT_STATUSES
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict of every field.
+
+        Example:
+            >>> Verdict("wrong", 0.0, extracted="7", reason="7 is not 8").to_dict()["status"]
+            'wrong'
+        """
+        return {
+            "status": self.status,
+            "score": self.score,
+            "extracted": self.extracted,
+            "reason": self.reason,
+            "details": dict(self.details),
+        }
