@@ -17,10 +17,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from .numeric import NumberMatch, first_number, format_number, iter_numbers, last_number, parse_number
 from .verdict import Verdict
@@ -32,11 +31,14 @@ _ANSWER_LINE_RE = re.compile(r"^[ \t>]*####[ \t]*(?P<content>[^\n]*)$", re.MULTI
 # An answer line starts with the number, possibly behind markup: "#### $18", "#### **18**",
 # "#### \boxed{18}", "#### -3".
 _ANSWER_LINE_START_RE = re.compile(r"^(?:[*_$\s]|\\\$|\\\(|\\\[|\\boxed\{|\\text\{)*[-\u2212+]?\s?\$?\s?\.?[0-9]")
-_PHRASE_RE = re.compile(
-    r"\banswer\b[ \t*_]*(?:\((?:[^()\n]{0,30})\))?[ \t*_]*"
-    r"(?::|=|\bis\b|\bwas\b|\bwould be\b|\bwill be\b|\bshould be\b|\bequals\b)[ \t*_:]*",
-    re.IGNORECASE,
+_PHRASE_TAIL = (
+    r"answer\b[ \t*_]*(?:\((?:[^()\n]{0,30})\))?[ \t*_]*"
+    r"(?::|=|\bis\b|\bwas\b|\bwould be\b|\bwill be\b|\bshould be\b|\bequals\b)[ \t*_:]*"
 )
+# Starting on the literal "answer" lets the regex engine skip ahead quickly; it runs on a
+# lower-cased copy when lowering keeps every index (ASCII text), else case-insensitively.
+_PHRASE_RE = re.compile(_PHRASE_TAIL)
+_PHRASE_RE_ANY_CASE = re.compile(_PHRASE_TAIL, re.IGNORECASE)
 _BOXED_RE = re.compile(r"\\(?:boxed|fbox)\s*(?=[{\s])")
 _BOLD_RE = re.compile(r"\*\*([^*\n]{1,80})\*\*")
 # A bold span is an answer only when it is a number with at most a unit around it, so a
@@ -45,8 +47,7 @@ _BOLD_ANSWER_RE = re.compile(r"^[\s$\\]*(?:[A-Za-z]+\s?)?[-\u2212+]?\s?\$?[0-9.,
 _SENTENCE_END_RE = re.compile(r"\n|(?<=[^\s.])\.(?=\s|$)|;")
 
 
-@dataclass(frozen=True)
-class Extraction:
+class Extraction(NamedTuple):
     """The number read from a completion, the text it came from, and by which rule."""
 
     number: NumberMatch
@@ -83,6 +84,8 @@ def _braced(text: str, open_index: int) -> str | None:
 
 
 def _strict(text: str) -> Extraction | None:
+    if "####" not in text:
+        return None
     for line in reversed(list(_ANSWER_LINE_RE.finditer(text))):
         content = line.group("content")
         if _ANSWER_LINE_START_RE.match(content):
@@ -107,7 +110,10 @@ def _last_boxed(text: str) -> tuple[int, NumberMatch] | None:
 
 
 def _last_phrase(text: str) -> tuple[int, NumberMatch] | None:
-    for phrase in reversed(list(_PHRASE_RE.finditer(text))):
+    phrases = _PHRASE_RE.finditer(text.lower()) if text.isascii() else _PHRASE_RE_ANY_CASE.finditer(text)
+    for phrase in reversed(list(phrases)):
+        if phrase.start() > 0 and text[phrase.start() - 1].isalpha():  # "reanswer", "answers"
+            continue
         span = _until_sentence_end(text, phrase.end())
         if span.lstrip().lower().startswith("not "):
             continue
@@ -160,28 +166,39 @@ def extract_answer(completion: str, *, mode: Mode = "auto") -> Extraction | None
     return _strict(completion) or _flexible(completion)
 
 
-def _gold_value_uncached(gold: Any) -> Fraction | str:
-    """The gold as an exact number, or an error message naming what is wrong with it."""
+def _parse_gold(gold: Any) -> tuple[Fraction, str] | str:
+    """(exact value, canonical text) of a gold, or an error message naming what is wrong."""
     if isinstance(gold, bool) or gold is None:
         return f"gold {gold!r} is not a number"
     if isinstance(gold, (int, Fraction)):
-        return Fraction(gold)
-    if isinstance(gold, float):
+        value = Fraction(gold)
+    elif isinstance(gold, float):
         if gold != gold or gold in (float("inf"), float("-inf")):
             return f"gold {gold!r} is not a finite number"
-        return Fraction(repr(gold))
-    if not isinstance(gold, str):
+        value = Fraction(repr(gold))
+    elif not isinstance(gold, str):
         return f"gold of type {type(gold).__name__} is not a number or a string"
-    if "####" in gold:
+    elif "####" in gold:
         answer = _strict(gold)
-        return answer.number.value if answer else f"gold solution's #### line holds no number: {gold[-80:]!r}"
-    value = parse_number(gold)
-    return value if value is not None else f"gold {gold[:80]!r} is not a single number"
+        if answer is None:
+            return f"gold solution's #### line holds no number: {gold[-80:]!r}"
+        value = answer.number.value
+    else:
+        parsed = parse_number(gold)
+        if parsed is None:
+            return f"gold {gold[:80]!r} is not a single number"
+        value = parsed
+    return value, format_number(value)
 
 
-@lru_cache(maxsize=8192, typed=True)  # typed: True == 1 must not share an entry
-def _gold_value_cached(gold: Any) -> Fraction | str:
-    return _gold_value_uncached(gold)
+_parse_gold_cached = lru_cache(maxsize=8192, typed=True)(_parse_gold)  # typed: True == 1 must not share
+
+
+def _gold(gold: Any) -> tuple[Fraction, str] | str:
+    try:
+        return _parse_gold_cached(gold)
+    except TypeError:  # unhashable gold: parse without the cache
+        return _parse_gold(gold)
 
 
 def gold_value(gold: Any) -> Fraction | str:
@@ -195,10 +212,8 @@ def gold_value(gold: Any) -> Fraction | str:
         >>> gold_value("eighteen")
         "gold 'eighteen' is not a single number"
     """
-    try:
-        return _gold_value_cached(gold)
-    except TypeError:  # unhashable gold: parse without the cache
-        return _gold_value_uncached(gold)
+    parsed = _gold(gold)
+    return parsed if isinstance(parsed, str) else parsed[0]
 
 
 def _close(a: Fraction, b: Fraction, abs_tol: float, rel_tol: float) -> bool:
@@ -246,19 +261,20 @@ def verify(
         return Verdict("error", reason=f"mode={mode!r} is not one of {', '.join(MODES)}")
     if not isinstance(abs_tol, (int, float)) or not isinstance(rel_tol, (int, float)) or abs_tol < 0 or rel_tol < 0:
         return Verdict("error", reason=f"tolerances must be non-negative numbers, got abs_tol={abs_tol!r}, rel_tol={rel_tol!r}")
-    gold_parsed = gold_value(gold)
+    gold_parsed = _gold(gold)
     if isinstance(gold_parsed, str):
         return Verdict("error", reason=gold_parsed)
     if not isinstance(completion, str):
         return Verdict("error", reason=f"completion must be a str, got {type(completion).__name__}")
-    gold_text = format_number(gold_parsed)
+    gold_number, gold_text = gold_parsed
     found = extract_answer(completion, mode=mode)
     if found is None:
         where = "no '#### N' answer line" if mode == "strict" else "no number"
         return Verdict("no_answer", reason=f"{where} in the completion", details={"mode": mode, "gold": gold_text})
     value = found.number.value
-    details = {"mode": mode, "source": found.source, "value": format_number(value), "gold": gold_text}
-    if _close(value, gold_parsed, abs_tol, rel_tol):
+    value_text = gold_text if value == gold_number else format_number(value)
+    details = {"mode": mode, "source": found.source, "value": value_text, "gold": gold_text}
+    if _close(value, gold_number, abs_tol, rel_tol):
         return Verdict("correct", 1.0, extracted=found.number.text,
                        reason=f"{details['value']} ({found.source}) equals the gold {gold_text}", details=details)
     return Verdict("wrong", 0.0, extracted=found.number.text,
