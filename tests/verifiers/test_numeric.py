@@ -1,0 +1,60 @@
+from fractions import Fraction
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from referee.verifiers.numeric import first_number, format_number, iter_numbers, last_number, parse_number
+
+exact = st.fractions(max_denominator=10**6).filter(lambda f: abs(f) < 10**15)
+decimals = st.decimals(min_value=-10**9, max_value=10**9, places=4, allow_nan=False, allow_infinity=False)
+
+
+@given(exact)
+def test_format_then_parse_is_exact(value):
+    assert parse_number(format_number(value)) == value
+
+
+@given(decimals)
+def test_decimal_text_reads_back_exactly(value):
+    text = format(value, "f")
+    assert parse_number(text) == Fraction(value)
+    assert parse_number(f"{value:,f}") == Fraction(value)
+
+
+@pytest.mark.parametrize(
+    ("text", "values"),
+    [
+        ("16 - 3 - 4 = 9", [16, 3, 4, 9]),
+        ("16-3", [16, 3]),
+        ("x = -3 and (-4)", [-3, -4]),
+        ("\u22125 and \u20136", [-5, -6]),
+        ("$1,234.50 and 1,2,3", [Fraction(246900, 200), 1, 2, 3]),
+        ("costs -$3", [-3]),
+        ("\\$18 or \\frac{3}{4} or -\\dfrac{1}{2}", [18, Fraction(3, 4), Fraction(-1, 2)]),
+        ("50% and 12 \\%", [50, 12]),
+        ("3/4 of 12", [Fraction(3, 4), 12]),
+        ("1/0 is no number", []),
+        ("version2 x3 abc.5", []),
+        ("18. Then .5", [18, Fraction(1, 2)]),
+    ],
+)
+def test_numbers_in_text(text, values):
+    assert [m.value for m in iter_numbers(text)] == values
+
+
+def test_first_last_and_percent_flag():
+    assert first_number("nothing") is None and last_number("") is None
+    found = last_number("a 20% tip on $30")
+    assert found.value == 30 and not found.percent
+    assert first_number("a 20% tip").percent
+
+
+def test_absurd_digit_runs_are_skipped_not_fatal():
+    assert first_number("9" * 5000) is None
+    assert last_number("9" * 5000 + " then 7").value == 7
+
+
+@pytest.mark.parametrize("text", ["", "abc", "3 or 4", "1/0"])
+def test_parse_number_needs_exactly_one_number(text):
+    assert parse_number(text) is None
