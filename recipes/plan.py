@@ -1,0 +1,267 @@
+"""Plan a GRPO run before booking GPUs: memory per GPU and generated tokens per step.
+
+The accounting of the seeds (ZeRO paper, mixed-precision AdamW): a trainable parameter
+costs 16 bytes of model states (bf16 weights and gradients, fp32 master weights and two
+Adam moments), a frozen bf16 parameter 2 bytes. GB here is 10^9 bytes. Activations and
+logits are not estimated: the plan says how much of the card is left for them, and a
+short run should confirm it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from referee.recipes.model_params import ModelShape, count_lora_parameters, count_parameters, kv_cache_bytes_per_token
+from referee.recipes.plan_inputs import RecipeSettings, Sharding, sharding_of
+
+GB = 1e9
+WEIGHT_BYTES = 2  # bf16 weights
+GRADIENT_BYTES = 2  # bf16 gradients
+OPTIMIZER_BYTES = 12  # fp32 master weights + two fp32 Adam moments
+FROZEN_BYTES = {"bf16": 2.0, "8bit": 1.0, "4bit": 0.5}
+DEFAULT_PROMPT_LENGTH = 512
+DEFAULT_PASS_RATES = (0.1, 0.3, 0.5, 0.7, 0.9)
+LOW_HEADROOM_SHARE = 0.1  # warn when activations get less than this share of the card
+
+
+def degenerate_group_share(pass_rate: float, group_size: int) -> float:
+    """Expected share of groups whose G rewards are all equal (no gradient) when each
+    sample succeeds with probability ``pass_rate``: ``p^G + (1-p)^G``.
+
+    Example:
+        >>> round(degenerate_group_share(0.9, 8), 3), round(degenerate_group_share(0.5, 4), 3)
+        (0.43, 0.125)
+    """
+    if not 0.0 <= pass_rate <= 1.0:
+        raise ValueError(f"pass rate {pass_rate} is not a probability; give a number in [0, 1].")
+    return pass_rate**group_size + (1.0 - pass_rate) ** group_size
+
+
+def model_state_bytes(trainable: int, sharding: Sharding, num_gpus: int) -> tuple[float, float]:
+    """(bytes on each GPU, bytes offloaded to each GPU's CPU share) of ``trainable`` parameters'
+    16-byte model states under ``sharding`` over ``num_gpus``.
+
+    Example:
+        >>> model_state_bytes(7_000_000_000, Sharding(), 1)[0] / GB
+        112.0
+        >>> [b / GB for b in model_state_bytes(7_000_000_000, Sharding(stage=3), 8)]
+        [14.0, 0.0]
+    """
+    def shard(nbytes: float, from_stage: int) -> float:
+        return nbytes / num_gpus if sharding.stage >= from_stage else nbytes
+
+    weights = shard(WEIGHT_BYTES * trainable, 3)
+    gradients = shard(GRADIENT_BYTES * trainable, 2)
+    optimizer = shard(OPTIMIZER_BYTES * trainable, 1)
+    offloaded = optimizer * sharding.offload_optimizer + weights * sharding.offload_params
+    return weights + gradients + optimizer - offloaded, offloaded
+
+
+@dataclass(frozen=True)
+class RunPlan:
+    """A run's planned memory per GPU (GB) and tokens per optimizer step.
+
+    ``kv_cache_gb`` is None when only a parameter count is known (no architecture).
+    ``to_dict()`` gives the stable keys of ``referee plan --json``.
+
+    Example:
+        >>> plan = plan_run(RecipeSettings.from_dict({"beta": 0.04}), params=1_500_000_000)
+        >>> plan.model_states_gb, plan.reference_gb, plan.ppo_model_states_gb
+        (24.0, 3.0, 54.0)
+    """
+
+    params: int
+    trainable_params: int
+    model_states_gb: float
+    offloaded_gb: float
+    reference_gb: float
+    vllm_gb: float
+    vllm_weights_gb: float
+    kv_cache_gb: float | None
+    kv_sequences: int
+    sequence_length: int
+    total_gb: float
+    gpu_memory_gb: float
+    fits: bool
+    num_gpus: int
+    sharding: str
+    generation: str
+    prompts_per_step: float
+    completions_per_step: float
+    tokens_per_step: float
+    completion_length: float
+    degenerate_share: dict[str, float]
+    ppo_model_states_gb: float | None
+    warnings: tuple[str, ...]
+    assumed: tuple[str, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        """The plan as JSON-ready data.
+
+        Example:
+            >>> plan_run(RecipeSettings.from_dict({}), params=10**9).to_dict()["fits"]
+            True
+        """
+        data = asdict(self)
+        data["warnings"], data["assumed"] = list(self.warnings), list(self.assumed)
+        return data
+
+
+def plan_run(
+    settings: RecipeSettings,
+    *,
+    params: int | None = None,
+    shape: ModelShape | None = None,
+    num_gpus: int = 1,
+    gpu_memory_gb: float = 80.0,
+    prompt_length: int | None = None,
+    expected_length: float | None = None,
+    pass_rates: tuple[float, ...] = DEFAULT_PASS_RATES,
+) -> RunPlan:
+    """Plan ``settings`` for a model given by its ``shape`` and/or ``params`` (which wins).
+
+    ``num_gpus`` training processes share the run; ``prompt_length`` (default: the recipe's
+    ``max_prompt_length``, else 512) plus ``max_completion_length`` sizes the KV cache;
+    ``expected_length`` replaces ``max_completion_length`` in the token count.
+
+    Example:
+        >>> settings = RecipeSettings.from_dict({"per_device_train_batch_size": 16,
+        ...     "gradient_accumulation_steps": 32, "num_generations": 8, "max_completion_length": 1000})
+        >>> plan = plan_run(settings, params=7_000_000_000)
+        >>> plan.prompts_per_step, plan.tokens_per_step, plan.model_states_gb, plan.fits
+        (64.0, 512000.0, 112.0, False)
+    """
+    if params is None and shape is None:
+        raise ValueError("the plan needs the model: give its config (--model) or its parameter count (--params).")
+    if num_gpus < 1 or gpu_memory_gb <= 0:
+        raise ValueError(f"num_gpus={num_gpus} and gpu_memory_gb={gpu_memory_gb} must both be positive.")
+    total_params = params if params is not None else count_parameters(shape)  # type: ignore[arg-type]
+    sharding = sharding_of(settings)
+    warnings: list[str] = []
+    irrelevant = set() if settings.use_peft else {"lora_r", "use_dora", "load_in_4bit", "load_in_8bit"}
+    irrelevant |= set() if settings.use_vllm else {"vllm_mode", "vllm_gpu_memory_utilization"}
+    assumed = [key for key in settings.assumed if key not in irrelevant]
+
+    trainable, frozen_bytes = _trainable_and_frozen(settings, total_params, shape)
+    states, offloaded = model_state_bytes(trainable, sharding, num_gpus)
+    frozen_bytes /= num_gpus if sharding.stage == 3 else 1
+    if sharding.offload_params:
+        offloaded += frozen_bytes
+    else:
+        states += frozen_bytes
+    reference = 0.0
+    if settings.beta > 0 and not settings.use_peft:
+        reference = WEIGHT_BYTES * total_params / (num_gpus if sharding.stage == 3 else 1)
+
+    steps_per_generation = _steps_per_generation(settings, num_gpus)
+    local_sequences = settings.per_device_train_batch_size * steps_per_generation
+    if prompt_length is None:
+        prompt_length = settings.max_prompt_length
+    if prompt_length is None:
+        prompt_length = DEFAULT_PROMPT_LENGTH
+        assumed.append(f"prompt length {DEFAULT_PROMPT_LENGTH}")
+    sequence_length = prompt_length + settings.max_completion_length
+    generation = "vllm-" + settings.vllm_mode if settings.use_vllm else "transformers"
+    kv_sequences = local_sequences * (num_gpus if generation == "vllm-server" else 1)
+    kv_cache = None if shape is None else kv_sequences * sequence_length * kv_cache_bytes_per_token(shape)
+
+    vllm_share = settings.vllm_gpu_memory_utilization * gpu_memory_gb * GB if generation == "vllm-colocate" else 0.0
+    vllm_weights = WEIGHT_BYTES * total_params if settings.use_vllm else 0.0
+    total = states + reference + vllm_share + (kv_cache or 0.0) * (generation == "transformers")
+    fits = total <= gpu_memory_gb * GB
+
+    completions = settings.per_device_train_batch_size * settings.gradient_accumulation_steps * num_gpus
+    completions /= settings.num_iterations
+    length = settings.max_completion_length if expected_length is None else expected_length
+
+    if not fits:
+        warnings.append(
+            f"the plan needs {total / GB:.1f} GB per GPU, more than the {gpu_memory_gb:g} GB card: "
+            "use LoRA (use_peft), shard with ZeRO-3 / FSDP over more GPUs, or offload the optimizer."
+        )
+    elif gpu_memory_gb * GB - total < LOW_HEADROOM_SHARE * gpu_memory_gb * GB:
+        warnings.append(
+            f"only {(gpu_memory_gb * GB - total) / GB:.1f} GB of the card is left for activations and logits: "
+            "measure peak memory on a short run before a long one."
+        )
+    if generation == "vllm-colocate":
+        warnings += _vllm_warnings(vllm_share, vllm_weights, kv_cache, kv_sequences)
+    if (settings.per_device_train_batch_size * num_gpus * steps_per_generation) % settings.num_generations:
+        warnings.append(
+            f"the generation batch ({settings.per_device_train_batch_size * num_gpus * steps_per_generation} "
+            f"completions) is not a multiple of num_generations={settings.num_generations}: TRL will refuse it."
+        )
+    return RunPlan(
+        params=total_params,
+        trainable_params=trainable,
+        model_states_gb=_gb(states),
+        offloaded_gb=_gb(offloaded),
+        reference_gb=_gb(reference),
+        vllm_gb=_gb(vllm_share),
+        vllm_weights_gb=_gb(vllm_weights),
+        kv_cache_gb=None if kv_cache is None else _gb(kv_cache),
+        kv_sequences=kv_sequences,
+        sequence_length=sequence_length,
+        total_gb=_gb(total),
+        gpu_memory_gb=gpu_memory_gb,
+        fits=fits,
+        num_gpus=num_gpus,
+        sharding=_describe(sharding),
+        generation=generation,
+        prompts_per_step=completions / settings.num_generations,
+        completions_per_step=completions,
+        tokens_per_step=completions * length,
+        completion_length=float(length),
+        degenerate_share={f"{p:g}": degenerate_group_share(p, settings.num_generations) for p in pass_rates},
+        ppo_model_states_gb=None if settings.use_peft else _gb(36 * total_params),
+        warnings=tuple(warnings),
+        assumed=tuple(assumed),
+    )
+
+
+def _trainable_and_frozen(settings: RecipeSettings, params: int, shape: ModelShape | None) -> tuple[int, float]:
+    """(trainable parameters, bytes of frozen base weights)."""
+    if not settings.use_peft:
+        return params, 0.0
+    if shape is None:
+        raise ValueError("a LoRA plan needs the model's architecture to size the adapters; give --model with a config.")
+    adapters = count_lora_parameters(shape, settings.lora_target_modules, settings.lora_r, use_dora=settings.use_dora)
+    saved = 0
+    for module in settings.lora_modules_to_save or []:
+        if module not in ("embed_tokens", "lm_head"):
+            raise ValueError(f"lora_modules_to_save names {module!r}; the plan can size only embed_tokens and lm_head.")
+        saved += shape.vocab_size * shape.hidden_size
+    precision = "4bit" if settings.load_in_4bit else "8bit" if settings.load_in_8bit else "bf16"
+    return adapters + saved, FROZEN_BYTES[precision] * params
+
+
+def _steps_per_generation(settings: RecipeSettings, num_gpus: int) -> int:
+    if settings.steps_per_generation is not None:
+        return settings.steps_per_generation
+    if settings.generation_batch_size is not None:
+        return max(1, settings.generation_batch_size // (settings.per_device_train_batch_size * num_gpus))
+    return settings.gradient_accumulation_steps
+
+
+def _vllm_warnings(share: float, weights: float, kv_cache: float | None, sequences: int) -> list[str]:
+    if weights >= share:
+        return [f"vLLM's share of the card ({share / GB:.1f} GB) cannot hold the model's weights "
+                f"({weights / GB:.1f} GB): raise vllm_gpu_memory_utilization."]
+    if kv_cache is not None and weights + kv_cache > share:
+        return [f"vLLM's share ({share / GB:.1f} GB) holds the weights ({weights / GB:.1f} GB) but not the "
+                f"KV cache of all {sequences} sequences at full length ({kv_cache / GB:.1f} GB): it will generate "
+                "in several waves; raise vllm_gpu_memory_utilization or shorten max_completion_length."]
+    return []
+
+
+def _describe(sharding: Sharding) -> str:
+    if sharding.source == "none":
+        return "none (every GPU holds all model states)"
+    offload = [name for name, on in (("optimizer", sharding.offload_optimizer), ("weights", sharding.offload_params))
+               if on]
+    return f"{sharding.source} ZeRO-{sharding.stage}" + (f", {' and '.join(offload)} offloaded to CPU" if offload else "")
+
+
+def _gb(nbytes: float) -> float:
+    return round(nbytes / GB, 3)

@@ -1,0 +1,348 @@
+"""`referee plan`: parameter counts against transformers and peft, the seeds' worked numbers,
+sharding, vLLM and KV cache, and the command line (never the network)."""
+
+import dataclasses
+import json
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from referee.recipes.cli import main
+from referee.recipes.model_params import (
+    count_lora_parameters,
+    count_parameters,
+    kv_cache_bytes_per_token,
+    model_shape,
+    read_model_config,
+)
+from referee.recipes.plan import GB, degenerate_group_share, plan_run
+from referee.recipes.plan_inputs import RECIPE_DEFAULTS, RecipeSettings, Sharding, sharding_of
+
+# The architecture numbers of Qwen/Qwen2.5-1.5B-Instruct's config.json.
+QWEN_1_5B = {
+    "architectures": ["Qwen2ForCausalLM"], "model_type": "qwen2", "hidden_size": 1536,
+    "intermediate_size": 8960, "num_hidden_layers": 28, "num_attention_heads": 12,
+    "num_key_value_heads": 2, "vocab_size": 151936, "max_position_embeddings": 32768,
+    "tie_word_embeddings": True, "torch_dtype": "bfloat16", "rms_norm_eps": 1e-06,
+}
+SMALL = {"vocab_size": 320, "hidden_size": 64, "num_hidden_layers": 3, "num_attention_heads": 8,
+         "num_key_value_heads": 2, "intermediate_size": 160}
+ARCHITECTURES = {
+    "qwen2.5-1.5b": QWEN_1_5B,
+    "qwen2-untied": {**SMALL, "model_type": "qwen2", "tie_word_embeddings": False},
+    "qwen2-tie-left-out": {**SMALL, "model_type": "qwen2"},
+    "llama-untied": {**SMALL, "model_type": "llama", "tie_word_embeddings": False},
+    "llama-biases": {**SMALL, "model_type": "llama", "attention_bias": True, "mlp_bias": True,
+                     "tie_word_embeddings": True},
+    "mistral": {**SMALL, "model_type": "mistral", "num_key_value_heads": 4},
+    "qwen3-head-dim": {**SMALL, "model_type": "qwen3", "head_dim": 32, "tie_word_embeddings": True},
+    "qwen3-head-dim-left-out": {**SMALL, "model_type": "qwen3"},
+    "gemma": {**SMALL, "model_type": "gemma", "num_key_value_heads": 1},
+}
+
+
+@pytest.fixture
+def qwen_folder(tmp_path):
+    folder = tmp_path / "qwen2.5-1.5b-instruct"
+    folder.mkdir()
+    (folder / "config.json").write_text(json.dumps(QWEN_1_5B))
+    return folder
+
+
+def _transformers_model(config):
+    import torch
+    from transformers import AutoConfig, AutoModelForCausalLM
+
+    fields = {key: value for key, value in config.items() if key not in ("architectures", "model_type")}
+    with torch.device("meta"):
+        return AutoModelForCausalLM.from_config(AutoConfig.for_model(config["model_type"], **fields))
+
+
+@pytest.mark.parametrize("name", sorted(ARCHITECTURES))
+def test_parameter_count_equals_the_instantiated_model(name):
+    config = ARCHITECTURES[name]
+    model = _transformers_model(config)
+    assert count_parameters(model_shape(config)) == sum(p.numel() for p in model.parameters())
+
+
+def test_qwen_1_5b_numbers():
+    shape = model_shape(QWEN_1_5B)
+    assert count_parameters(shape) == 1_543_714_304
+    assert kv_cache_bytes_per_token(shape) == 2 * 28 * 2 * 128 * 2
+
+
+@pytest.mark.parametrize("targets, use_dora", [(None, False), (["q_proj", "k_proj", "o_proj"], False),
+                                                ("all-linear", False), (["all-linear"], False),
+                                                (["v_proj", "down_proj"], True)])
+def test_lora_count_equals_peft(targets, use_dora):
+    from peft import LoraConfig, get_peft_model
+
+    config = {**SMALL, "model_type": "qwen2", "tie_word_embeddings": True}
+    # TRL's ModelConfig turns a one-name list into the name, which is how ["all-linear"] works.
+    peft_targets = targets[0] if isinstance(targets, list) and len(targets) == 1 else targets
+    model = get_peft_model(_transformers_model(config), LoraConfig(r=4, target_modules=peft_targets, use_dora=use_dora))
+    trainable = sum(p.numel() for p in model.parameters() if p.requires_grad)
+    assert count_lora_parameters(model_shape(config), targets, 4, use_dora=use_dora) == trainable
+
+
+def test_unsupported_configs_say_what_to_do():
+    with pytest.raises(ValueError, match="--params"):
+        model_shape({**SMALL, "model_type": "gpt2"})
+    with pytest.raises(ValueError, match="mixture-of-experts.*--params"):
+        model_shape({**SMALL, "model_type": "qwen2", "num_experts": 8})
+    with pytest.raises(ValueError, match="'hidden_size'"):
+        model_shape({"model_type": "llama", "vocab_size": 10})
+    with pytest.raises(ValueError, match="'mlp'.*all-linear"):
+        count_lora_parameters(model_shape(QWEN_1_5B), ["mlp"], 8)
+
+
+def test_read_model_config_never_mistakes_a_missing_folder_for_a_hub_name(tmp_path):
+    with pytest.raises(ValueError, match="no config.json"):
+        read_model_config(tmp_path)
+    with pytest.raises(ValueError, match="no config.json"):
+        read_model_config("./not-there")
+
+
+def test_hub_failure_is_one_clear_error(monkeypatch):
+    import huggingface_hub
+
+    def offline(*args, **kwargs):
+        raise OSError("offline")
+
+    monkeypatch.setattr(huggingface_hub, "hf_hub_download", offline)
+    with pytest.raises(ValueError, match="could not read config.json of 'Qwen/Qwen2.5-1.5B-Instruct'.*--params"):
+        read_model_config("Qwen/Qwen2.5-1.5B-Instruct")
+
+
+# The seeds' worked numbers (seed 000 "Where the memory goes" / "Where the GPU time goes",
+# seed 003 section 5).
+
+def test_seed_7b_full_fine_tune_states_and_reference():
+    with_kl = plan_run(RecipeSettings.from_dict({"beta": 0.04, "use_vllm": False}), params=7_000_000_000)
+    assert with_kl.model_states_gb == 112.0
+    assert with_kl.reference_gb == 14.0
+    assert with_kl.total_gb == 126.0
+    without_kl = plan_run(RecipeSettings.from_dict({"beta": 0.0, "use_vllm": False}), params=7_000_000_000)
+    assert without_kl.reference_gb == 0.0 and without_kl.total_gb == 112.0
+    assert not with_kl.fits and not without_kl.fits
+    assert "more than the 80 GB card" in with_kl.warnings[0]
+
+
+def test_seed_1_5b_grpo_versus_ppo():
+    plan = plan_run(RecipeSettings.from_dict({"beta": 0.04}), params=1_500_000_000)
+    assert plan.model_states_gb + plan.reference_gb == 27.0
+    assert plan.ppo_model_states_gb == 54.0
+
+
+def test_seed_tokens_per_step():
+    recipe = {"per_device_train_batch_size": 16, "gradient_accumulation_steps": 32, "num_generations": 8,
+              "max_completion_length": 1000}
+    plan = plan_run(RecipeSettings.from_dict(recipe), params=10**9)
+    assert (plan.prompts_per_step, plan.completions_per_step, plan.tokens_per_step) == (64, 512, 512_000)
+    spread = plan_run(RecipeSettings.from_dict({**recipe, "gradient_accumulation_steps": 8}), params=10**9,
+                      num_gpus=4, expected_length=250)
+    assert (spread.prompts_per_step, spread.tokens_per_step) == (64, 128_000)
+    reused = plan_run(RecipeSettings.from_dict({**recipe, "num_iterations": 2}), params=10**9)
+    assert reused.tokens_per_step == 256_000  # each rollout batch is trained on twice
+
+
+@pytest.mark.parametrize("p, group, share", [(0.1, 4, 0.656), (0.3, 8, 0.058), (0.5, 4, 0.125), (0.5, 8, 0.0078),
+                                             (0.9, 8, 0.430), (0.9, 16, 0.185), (0.3, 16, 0.0033)])
+def test_degenerate_share_matches_the_seed_table(p, group, share):
+    assert degenerate_group_share(p, group) == pytest.approx(share, abs=6e-4)
+
+
+@given(st.floats(0, 1), st.integers(1, 64))
+def test_degenerate_share_is_a_symmetric_share_lowest_at_one_half(p, group):
+    share = degenerate_group_share(p, group)
+    assert 0.0 <= share <= 1.0
+    assert share == pytest.approx(degenerate_group_share(1 - p, group), abs=1e-12)
+    assert share >= degenerate_group_share(0.5, group) - 1e-12
+    assert degenerate_group_share(p, group + 1) <= share + 1e-12
+
+
+def test_bad_pass_rate_is_refused():
+    with pytest.raises(ValueError, match="1.5 is not a probability"):
+        degenerate_group_share(1.5, 8)
+
+
+# Sharding.
+
+@pytest.mark.parametrize("stage, per_gpu", [(0, 16.0), (1, 2 + 2 + 12 / 8), (2, 2 + 14 / 8), (3, 16 / 8)])
+def test_zero_stages_shard_the_states_they_name(tmp_path, stage, per_gpu):
+    (tmp_path / "ds.json").write_text(json.dumps({"zero_optimization": {"stage": stage}}))
+    settings = RecipeSettings.from_dict({"deepspeed": "ds.json", "beta": 0.04, "use_vllm": False}, base_dir=tmp_path)
+    plan = plan_run(settings, params=10**9, num_gpus=8)
+    assert plan.model_states_gb == pytest.approx(per_gpu, abs=1e-3)
+    assert plan.reference_gb == (2 / 8 if stage == 3 else 2.0)
+
+
+def test_offloaded_optimizer_leaves_the_card():
+    settings = RecipeSettings.from_dict({"use_vllm": False, "deepspeed": {
+        "zero_optimization": {"stage": 2, "offload_optimizer": {"device": "cpu", "pin_memory": True}}}})
+    plan = plan_run(settings, params=10**9, num_gpus=2)
+    assert plan.model_states_gb == 2 + 2 / 2
+    assert plan.offloaded_gb == 12 / 2
+    assert "optimizer offloaded" in plan.sharding
+
+
+@pytest.mark.parametrize("fsdp, fsdp_config, expected", [
+    ("full_shard auto_wrap", None, Sharding(3, False, False, "fsdp")),
+    (["shard_grad_op"], None, Sharding(2, False, False, "fsdp")),
+    (True, {"reshard_after_forward": False}, Sharding(2, False, False, "fsdp")),
+    ("full_shard offload", None, Sharding(3, True, True, "fsdp")),
+    (True, {"cpu_offload": True}, Sharding(3, True, True, "fsdp")),
+    ("no_shard", None, Sharding(0, False, False, "fsdp")),
+    (None, None, Sharding()),
+])
+def test_fsdp_options_map_to_a_zero_stage(fsdp, fsdp_config, expected):
+    assert sharding_of(RecipeSettings.from_dict({"fsdp": fsdp, "fsdp_config": fsdp_config})) == expected
+
+
+def test_bad_deepspeed_configs_are_named(tmp_path):
+    with pytest.raises(ValueError, match="'missing.json' is neither"):
+        sharding_of(RecipeSettings.from_dict({"deepspeed": "missing.json"}, base_dir=tmp_path))
+    (tmp_path / "bad.json").write_text("{stage: 2")
+    with pytest.raises(ValueError, match="not valid JSON"):
+        sharding_of(RecipeSettings.from_dict({"deepspeed": "bad.json"}, base_dir=tmp_path))
+    with pytest.raises(ValueError, match="stage='auto'"):
+        sharding_of(RecipeSettings.from_dict({"deepspeed": {"zero_optimization": {"stage": "auto"}}}))
+
+
+# LoRA, vLLM and the KV cache.
+
+def test_lora_states_are_adapters_plus_frozen_base_and_no_reference():
+    shape = model_shape(QWEN_1_5B)
+    settings = RecipeSettings.from_dict({"use_peft": True, "lora_r": 16, "beta": 0.04, "use_vllm": False,
+                                         "lora_target_modules": ["q_proj", "k_proj", "v_proj", "o_proj"]})
+    plan = plan_run(settings, shape=shape)
+    adapters = count_lora_parameters(shape, ["q_proj", "k_proj", "v_proj", "o_proj"], 16)
+    assert plan.trainable_params == adapters
+    assert plan.model_states_gb == pytest.approx((16 * adapters + 2 * 1_543_714_304) / GB, abs=1e-3)
+    assert plan.reference_gb == 0.0
+    quantized = plan_run(dataclasses.replace(settings, load_in_4bit=True), shape=shape)
+    assert quantized.model_states_gb == pytest.approx((16 * adapters + 0.5 * 1_543_714_304) / GB, abs=1e-3)
+
+
+def test_lora_needs_the_architecture():
+    with pytest.raises(ValueError, match="LoRA plan needs the model's architecture"):
+        plan_run(RecipeSettings.from_dict({"use_peft": True}), params=10**9)
+
+
+def test_vllm_colocate_share_and_kv_cache():
+    settings = RecipeSettings.from_dict({"per_device_train_batch_size": 16, "gradient_accumulation_steps": 4,
+                                         "max_completion_length": 1024, "max_prompt_length": 512,
+                                         "vllm_gpu_memory_utilization": 0.3})
+    plan = plan_run(settings, shape=model_shape(QWEN_1_5B))
+    assert plan.vllm_gb == 24.0
+    assert (plan.kv_sequences, plan.sequence_length) == (64, 1536)
+    assert plan.kv_cache_gb == pytest.approx(64 * 1536 * 28672 / GB, abs=1e-3)
+    assert plan.total_gb == pytest.approx(plan.model_states_gb + 24.0, abs=1e-3)
+    assert plan.fits and plan.warnings == ()
+
+
+def test_vllm_share_too_small_is_a_warning():
+    shape = model_shape(QWEN_1_5B)
+    tiny_share = RecipeSettings.from_dict({"vllm_gpu_memory_utilization": 0.03})
+    assert "cannot hold the model's weights" in plan_run(tiny_share, shape=shape).warnings[0]
+    long_runs = RecipeSettings.from_dict({"vllm_gpu_memory_utilization": 0.1, "max_completion_length": 8192,
+                                          "per_device_train_batch_size": 64, "gradient_accumulation_steps": 4})
+    assert "generate in several waves" in plan_run(long_runs, shape=shape).warnings[0]
+
+
+def test_without_vllm_the_kv_cache_is_in_the_training_process():
+    settings = RecipeSettings.from_dict({"use_vllm": False, "max_completion_length": 1024})
+    plan = plan_run(settings, shape=model_shape(QWEN_1_5B), prompt_length=256)
+    assert plan.vllm_gb == 0.0 and plan.generation == "transformers"
+    assert plan.total_gb == pytest.approx(plan.model_states_gb + plan.kv_cache_gb, abs=2e-3)
+
+
+def test_server_mode_sizes_the_kv_cache_of_the_global_batch():
+    settings = RecipeSettings.from_dict({"vllm_mode": "server", "per_device_train_batch_size": 8})
+    plan = plan_run(settings, shape=model_shape(QWEN_1_5B), num_gpus=4)
+    assert plan.vllm_gb == 0.0 and plan.kv_sequences == 32
+
+
+def test_generation_batch_not_divisible_by_group_size_is_flagged():
+    plan = plan_run(RecipeSettings.from_dict({"per_device_train_batch_size": 6, "num_generations": 4}), params=10**8)
+    assert any("not a multiple of num_generations=4" in warning for warning in plan.warnings)
+
+
+def test_bad_recipe_values_are_named():
+    with pytest.raises(ValueError, match="num_generations='8' is not a positive integer"):
+        RecipeSettings.from_dict({"num_generations": "8"})
+    with pytest.raises(ValueError, match="use_peft=1 is not true or false"):
+        RecipeSettings.from_dict({"use_peft": 1})
+    with pytest.raises(ValueError, match="vllm_gpu_memory_utilization=1.5"):
+        RecipeSettings.from_dict({"vllm_gpu_memory_utilization": 1.5})
+    with pytest.raises(ValueError, match="vllm_mode='remote'"):
+        RecipeSettings.from_dict({"vllm_mode": "remote"})
+
+
+def test_defaults_are_those_referee_train_uses():
+    from trl import GRPOConfig, ModelConfig
+
+    from referee.recipes.config import PINNED_DEFAULTS
+
+    trl_defaults = {f.name: f.default for cls in (GRPOConfig, ModelConfig) for f in dataclasses.fields(cls)}
+    for key, value in RECIPE_DEFAULTS.items():
+        assert value == PINNED_DEFAULTS.get(key, trl_defaults[key]), key
+
+
+# The command line.
+
+GSM8K_LIKE_RECIPE = """\
+model_name_or_path: Qwen/Qwen2.5-1.5B-Instruct
+dataset_name: openai/gsm8k
+reward_funcs: [gsm8k_accuracy, answer_format]
+reward_weights: [1.0, 0.1]
+learning_rate: 1.0e-6
+per_device_train_batch_size: 16
+gradient_accumulation_steps: 4
+num_generations: 8
+max_completion_length: 1024
+max_prompt_length: 512
+beta: 0.0
+use_vllm: true
+vllm_mode: colocate
+vllm_gpu_memory_utilization: 0.3
+"""
+
+
+def test_cli_plans_a_recipe_with_a_local_config(tmp_path, qwen_folder, capsys):
+    recipe = tmp_path / "gsm8k.yaml"
+    recipe.write_text(GSM8K_LIKE_RECIPE)
+    assert main(["plan", str(recipe), "--model", str(qwen_folder), "--gpu-memory", "80"]) == 0
+    out = capsys.readouterr().out
+    assert "1,543,714,304" in out and "fits" in out
+    assert "64 completions" in out and "65,536" in out
+
+
+def test_cli_json_has_the_stable_keys(tmp_path, qwen_folder, capsys):
+    recipe = tmp_path / "gsm8k.yaml"
+    recipe.write_text(GSM8K_LIKE_RECIPE)
+    assert main(["plan", str(recipe), "--model", str(qwen_folder), "--json", "--set", "beta=0.04"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert {"params", "model_states_gb", "reference_gb", "kv_cache_gb", "vllm_gb", "tokens_per_step",
+            "fits"} <= set(data)
+    assert data["params"] == 1_543_714_304
+    assert data["reference_gb"] == pytest.approx(3.087, abs=1e-3)
+
+
+def test_cli_params_only_and_a_plan_that_does_not_fit(capsys):
+    assert main(["plan", "--params", "7B", "--set", "beta=0.04", "--set", "use_vllm=false"]) == 1
+    out = capsys.readouterr().out
+    assert "112.00 GB" in out and "14.00 GB" in out and "does NOT fit" in out
+    assert "252.0 GB" in out  # PPO: policy and critic 16 B each, reference and reward model 2 B each
+
+
+def test_cli_errors_are_one_line(tmp_path, capsys):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("- just\n- a list\n")
+    assert main(["plan", str(bad), "--params", "1B"]) == 2
+    assert main(["plan", "--params", "1B", "--set", "num_generation=8"]) == 2
+    assert main(["plan"]) == 2
+    errors = capsys.readouterr().err.strip().splitlines()
+    assert len(errors) == 3 and all(line.startswith("referee plan: ") for line in errors)
+    assert "not a mapping" in errors[0] and "'num_generation=8'" in errors[1] and "no model" in errors[2]
