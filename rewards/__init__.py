@@ -1,5 +1,26 @@
-"""referee.rewards: TRL-compatible reward functions built from referee's verifiers."""
+"""referee.rewards: TRL-compatible reward functions built from referee's verifiers.
+
+Get a built-in reward by name (:func:`get_reward`, :data:`REWARD_NAMES`), combine several
+with weights for TRL (:func:`compose_rewards`), and test them against golden answers
+(:mod:`referee.rewards.golden`, ``referee check``) and reward-hacking probes
+(:mod:`referee.rewards.audit`, ``referee audit``).
+"""
 
 from .completions import completion_text
+from .compose import RewardSum, compose_rewards, parse_reward_sum
+from .registry import REWARD_NAMES, get_reward, resolve_reward
+from .soft_overlong import SoftOverlong
+from .verdict_rewards import FormatReward, VerifierReward
 
-__all__ = ["completion_text"]
+__all__ = [
+    "REWARD_NAMES",
+    "FormatReward",
+    "RewardSum",
+    "SoftOverlong",
+    "VerifierReward",
+    "completion_text",
+    "compose_rewards",
+    "get_reward",
+    "parse_reward_sum",
+    "resolve_reward",
+]

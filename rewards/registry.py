@@ -1,0 +1,83 @@
+"""Built-in rewards by name, and rewards named by ``module:attr`` paths (the CLI and YAML recipes)."""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from typing import Any
+
+from .soft_overlong import SoftOverlong
+from .verdict_rewards import FormatReward, VerifierReward
+
+RewardFunction = Callable[..., list]
+
+# name -> (class, default options). Options given to get_reward() override the defaults.
+_REWARDS: dict[str, tuple[type, dict[str, Any]]] = {
+    "gsm8k_accuracy": (VerifierReward, {"verifier": "gsm8k", "gold_column": "answer"}),
+    "math_accuracy": (VerifierReward, {"verifier": "math", "gold_column": ("answer", "solution")}),
+    "code_pass_rate": (VerifierReward, {"verifier": "code", "gold_column": "tests"}),
+    "code_all_pass": (VerifierReward, {"verifier": "code", "gold_column": "tests", "all_or_nothing": True}),
+    "think_format": (FormatReward, {"check": "think"}),
+    "answer_format": (FormatReward, {"check": "answer_tags"}),
+    "tag_count": (FormatReward, {"check": "tag_counts"}),
+    "gsm8k_format": (FormatReward, {"check": "answer_line"}),
+    "code_format": (FormatReward, {"check": "code_block"}),
+    "regex_format": (FormatReward, {"check": "regex"}),
+    "soft_overlong": (SoftOverlong, {}),
+}
+
+REWARD_NAMES: tuple[str, ...] = tuple(_REWARDS)
+
+
+def get_reward(name: str, /, **options: Any) -> RewardFunction:
+    """A built-in reward function, its options set (``name=`` renames it for TRL's metrics).
+
+    ``gsm8k_accuracy``, ``math_accuracy`` (gold in ``answer``, else ``solution``),
+    ``code_pass_rate`` (share of tests passed) and ``code_all_pass`` (gold in ``tests``) check
+    correctness; ``think_format``, ``answer_format``, ``tag_count``, ``gsm8k_format`` (one
+    ``#### N`` line), ``code_format``, ``regex_format`` (needs ``pattern=``) and
+    ``soft_overlong`` (needs ``max_length=``) shape.
+
+    Example:
+        >>> get_reward("gsm8k_accuracy")(completions=["#### 18"], answer=["18"])
+        [1.0]
+        >>> get_reward("gsm8k_accuracy", mode="strict", name="gsm8k_strict").__name__
+        'gsm8k_strict'
+        >>> get_reward("soft_overlong", max_length=512)
+        SoftOverlong(max_length=512, buffer=102, name='soft_overlong')
+    """
+    try:
+        cls, defaults = _REWARDS[name]
+    except KeyError:
+        raise ValueError(f"Unknown reward {name!r}; choose one of {', '.join(_REWARDS)} or give a module:attr path.") from None
+    settings = {**defaults, **options}
+    settings.setdefault("name", name)
+    try:
+        return cls(**settings)
+    except TypeError as exc:
+        raise ValueError(f"Bad option for reward {name!r} ({exc}).") from None
+
+
+def resolve_reward(spec: str, /, **options: Any) -> RewardFunction:
+    """A reward from a built-in name or a ``module:attr`` path (an attribute that is a reward function).
+
+    With options, a ``module:attr`` attribute is called with them to build the reward.
+
+    Example:
+        >>> resolve_reward("gsm8k_format").__name__
+        'gsm8k_format'
+        >>> resolve_reward("referee.rewards:SoftOverlong", max_length=64, name="overlong_64").__name__
+        'overlong_64'
+    """
+    if ":" not in spec:
+        return get_reward(spec, **options)
+    module_name, _, attr = spec.partition(":")
+    try:
+        target = getattr(importlib.import_module(module_name), attr)
+    except (ImportError, AttributeError) as exc:
+        raise ValueError(f"Cannot load reward {spec!r} ({exc}); write it as package.module:attribute.") from None
+    if options:
+        target = target(**options)
+    if not callable(target):
+        raise ValueError(f"{spec!r} is a {type(target).__name__}, not a reward function.")
+    return target

@@ -1,0 +1,233 @@
+"""TRL reward functions whose scores come from Verdicts: answer checking and format checks.
+
+Both kinds are picklable callable instances with a stable ``__name__`` (TRL logs
+``rewards/<__name__>/mean``), accept standard and conversational completions, and never raise
+into the trainer: anything that goes wrong becomes an ``error`` Verdict, so a ``None`` reward,
+counted and warned about by :mod:`referee.rewards.policy`.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from referee.verifiers import Verdict, get_verifier
+from referee.verifiers.format import get_check
+
+from .completions import completion_text
+from .policy import error_verdict, report, reward_of, warn_once
+
+_NAME_RE = re.compile(r"[A-Za-z_][\w.-]*")
+
+
+def _checked_name(name: Any) -> str:
+    if not isinstance(name, str) or not _NAME_RE.fullmatch(name):
+        raise ValueError(f"Reward name {name!r} is not a plain name; use letters, digits and _ (e.g. 'gsm8k_strict').")
+    return name
+
+
+def _check_options(function: Callable[..., Any], options: dict[str, Any], what: str, *fixed: Any) -> None:
+    try:
+        inspect.signature(function).bind(*fixed, **options)
+    except TypeError as exc:
+        raise ValueError(f"Bad option for {what} ({exc}); see help({function.__module__}.{function.__name__}).") from None
+
+
+def score_verdicts(
+    reward_name: str,
+    judge: Callable[..., list[Verdict]],
+    completions: Sequence[Any] | None,
+    trainer_kwargs: dict[str, Any],
+    *,
+    all_or_nothing: bool = False,
+) -> list[float | None]:
+    """Judge a batch with ``judge(completions, **trainer_kwargs)``, report, and turn Verdicts into rewards.
+
+    Whatever ``judge`` raises becomes an ``error`` Verdict per completion (reward ``None``).
+
+    Example:
+        >>> score_verdicts("demo", lambda completions, **kw: [Verdict("correct", 1.0)] * len(completions), ["a"], {})
+        [1.0]
+        >>> score_verdicts("demo_broken", lambda completions, **kw: 1 / 0, ["a", "b"], {})
+        [None, None]
+    """
+    if completions is None:
+        raise TypeError(f"reward {reward_name} needs completions=[...] (TRL passes them by keyword).")
+    try:
+        verdicts = judge(completions, **trainer_kwargs)
+    except Exception as exc:  # a reward never raises into the trainer
+        verdicts = [error_verdict("exception", f"scoring raised {type(exc).__name__}: {exc}")] * len(completions)
+    report(reward_name, verdicts, trainer_kwargs)
+    return [reward_of(verdict, all_or_nothing=all_or_nothing) for verdict in verdicts]
+
+
+class VerifierReward:
+    """A correctness reward: a referee verifier judges each completion against the row's gold.
+
+    Args:
+        name: the reward's ``__name__`` (TRL's metric name).
+        verifier: a verifier name (``gsm8k``, ``math``, ``code``; see
+            :func:`referee.verifiers.get_verifier`).
+        gold_column: the dataset column holding the gold, or several to try in order (the
+            first present wins, e.g. ``("answer", "solution")``).
+        all_or_nothing: reward 1.0 only for ``correct`` (else the Verdict's partial score).
+        **options: the verifier's own options (e.g. ``mode="strict"`` for GSM8K).
+
+    Example:
+        >>> reward = VerifierReward("gsm8k_accuracy", "gsm8k", gold_column="answer")
+        >>> reward(completions=["9 * 2 = 18\\n#### 18", "#### 17", [{"role": "assistant", "content": "18"}]],
+        ...        answer=["#### 18", "#### 18", "18"])
+        [1.0, 0.0, 1.0]
+        >>> reward(completions=["#### 18"], answer=["not a number"])  # not the completion's fault
+        [None]
+    """
+
+    kind = "correctness"
+    reward_range = (0.0, 1.0)
+
+    def __init__(
+        self,
+        name: str,
+        verifier: str,
+        *,
+        gold_column: str | Sequence[str],
+        all_or_nothing: bool = False,
+        **options: Any,
+    ) -> None:
+        self.__name__ = _checked_name(name)
+        self.verifier = verifier
+        columns = (gold_column,) if isinstance(gold_column, str) else tuple(gold_column)
+        if not columns or not all(isinstance(column, str) and column for column in columns):
+            raise ValueError(f"gold_column={gold_column!r} must name a dataset column, e.g. 'answer'.")
+        self.gold_columns = columns
+        self.all_or_nothing = bool(all_or_nothing)
+        self.options = dict(options)
+        _check_options(get_verifier(verifier).verify, self.options, f"the {verifier} verifier", "", "")
+
+    def __repr__(self) -> str:
+        return (f"VerifierReward({self.__name__!r}, {self.verifier!r}, gold_column={self.gold_columns!r}, "
+                f"all_or_nothing={self.all_or_nothing!r}, options={self.options!r})")
+
+    def __call__(
+        self,
+        prompts: Sequence[Any] | None = None,
+        completions: Sequence[Any] | None = None,
+        completion_ids: Sequence[Sequence[int]] | None = None,
+        **kwargs: Any,
+    ) -> list[float | None]:
+        """Score a batch the way TRL's ``GRPOTrainer`` calls reward functions (by keyword)."""
+        return score_verdicts(self.__name__, self.verdicts, completions, kwargs, all_or_nothing=self.all_or_nothing)
+
+    def verdicts(self, completions: Sequence[Any], **columns: Any) -> list[Verdict]:
+        """The verifier's Verdict for each completion, in order (``error`` ones for unusable input).
+
+        Example:
+            >>> reward = VerifierReward("gsm8k_accuracy", "gsm8k", gold_column="answer")
+            >>> [v.status for v in reward.verdicts(["#### 18", "no idea"], answer=[18, 18])]
+            ['correct', 'no_answer']
+            >>> reward.verdicts(["#### 18"], question=["..."])[0].reason
+            "no gold column 'answer' in the batch (columns: question); pass gold_column=... to the reward"
+        """
+        count = len(completions)
+        column = next((c for c in self.gold_columns if c in columns), None)
+        if column is None:
+            present = ", ".join(sorted(k for k in columns if k not in ("trainer_state", "log_metric", "log_extra")))
+            wanted = " or ".join(repr(c) for c in self.gold_columns)
+            return [error_verdict("missing_column", f"no gold column {wanted} in the batch (columns: {present or 'none'}); "
+                                                    "pass gold_column=... to the reward")] * count
+        golds = columns[column]
+        if isinstance(golds, (str, bytes)) or not isinstance(golds, Sequence) or len(golds) != count:
+            size = len(golds) if isinstance(golds, Sequence) else type(golds).__name__
+            return [error_verdict("bad_column", f"column {column!r} holds {size} values for {count} completions")] * count
+        texts = [completion_text(completion) for completion in completions]
+        verdicts: list[Verdict] = [error_verdict("bad_completion", "the completion is neither text nor chat messages")] * count
+        readable = [i for i, text in enumerate(texts) if text is not None]
+        judged = self._judge([texts[i] for i in readable], [golds[i] for i in readable])
+        for i, verdict in zip(readable, judged):
+            verdicts[i] = verdict
+        return verdicts
+
+    def _judge(self, texts: list[str], golds: list[Any]) -> list[Verdict]:
+        """``verify_batch`` (the verifier's parallel path); item by item if the batch call fails."""
+        if not texts:
+            return []
+        module = get_verifier(self.verifier)
+        try:
+            verdicts = module.verify_batch(texts, golds, **self.options)
+            if len(verdicts) == len(texts) and all(isinstance(v, Verdict) for v in verdicts):
+                return list(verdicts)
+            problem = f"returned {len(verdicts)} items for {len(texts)} completions"
+        except Exception as exc:
+            problem = f"raised {type(exc).__name__}: {exc}"
+        warn_once(self.__name__, "batch", f"reward {self.__name__}: the {self.verifier} verifier's verify_batch {problem}; "
+                                          "judging this batch one completion at a time.")
+        return [self._judge_one(module, text, gold) for text, gold in zip(texts, golds)]
+
+    def _judge_one(self, module: Any, text: str, gold: Any) -> Verdict:
+        try:
+            verdict = module.verify(text, gold, **self.options)
+        except Exception as exc:
+            return error_verdict("exception", f"the {self.verifier} verifier raised {type(exc).__name__}: {exc}")
+        if not isinstance(verdict, Verdict):
+            return error_verdict("exception", f"the {self.verifier} verifier returned {type(verdict).__name__}, not a Verdict")
+        return verdict
+
+
+class FormatReward:
+    """A shaping reward from one format check of :mod:`referee.verifiers.format`.
+
+    Args:
+        name: the reward's ``__name__``.
+        check: a check name (``think``, ``answer_tags``, ``tag_counts``, ``answer_line``,
+            ``code_block``, ``regex``).
+        **options: the check's options (e.g. ``prefilled=True``, ``pattern=r"..."``).
+
+    Example:
+        >>> think = FormatReward("think_format", "think")
+        >>> think(completions=["<think>9 * 2 = 18</think>\\n#### 18", "reasoning</think>\\n#### 18", "#### 18"])
+        [1.0, 1.0, 0.0]
+        >>> FormatReward("final_line", "regex", pattern=r"(?m)^Final: \\d+$")(completions=["Final: 18"])
+        [1.0]
+    """
+
+    kind = "shaping"
+    reward_range = (0.0, 1.0)
+
+    def __init__(self, name: str, check: str, **options: Any) -> None:
+        self.__name__ = _checked_name(name)
+        self.check = check
+        self.options = dict(options)
+        _check_options(get_check(check), self.options, f"the {check} format check", "")
+
+    def __repr__(self) -> str:
+        return f"FormatReward({self.__name__!r}, {self.check!r}, options={self.options!r})"
+
+    def __call__(
+        self,
+        prompts: Sequence[Any] | None = None,
+        completions: Sequence[Any] | None = None,
+        completion_ids: Sequence[Sequence[int]] | None = None,
+        **kwargs: Any,
+    ) -> list[float | None]:
+        """Score a batch the way TRL's ``GRPOTrainer`` calls reward functions (by keyword)."""
+        return score_verdicts(self.__name__, self.verdicts, completions, kwargs, all_or_nothing=False)
+
+    def verdicts(self, completions: Sequence[Any], **columns: Any) -> list[Verdict]:
+        """The format Verdict of each completion, in order.
+
+        Example:
+            >>> FormatReward("gsm8k_format", "answer_line").verdicts(["#### 17\\n#### 18"])[0].reason
+            "2 '#### N' answer lines; write one"
+        """
+        check = get_check(self.check)
+        return [self._check_one(check, completion_text(completion)) for completion in completions]
+
+    def _check_one(self, check: Callable[..., Verdict], text: str | None) -> Verdict:
+        if text is None:
+            return error_verdict("bad_completion", "the completion is neither text nor chat messages")
+        try:
+            return check(text, **self.options)
+        except Exception as exc:
+            return error_verdict("exception", f"the {self.check} check raised {type(exc).__name__}: {exc}")
