@@ -9,6 +9,7 @@ from types import ModuleType
 # Each module exposes verify() and verify_batch().
 _VERIFIERS: dict[str, tuple[str, str]] = {
     "gsm8k": ("referee.verifiers.gsm8k", "answer"),
+    "math": ("referee.verifiers.math", "answer"),
 }
 
 VERIFIER_NAMES: tuple[str, ...] = tuple(_VERIFIERS)

@@ -1,0 +1,290 @@
+from fractions import Fraction
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from referee.verifiers import Verdict, get_verifier
+from referee.verifiers import math as math_verifier
+from referee.verifiers.math_answers import canonical, exact_number, extract_answer, gold_answer
+from referee.verifiers.numeric import format_number
+
+COT = "Let me work through this. First, we simplify the expression step by step.\n\n"
+
+# (answer as the model boxed it, gold as a dataset holds it): each pair is equivalent.
+EQUIVALENT = [
+    ("0.5", r"\frac{1}{2}"),
+    (r"\frac{3}{4}", "0.75"),
+    (r"\dfrac{7}{2}", r"\frac72"),
+    (r"\tfrac{1}{3}", r"\frac{1}{3}"),
+    ("0.333333", r"\frac{1}{3}"),
+    (r"-\frac{2}{3}", r"\frac{-2}{3}"),
+    (r"\left( 3, \frac{\pi}{2} \right)", r"(3,\frac{\pi}{2})"),
+    (r"(3, \pi/2)", r"\left( 3, \frac{\pi}{2} \right)"),
+    ("[-2, 7]", "[-2,7]"),
+    (r"x \in [-2, 7]", "[-2,7]"),
+    (r"(-\infty, 3) \cup (5, \infty)", r"(-\infty,3)\cup(5,\infty)"),
+    (r"\{2, 1\}", r"\{1,2\}"),
+    ("3, 1, 2", "1, 2, 3"),
+    (r"30^\circ", "30"),
+    ("30", r"30^{\circ}"),
+    (r"5 \text{ cm}", "5"),
+    (r"864 \mbox{ inches}^2", "864"),
+    (r"2\pi", r"2 \pi"),
+    (r"\frac{\pi}{2}", r"\pi/2"),
+    (r"2\sqrt{2}", r"\sqrt{8}"),
+    (r"\frac{\sqrt{3}}{2}", r"\frac{\sqrt3}{2}"),
+    (r"\frac{1}{\sqrt{2}}", r"\frac{\sqrt{2}}{2}"),
+    (r"50\%", "50"),
+    ("0.5", r"50\%"),
+    (r"12.5\%", "12.5"),
+    (r"1.5 \times 10^{3}", "1500"),
+    ("1500", r"1.5\times10^3"),
+    ("2.5e-3", "0.0025"),
+    ("x = 5", "5"),
+    ("1+x", "x+1"),
+    (r"\text{Evelyn}", "Evelyn"),
+    (r"\textbf{(C)}", r"\text{(C)}"),
+    (r"\begin{pmatrix} 1 \\ 2 \end{pmatrix}", r"\begin{pmatrix}1\\2\end{pmatrix}"),
+    ("10{,}000", "10000"),
+    (r"11,\! 111,\! 111,\! 100", "11111111100"),
+    (r"\$18.50", "18.5"),
+    ("6 - 5i", "6-5i"),
+    ("18.", "18"),
+]
+
+# Near misses: each must be wrong.
+NOT_EQUIVALENT = [
+    (r"\frac{1}{3}", r"\frac{1}{2}"),
+    ("0.33", r"\frac13"),
+    ("0.50001", r"\frac12"),
+    ("(-2, 7]", "[-2,7]"),
+    ("(2, 1)", "(1,2)"),
+    ("x-1", "x+1"),
+    ("y+1", "x+1"),
+    (r"2\sqrt{3}", r"2\sqrt{2}"),
+    (r"\sqrt{2}", "2"),
+    ("-5", "5"),
+    (r"5\%", "50"),
+    (r"\pi", "3.14"),
+    ("3.14", r"\pi"),
+    (r"5\pi", "5"),
+    (r"1.5\times10^{4}", "1500"),
+    ("10", "1,000"),
+    (r"\{1, 2\}", r"\{1,2,3\}"),
+    (r"\text{Eve}", r"\text{Evelyn}"),
+    (r"\begin{pmatrix} 2 \\ 1 \end{pmatrix}", r"\begin{pmatrix}1\\2\end{pmatrix}"),
+    ("x^2 + 1", "x^2 - 1"),
+]
+
+
+@pytest.mark.parametrize(("answer", "gold"), EQUIVALENT)
+def test_equivalent_answers_are_correct(answer, gold):
+    verdict = math_verifier.verify(COT + f"So the answer is $\\boxed{{{answer}}}$.", gold)
+    assert verdict.status == "correct", verdict.reason
+    assert verdict.extracted == answer and verdict.score == 1.0
+
+
+@pytest.mark.parametrize(("answer", "gold"), NOT_EQUIVALENT)
+def test_near_misses_are_wrong(answer, gold):
+    verdict = math_verifier.verify(COT + f"So the answer is $\\boxed{{{answer}}}$.", gold)
+    assert verdict.status == "wrong", verdict.reason
+    assert verdict.score == 0.0 and verdict.extracted == answer
+
+
+def test_verify_batch_matches_verify_and_keeps_order():
+    completions = [f"\\boxed{{{a}}}" for a, _ in EQUIVALENT + NOT_EQUIVALENT] + ["no answer here", None]
+    golds = [g for _, g in EQUIVALENT + NOT_EQUIVALENT] + ["1", "1"]
+    verdicts = math_verifier.verify_batch(completions, golds)
+    expected = ["correct"] * len(EQUIVALENT) + ["wrong"] * len(NOT_EQUIVALENT) + ["no_answer", "error"]
+    assert [v.status for v in verdicts] == expected
+
+
+def test_fast_paths_decide_without_sympy():
+    assert math_verifier.verify(r"\boxed{\left[ \dfrac{1}{2}, 3 \right)}", r"[\frac{1}{2},3)").details["method"] == "text"
+    assert math_verifier.verify(r"\boxed{0.5}", r"\frac{1}{2}").details["method"] == "number"
+    assert math_verifier.verify(r"\boxed{7}", "8").details["method"] == "number"
+    assert math_verifier.verify(r"\boxed{2\sqrt{2}}", r"\sqrt{8}").details["method"] == "sympy"
+
+
+def test_math_verify_asymmetry_is_kept():
+    # An assignment gold accepts its bare value, and an equation answer is read by its right side.
+    assert math_verifier.verify(r"\boxed{5}", "x=5").correct
+    assert math_verifier.verify(r"\boxed{x=5}", "5").correct
+    # A relation gold compared with an interval answer: math-verify converts the gold only.
+    assert math_verifier.verify(r"\boxed{(1, 2)}", "1 < x < 2").correct
+
+
+# ---------------------------------------------------------------------------------------------
+# Options
+
+
+def test_percent_modes():
+    assert math_verifier.verify(r"\boxed{50\%}", "0.5").correct
+    assert math_verifier.verify(r"\boxed{50\%}", "50").correct
+    assert math_verifier.verify(r"\boxed{50\%}", "0.5", percent="divide").correct
+    assert math_verifier.verify(r"\boxed{50\%}", "50", percent="divide").status == "wrong"
+    assert math_verifier.verify(r"\boxed{50\%}", "50", percent="ignore").correct
+    assert math_verifier.verify(r"\boxed{50\%}", "0.5", percent="ignore").status == "wrong"
+    assert math_verifier.verify(r"\boxed{\frac{x}{2}\%}", r"\frac{x}{200}", percent="divide").correct
+
+
+def test_numeric_tolerance_and_rounding():
+    assert math_verifier.verify(r"\boxed{3.1416}", r"\pi").status == "wrong"
+    assert math_verifier.verify(r"\boxed{3.1416}", r"\pi", abs_tol=1e-3).correct
+    assert math_verifier.verify(r"\boxed{101}", "100", rel_tol=0.01).correct
+    assert math_verifier.verify(r"\boxed{102}", "100", rel_tol=0.01).status == "wrong"
+    assert math_verifier.verify(r"\boxed{0.3333}", r"\frac{1}{3}", float_rounding=4).correct
+    assert math_verifier.verify(r"\boxed{0.3333}", r"\frac{1}{3}").status == "wrong"
+
+
+def test_strict_mode():
+    assert math_verifier.verify(r"\boxed{y+1}", "x+1").status == "wrong"
+    assert math_verifier.verify(r"\boxed{y+1}", "x+1", strict=False).correct
+
+
+@pytest.mark.parametrize("options", [
+    {"percent": "half"}, {"timeout": 0}, {"timeout": "5"}, {"abs_tol": -1}, {"float_rounding": -1},
+    {"strict": "yes"}, {"max_answer_chars": 0}, {"workers": 0},
+])
+def test_bad_options_are_error_verdicts(options):
+    verdict = math_verifier.verify(r"\boxed{1}", "1", **options)
+    assert verdict.status == "error" and next(iter(options)) in verdict.reason
+
+
+def test_bad_batch_timeout_and_length_mismatch():
+    assert math_verifier.verify_batch([r"\boxed{1}"], ["1"], batch_timeout=-1)[0].status == "error"
+    with pytest.raises(ValueError, match="2 completions but 1 golds"):
+        math_verifier.verify_batch(["a", "b"], ["1"])
+
+
+# ---------------------------------------------------------------------------------------------
+# Extraction: what was read goes into the Verdict
+
+
+@pytest.mark.parametrize(("completion", "answer", "source"), [
+    (r"The area is $\boxed{\frac{\sqrt{3}}{4}}$ square units.", r"\frac{\sqrt{3}}{4}", "boxed"),
+    (r"so \boxed{\left\{ \frac{1}{2}, \frac{3}{2} \right\}}", r"\left\{ \frac{1}{2}, \frac{3}{2} \right\}", "boxed"),
+    ("The answer is \\boxed 5.", "5", "boxed"),
+    (r"Thus $\fbox{12}$", "12", "boxed"),
+    (r"The roots are $\boxed{1}$ and $\boxed{2}$.", "1, 2", "boxed"),
+    (r"I first got \boxed{4}. Checking again, 2+3=5, so \boxed{5}", "5", "boxed"),
+    (r"I first got \boxed{4}, but that is wrong. Final Answer: The final answer is $5$. I hope it is correct.",
+     "5", "final answer"),
+    ("**Final Answer:** 42", "42", "final answer"),
+    (r"Answer: $\frac{1}{2}$", r"\frac{1}{2}", "final answer"),
+    ("<think>3 * 4 = 12</think>\n<answer>12</answer>", "12", "answer tag"),
+    (r"<think>...</think><answer>The value is $\boxed{7}$</answer>", "7", "answer tag"),
+    (r"<answer>$\frac{2}{3}$</answer>", r"\frac{2}{3}", "answer tag"),
+    (r"We find $x = 2$ and then $y = 3$.", "y = 3", "math span"),
+    (r"So \( 4\sqrt{2} \) is the length.", r"4\sqrt{2}", "math span"),
+])
+def test_extraction(completion, answer, source):
+    found = extract_answer(completion)
+    assert found is not None and (found.text, found.source) == (answer, source)
+
+
+def test_verdict_says_what_was_read_and_how():
+    verdict = math_verifier.verify(COT + r"Hence the answer is $\boxed{\dfrac{14}{3}}$.", r"\frac{14}{3}")
+    assert verdict == Verdict("correct", 1.0, extracted=r"\dfrac{14}{3}", reason=verdict.reason, details=verdict.details)
+    assert verdict.details == {"gold": r"\frac{14}{3}", "source": "boxed", "method": "text"}
+    assert r"\dfrac{14}{3}" in verdict.reason and "boxed" in verdict.reason
+
+
+@pytest.mark.parametrize("completion", ["I do not know.", "The value is 12", "", "   \n", r"\boxed{}"])
+def test_no_answer(completion):
+    assert math_verifier.verify(completion, "12").status == "no_answer"
+
+
+# ---------------------------------------------------------------------------------------------
+# Golds
+
+
+@pytest.mark.parametrize("gold", [
+    r"\frac{1}{2}", "0.5", 0.5, Fraction(1, 2), r"$\frac{1}{2}$", r"\(\frac12\)", r"\dfrac{1}{2}", "50\\%",
+    r"We halve it: $1 \div 2 = \boxed{\frac{1}{2}}$.",
+])
+def test_gold_forms(gold):
+    assert math_verifier.verify(r"\boxed{\frac{1}{2}}", gold).correct
+
+
+def test_full_solution_gold_uses_its_last_boxed_answer():
+    solution = r"First $\boxed{3}$ is a guess; the polar form is $\boxed{\left( 3, \frac{\pi}{2} \right)}.$"
+    assert gold_answer(solution) == r"\left( 3, \frac{\pi}{2} \right)"
+    assert math_verifier.verify(r"\boxed{(3, \frac{\pi}{2})}", solution).correct
+
+
+@pytest.mark.parametrize("gold", [
+    "", "   ", "$$", None, True, float("nan"), [1], {"answer": 1}, r"\frac{1}{2", "}{", r"\frac{}{}", r"\sqrt{}",
+    "???", "x" * 20_000, r"A solution with no boxed answer \boxed{}",
+])
+def test_unusable_gold_is_error_never_wrong(gold):
+    for completion in (r"\boxed{5}", r"\boxed{\frac{}{}}", "no answer"):
+        verdict = math_verifier.verify(completion, gold)
+        assert verdict.status == "error" and verdict.score == 0.0 and verdict.reason, (completion, verdict)
+
+
+def test_registered_for_the_cli():
+    assert get_verifier("math") is math_verifier
+
+
+# ---------------------------------------------------------------------------------------------
+# Bad completions always get a Verdict, quickly
+
+
+@pytest.mark.parametrize("completion", [
+    None, 12, b"\\boxed{1}", "{" * 5000, "\\boxed{" * 5000, "$" * 100_000, "\\(" * 50_000, "<answer>" * 20_000,
+    "\\boxed " * 20_000, "The final answer is " * 10_000, "\x00\x01\xff" * 1000, "\ud800 broken surrogate",
+])
+def test_bad_completions_give_a_verdict(completion):
+    verdict = math_verifier.verify(completion, "5", timeout=2)
+    assert isinstance(verdict, Verdict)
+    assert verdict.status in ("no_answer", "wrong", "timeout", "error")
+    if not isinstance(completion, str):
+        assert verdict.status == "error"
+
+
+# ---------------------------------------------------------------------------------------------
+# Properties of the text layer
+
+
+@given(st.fractions(max_denominator=10**6).filter(lambda f: abs(f) < 10**12))
+@settings(max_examples=200, deadline=None)
+def test_exact_numbers_round_trip(value):
+    assert exact_number(format_number(value)).value == value
+    if value >= 0:
+        assert exact_number(f"\\frac{{{value.numerator}}}{{{value.denominator}}}").value == value
+
+
+@given(st.integers(-10**9, 10**9), st.integers(1, 10**6))
+@settings(max_examples=200, deadline=None)
+def test_fraction_and_decimal_agree_exactly(numerator, denominator):
+    value = Fraction(numerator, denominator)
+    completion = f"\\boxed{{\\frac{{{numerator}}}{{{denominator}}}}}"
+    verdict = math_verifier.verify(completion, format_number(value))
+    assert verdict.correct and verdict.details["method"] in ("text", "number")
+    assert math_verifier.verify(completion, format_number(value + 1)).status == "wrong"
+
+
+_LATEX_ATOMS = st.sampled_from(["x", "1", "23", r"\pi", r"\frac{1}{2}", r"\sqrt{3}", "+", "-", "(", ")", ",", "^2", " "])
+
+
+@given(st.lists(_LATEX_ATOMS, min_size=1, max_size=12).map("".join).filter(lambda s: s.strip()))
+@settings(max_examples=200, deadline=None)
+def test_boxed_content_is_read_back_exactly(answer):
+    text = COT + f"So we get $\\boxed{{{answer}}}$. Done."
+    assert extract_answer(text).text == answer.strip()
+
+
+@given(st.text(max_size=300))
+@settings(max_examples=300, deadline=None)
+def test_text_layer_never_raises(text):
+    extract_answer(text)
+    canonical(text)
+    exact_number(text)
+
+
+@given(st.lists(_LATEX_ATOMS, min_size=1, max_size=12).map("".join))
+@settings(max_examples=200, deadline=None)
+def test_canonical_is_idempotent(text):
+    assert canonical(canonical(text)) == canonical(text)

@@ -1,0 +1,323 @@
+"""Run tasks in worker processes with hard deadlines, from any thread and any process.
+
+A :class:`DeadlinePool` keeps N warm workers (forked from a template that preloads the heavy
+modules, see :mod:`referee.verifiers.warm_workers`). :meth:`DeadlinePool.run` sends each task
+to a free worker and waits for the results with ``multiprocessing.connection.wait``; a task
+that overruns its deadline has its worker killed (``SIGKILL``) and replaced. Nothing relies on
+signals in the calling process, so the deadlines hold in the main thread, in other threads,
+in asyncio code and in several threads at once.
+
+The pool is reused across calls (see :func:`shared_pool`), shut down at interpreter exit, and
+safe to use after ``os.fork()``: a forked child forgets the parent's workers and starts its own.
+"""
+
+from __future__ import annotations
+
+import atexit
+import importlib
+import os
+import threading
+import time
+import weakref
+from collections import deque
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from multiprocessing.connection import Connection, wait
+from typing import Any, Literal
+
+from .warm_workers import Worker, WorkerStartError, Zygote
+
+OutcomeStatus = Literal["ok", "raised", "timeout", "crashed", "cancelled"]
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What became of one task.
+
+    Attributes:
+        status: ``ok`` (``value`` holds the result), ``raised`` (the task raised; ``message``
+            says what), ``timeout`` (the task overran its deadline and its worker was killed),
+            ``crashed`` (the worker died or could not be started), ``cancelled`` (the batch
+            deadline passed before the task finished).
+        value: the task's return value when ``status == "ok"``.
+        message: a readable line for the other statuses.
+        seconds: how long the task ran on its worker.
+    """
+
+    status: OutcomeStatus
+    value: Any = None
+    message: str = ""
+    seconds: float = 0.0
+
+
+@dataclass(frozen=True)
+class NamedFunction:
+    """A module-level function given by its import path, imported only where it is called.
+
+    Lets the caller send work to the workers without importing the work's heavy modules itself.
+
+    Example:
+        >>> NamedFunction("math:gcd")(12, 18)
+        6
+    """
+
+    path: str  # "package.module:function"
+
+    def __call__(self, *args: Any) -> Any:
+        module, _, name = self.path.partition(":")
+        return getattr(importlib.import_module(module), name)(*args)
+
+
+def default_workers() -> int:
+    """The number of cores this process may run on.
+
+    Example:
+        >>> default_workers() >= 1
+        True
+    """
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
+
+
+class DeadlinePool:
+    """A pool of warm worker processes whose tasks have hard deadlines.
+
+    Args:
+        workers: how many worker processes at most (default: the cores).
+        preload: modules the workers import once, before any task (their import time is not
+            paid per task, nor again when a worker is replaced).
+        memory_limit_mb: address-space limit of each worker (``None``: no limit). A task that
+            hits it usually raises ``MemoryError``, reported as ``raised``.
+
+    Example:
+        >>> import time
+        >>> with DeadlinePool(2) as pool:
+        ...     outcomes = pool.run(time.sleep, [(0,), (60,)], timeout=0.5)
+        >>> [o.status for o in outcomes]
+        ['ok', 'timeout']
+    """
+
+    def __init__(self, workers: int | None = None, *, preload: Sequence[str] = (),
+                 memory_limit_mb: int | None = 2048) -> None:
+        size = default_workers() if workers is None else workers
+        if not isinstance(size, int) or isinstance(size, bool) or size < 1:
+            raise ValueError(f"workers={workers!r} is not a positive integer; pass e.g. workers=2.")
+        self.size = size
+        self.preload = tuple(preload)
+        self.memory_limit_mb = memory_limit_mb
+        self._reset()
+        _ALL_POOLS.add(self)
+
+    def _reset(self) -> None:
+        self._condition = threading.Condition()
+        self._zygote_lock = threading.Lock()
+        self._zygote: Zygote | None = None
+        self._idle: list[Worker] = []
+        self._workers: set[Worker] = set()
+        self._starting = 0
+        self._closed = False
+
+    def run(self, function: Callable[..., Any], tasks: Sequence[tuple[Any, ...]], *, timeout: float,
+            total_timeout: float | None = None) -> list[Outcome]:
+        """Run ``function(*args)`` for each ``args`` in ``tasks`` on the workers; outcomes in order.
+
+        ``function`` must be importable by name (a module-level function) and its arguments and
+        result picklable. Each task may run ``timeout`` seconds; the whole call may take
+        ``total_timeout`` seconds (``None``: bounded only by the per-task deadlines), after which
+        unfinished tasks are ``cancelled``. Waiting for a free worker does not count against a
+        task's own deadline.
+        """
+        if not timeout > 0 or (total_timeout is not None and not total_timeout > 0):
+            raise ValueError(f"timeout={timeout!r} and total_timeout={total_timeout!r} must be positive seconds.")
+        outcomes: list[Outcome | None] = [None] * len(tasks)
+        pending = deque(range(len(tasks)))
+        running: dict[Connection, tuple[Worker, int, float]] = {}
+        batch_deadline = None if total_timeout is None else time.monotonic() + total_timeout
+        try:
+            while pending or running:
+                self._dispatch(function, tasks, pending, running, outcomes, batch_deadline)
+                if not running:
+                    break  # the batch deadline passed while waiting for a worker
+                self._collect(running, outcomes, timeout, batch_deadline)
+                if batch_deadline is not None and time.monotonic() >= batch_deadline:
+                    for conn in list(running):
+                        worker, index, started = running.pop(conn)
+                        self._discard(worker)
+                        outcomes[index] = Outcome("cancelled", message=f"the batch deadline of {total_timeout} s passed",
+                                                  seconds=time.monotonic() - started)
+                    break
+        finally:
+            for worker, _, _ in running.values():  # interrupted: their tasks are unfinished
+                self._discard(worker)
+        return [outcome or Outcome("cancelled", message=f"the batch deadline of {total_timeout} s passed before it started")
+                for outcome in outcomes]
+
+    def _dispatch(self, function: Callable[..., Any], tasks: Sequence[tuple[Any, ...]], pending: deque[int],
+                  running: dict[Connection, tuple[Worker, int, float]], outcomes: list[Outcome | None],
+                  batch_deadline: float | None) -> None:
+        while pending:
+            try:
+                worker = self._checkout(block=not running, until=batch_deadline)
+            except WorkerStartError as exc:
+                outcomes[pending.popleft()] = Outcome("crashed", message=str(exc))
+                continue
+            if worker is None:
+                return
+            index = pending.popleft()
+            try:
+                worker.connection.send((function, tasks[index]))
+            except OSError as exc:
+                self._discard(worker)
+                outcomes[index] = Outcome("crashed", message=f"could not send the task to a worker ({exc})")
+                continue
+            running[worker.connection] = (worker, index, time.monotonic())
+
+    def _collect(self, running: dict[Connection, tuple[Worker, int, float]], outcomes: list[Outcome | None],
+                 timeout: float, batch_deadline: float | None) -> None:
+        until = min(started for _, _, started in running.values()) + timeout
+        if batch_deadline is not None:
+            until = min(until, batch_deadline)
+        for conn in wait(list(running), timeout=max(0.0, until - time.monotonic())):
+            worker, index, started = running.pop(conn)  # type: ignore[call-overload]
+            try:
+                status, value = conn.recv()  # type: ignore[union-attr]
+            except (EOFError, OSError):
+                self._discard(worker)
+                outcomes[index] = Outcome("crashed", message="the worker died during the task",
+                                          seconds=time.monotonic() - started)
+                continue
+            seconds = time.monotonic() - started
+            outcomes[index] = Outcome("ok", value, seconds=seconds) if status == "ok" else \
+                Outcome("raised", message=value, seconds=seconds)
+            self._checkin(worker)
+        now = time.monotonic()
+        for conn, (worker, index, started) in list(running.items()):
+            if now - started >= timeout:
+                del running[conn]
+                self._discard(worker)
+                outcomes[index] = Outcome("timeout", message=f"the task ran past its {timeout} s deadline",
+                                          seconds=now - started)
+
+    def _checkout(self, *, block: bool, until: float | None) -> Worker | None:
+        with self._condition:
+            while True:
+                if self._closed:
+                    raise WorkerStartError("the pool is closed")
+                if self._idle:
+                    return self._idle.pop()
+                if len(self._workers) + self._starting < self.size:
+                    self._starting += 1
+                    break
+                remaining = None if until is None else until - time.monotonic()
+                if not block or (remaining is not None and remaining <= 0):
+                    return None
+                self._condition.wait(remaining)
+        try:
+            worker = self._fork_worker()
+        finally:
+            with self._condition:
+                self._starting -= 1
+                self._condition.notify()
+        with self._condition:
+            self._workers.add(worker)
+        return worker
+
+    def _fork_worker(self) -> Worker:
+        with self._zygote_lock:
+            if self._zygote is None or not self._zygote.alive():
+                self._zygote = Zygote(self.preload, memory_limit_mb=self.memory_limit_mb)
+            zygote = self._zygote
+        try:
+            return zygote.fork_worker()
+        except WorkerStartError:
+            with self._zygote_lock:
+                if self._zygote is zygote:
+                    self._zygote = None  # start a fresh template next time
+            raise
+
+    def _checkin(self, worker: Worker) -> None:
+        with self._condition:
+            if self._closed:
+                worker.stop()
+                self._workers.discard(worker)
+                return
+            self._idle.append(worker)
+            self._condition.notify()
+
+    def _discard(self, worker: Worker) -> None:
+        worker.kill()
+        with self._condition:
+            self._workers.discard(worker)
+            self._condition.notify()
+
+    def close(self) -> None:
+        """Stop idle workers, kill busy ones and the template; later calls to :meth:`run` fail."""
+        with self._condition:
+            self._closed = True
+            idle, self._idle = self._idle, []
+            busy = self._workers - set(idle)
+            self._workers = set()
+            self._condition.notify_all()
+        for worker in idle:
+            worker.stop()
+        for worker in busy:
+            worker.kill()
+        with self._zygote_lock:
+            if self._zygote is not None:
+                self._zygote.close()
+                self._zygote = None
+
+    def _forget_after_fork(self) -> None:
+        """In a forked child: drop the parent's workers without touching them, start afresh lazily."""
+        for worker in self._workers:
+            worker.close()
+        if self._zygote is not None:
+            self._zygote.abandon()
+        closed = self._closed
+        self._reset()
+        self._closed = closed
+
+    def __enter__(self) -> DeadlinePool:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+_ALL_POOLS: weakref.WeakSet[DeadlinePool] = weakref.WeakSet()
+_SHARED: dict[tuple[Any, ...], DeadlinePool] = {}
+_SHARED_LOCK = threading.Lock()
+
+
+def shared_pool(workers: int | None = None, *, preload: Sequence[str] = (),
+                memory_limit_mb: int | None = 2048) -> DeadlinePool:
+    """The process-wide pool with these settings, created on first use and reused after.
+
+    Example:
+        >>> shared_pool(1) is shared_pool(1)
+        True
+    """
+    key = (default_workers() if workers is None else workers, tuple(preload), memory_limit_mb)
+    with _SHARED_LOCK:
+        pool = _SHARED.get(key)
+        if pool is None or pool._closed:
+            pool = _SHARED[key] = DeadlinePool(key[0], preload=key[1], memory_limit_mb=memory_limit_mb)
+        return pool
+
+
+def _close_all() -> None:
+    for pool in list(_ALL_POOLS):
+        pool.close()
+
+
+def _forget_all_after_fork() -> None:
+    global _SHARED_LOCK
+    _SHARED_LOCK = threading.Lock()
+    for pool in list(_ALL_POOLS):
+        pool._forget_after_fork()
+
+
+atexit.register(_close_all)
+os.register_at_fork(after_in_child=_forget_all_after_fork)

@@ -1,0 +1,441 @@
+"""Maths answers as text: find the final answer, read the gold, and the checks that need no sympy.
+
+Everything here is plain string work, linear in the input, safe to run in the trainer's own
+process. Parsing with sympy (which can hang) lives in :mod:`referee.verifiers.math_sympy` and
+runs only in worker processes.
+
+* :func:`extract_answer` reads the final answer of a completion.
+* :func:`gold_answer` turns any reasonable gold (bare LaTeX, a number, a full solution with
+  ``\\boxed{}``) into answer text, or raises :class:`UnusableGold`.
+* :func:`canonical` and :func:`exact_number` are the fast paths: normalised text equality and
+  exact numbers (read by :mod:`referee.verifiers.numeric`), compared by :func:`numbers_match`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any, Literal
+
+from .numeric import first_number, format_number
+
+Percent = Literal["either", "divide", "ignore"]
+PERCENT_MODES: tuple[str, ...] = ("either", "divide", "ignore")
+Source = Literal["boxed", "final answer", "answer tag", "math span"]
+
+MAX_GOLD_CHARS = 10_000
+
+
+@dataclass(frozen=True)
+class CompareOptions:
+    """How two answers are compared (the keyword options of ``referee.verifiers.math.verify``).
+
+    Attributes:
+        float_rounding: when either answer is written with a decimal point, both are rounded to
+            this many decimal places before comparing (math-verify's rule: ``1/3 == 0.333333``).
+        abs_tol: absolute tolerance for numeric answers; 0 compares exactly (after rounding).
+        rel_tol: relative tolerance for numeric answers; 0 compares exactly (after rounding).
+        percent: ``"either"`` (``50\\%`` equals both 50 and 0.5), ``"divide"`` (``50\\%`` is 0.5
+            only) or ``"ignore"`` (the sign is dropped: ``50\\%`` is 50 only).
+        strict: math-verify's strict mode: variable names matter and a set never equals a
+            tuple. ``False`` matches variables by position (``f(x) = x+1`` equals ``y+1``).
+
+    Example:
+        >>> CompareOptions(percent="divide").percent
+        'divide'
+    """
+
+    float_rounding: int = 6
+    abs_tol: float = 0.0
+    rel_tol: float = 0.0
+    percent: Percent = "either"
+    strict: bool = True
+
+    def problem(self) -> str | None:
+        """A one-line description of the first bad option, or ``None`` when all are fine.
+
+        Example:
+            >>> CompareOptions(percent="half").problem()
+            "percent='half' is not one of either, divide, ignore"
+        """
+        if self.percent not in PERCENT_MODES:
+            return f"percent={self.percent!r} is not one of {', '.join(PERCENT_MODES)}"
+        if not isinstance(self.float_rounding, int) or isinstance(self.float_rounding, bool) or self.float_rounding < 0:
+            return f"float_rounding={self.float_rounding!r} must be a non-negative integer"
+        for name in ("abs_tol", "rel_tol"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0:
+                return f"{name}={value!r} must be a non-negative number"
+        if not isinstance(self.strict, bool):
+            return f"strict={self.strict!r} must be True or False"
+        return None
+
+
+@dataclass(frozen=True)
+class Extraction:
+    """The final answer read from a completion, and by which rule."""
+
+    text: str
+    source: Source
+
+
+class UnusableGold(ValueError):
+    """The gold answer cannot be read (its message says why and what to pass instead)."""
+
+
+# ---------------------------------------------------------------------------------------------
+# Extraction
+
+
+_BOXED_RE = re.compile(r"\\(?:boxed|fbox)(?![A-Za-z])\s*")
+_BOXED_JOINER_RE = re.compile(r"^[\s$,.;]*(?:and|or|,)?[\s$]*$")
+_PHRASE_RE = re.compile(r"\b(?:final\s+)?answer\b[ \t*_]*(?:is\b|:)[ \t*_:]*", re.IGNORECASE)
+_PHRASE_TAIL_RE = re.compile(r"(?:\.\s|\n|\.?\s*I hope it is correct|\.$)", re.IGNORECASE)
+_TOKEN_RE = re.compile(r"[^\s$]+")
+_OPEN_TAG_RE = re.compile(r"<answer>", re.IGNORECASE)
+_CLOSE_TAG_RE = re.compile(r"</answer>", re.IGNORECASE)
+_DELIMITER_RE = re.compile(r"(?<!\\)\$\$|(?<!\\)\$|\\\(|\\\)|\\\[|\\\]")
+_CLOSERS = {"$$": "$$", "$": "$", "\\(": "\\)", "\\[": "\\]"}
+_PHRASE_SPAN_LIMIT = 300
+
+
+def _closing_braces(text: str, start: int = 0) -> dict[int, int]:
+    """Position of each ``{`` (from ``start`` on) -> its matching ``}``, in one linear pass."""
+    stack: list[int] = []
+    pairs: dict[int, int] = {}
+    for match in re.finditer(r"(?<!\\)[{}]", text[start:]):
+        position = match.start() + start
+        if match.group() == "{":
+            stack.append(position)
+        elif stack:
+            pairs[stack.pop()] = position
+    return pairs
+
+
+def _boxed_spans(text: str) -> list[tuple[int, int, str]]:
+    """(start, end, content) of every readable ``\\boxed{...}`` / ``\\fbox{...}`` / ``\\boxed 5``."""
+    found = list(_BOXED_RE.finditer(text))
+    if not found:
+        return []
+    pairs = _closing_braces(text, found[0].start())
+    spans = []
+    for boxed in found:
+        after = boxed.end()
+        if text.startswith("{", after):
+            close = pairs.get(after)
+            if close is not None:
+                spans.append((boxed.start(), close + 1, text[after + 1:close]))
+        elif boxed.group() != boxed.group().rstrip():  # "\boxed 5": a space, then one token
+            word = _TOKEN_RE.match(text, after)
+            if word:
+                spans.append((boxed.start(), word.end(), word.group().rstrip(".,;")))
+    return spans
+
+
+def _last_boxed(text: str) -> tuple[int, str] | None:
+    """Start and content of the last non-empty boxed answer; adjacent boxes (``\\boxed{1}, \\boxed{2}``) join."""
+    spans = [span for span in _boxed_spans(text) if span[2].strip()]
+    if not spans:
+        return None
+    start, end, content = spans[-1]
+    parts = [content]
+    for previous in reversed(spans[:-1]):
+        if previous[1] > start or not _BOXED_JOINER_RE.match(text[previous[1]:start]):
+            break
+        parts.insert(0, previous[2])
+        start = previous[0]
+    return start, ", ".join(part.strip() for part in parts)
+
+
+def _math_spans(text: str) -> list[tuple[int, str]]:
+    """(start, content) of every ``$...$``, ``$$...$$``, ``\\(...\\)`` and ``\\[...\\]``, in order."""
+    spans = []
+    opener: tuple[str, int] | None = None
+    for match in _DELIMITER_RE.finditer(text):
+        token = match.group()
+        if opener is None:
+            if token in _CLOSERS:
+                opener = (token, match.end())
+        elif token == _CLOSERS[opener[0]]:
+            spans.append((opener[1] - len(opener[0]), text[opener[1]:match.start()]))
+            opener = None
+    return spans
+
+
+def _strip_math_delimiters(text: str) -> str:
+    text = text.strip()
+    for opener, closer in (("$$", "$$"), ("$", "$"), ("\\(", "\\)"), ("\\[", "\\]")):
+        if text.startswith(opener) and text.endswith(closer) and len(text) >= len(opener) + len(closer):
+            inner = text[len(opener):len(text) - len(closer)]
+            if opener != "$" or "$" not in inner:
+                return inner.strip()
+    return text
+
+
+def _last_phrase(text: str) -> tuple[int, str] | None:
+    """Start and answer of the last final-answer phrase (``The final answer is $X$``, ``Answer: X``)."""
+    for phrase in reversed(list(_PHRASE_RE.finditer(text))):
+        rest = text[phrase.end():phrase.end() + _PHRASE_SPAN_LIMIT]
+        spans = _math_spans(rest)
+        if spans and spans[0][0] == 0:
+            answer = spans[0][1]
+        else:
+            tail = _PHRASE_TAIL_RE.search(rest)
+            answer = rest[:tail.start()] if tail else rest
+        answer = answer.strip().rstrip(".").strip()
+        if answer and not answer.lower().startswith("not "):
+            return phrase.start(), answer
+    return None
+
+
+def _extract_plain(text: str) -> Extraction | None:
+    boxed, phrase = _last_boxed(text), _last_phrase(text)
+    if boxed and (phrase is None or boxed[0] >= phrase[0]):
+        return Extraction(boxed[1].strip(), "boxed")
+    if phrase:
+        return Extraction(_strip_math_delimiters(phrase[1]), "final answer")
+    spans = [content.strip() for _, content in _math_spans(text) if content.strip()]
+    return Extraction(spans[-1], "math span") if spans else None
+
+
+def extract_answer(completion: str) -> Extraction | None:
+    """The final answer stated by a completion, or ``None`` when it states none.
+
+    Rules, in order: the last ``<answer>...</answer>`` block (its content is read with the
+    rules below, else taken whole); the later of the last ``\\boxed{...}`` / ``\\fbox{...}``
+    (nested braces, ``\\boxed 5``, adjacent boxes joined) and the last final-answer phrase
+    (``The final answer is $X$``, ``Answer: X``), so a self-correction wins; else the last
+    ``$...$`` / ``\\(...\\)`` / ``\\[...\\]``.
+
+    Example:
+        >>> extract_answer(r"so $x = \\frac{1}{2}$ and \\boxed{\\frac{1}{2}}.")
+        Extraction(text='\\\\frac{1}{2}', source='boxed')
+        >>> extract_answer("Final Answer: The final answer is $18$. I hope it is correct.").text
+        '18'
+        >>> extract_answer("<think>2+2</think><answer>4</answer>")
+        Extraction(text='4', source='answer tag')
+        >>> extract_answer("I am not sure.") is None
+        True
+    """
+    tags = list(_OPEN_TAG_RE.finditer(completion))
+    if tags:
+        close = _CLOSE_TAG_RE.search(completion, tags[-1].end())
+        content = completion[tags[-1].end():close.start() if close else len(completion)]
+        inner = _extract_plain(content)
+        if inner is not None:
+            return Extraction(inner.text, "answer tag")
+        content = _strip_math_delimiters(content)
+        if content:
+            return Extraction(content, "answer tag")
+    return _extract_plain(completion)
+
+
+# ---------------------------------------------------------------------------------------------
+# Gold
+
+
+def _balanced(text: str) -> bool:
+    depth = 0
+    for match in re.finditer(r"(?<!\\)[{}]", text):
+        depth += 1 if match.group() == "{" else -1
+        if depth < 0:
+            return False
+    return depth == 0
+
+
+def gold_answer(gold: Any) -> str:
+    """The gold as answer text: bare LaTeX, a number, or a full solution (its last ``\\boxed{}``).
+
+    Raises:
+        UnusableGold: for an empty, non-text, unbalanced or over-long gold.
+
+    Example:
+        >>> gold_answer(r"so the area is $\\boxed{\\frac{1}{2}}$.")
+        '\\\\frac{1}{2}'
+        >>> gold_answer("$50\\\\%$"), gold_answer(0.25), gold_answer(Fraction(1, 3))
+        ('50\\\\%', '0.25', '1/3')
+        >>> gold_answer("$ $")
+        Traceback (most recent call last):
+        ...
+        referee.verifiers.math_answers.UnusableGold: gold '$ $' is empty; pass the answer text, ...
+    """
+    if isinstance(gold, bool) or gold is None:
+        raise UnusableGold(f"gold {gold!r} is not an answer; pass the answer text, e.g. '\\frac{{1}}{{2}}'")
+    if isinstance(gold, (int, Fraction)):
+        return format_number(Fraction(gold))
+    if isinstance(gold, float):
+        if gold != gold or gold in (float("inf"), float("-inf")):
+            raise UnusableGold(f"gold {gold!r} is not a finite number; pass the answer text instead")
+        return repr(gold)
+    if not isinstance(gold, str):
+        raise UnusableGold(f"gold of type {type(gold).__name__} is not text or a number; pass the answer as a string")
+    if len(gold) > MAX_GOLD_CHARS:
+        raise UnusableGold(f"gold is {len(gold)} characters long (over {MAX_GOLD_CHARS}); pass only the final answer")
+    boxed = _last_boxed(gold)
+    if boxed is None and _BOXED_RE.search(gold):
+        raise UnusableGold(f"gold {gold[-80:]!r} has no readable \\boxed{{}} answer; fix its braces or pass the answer")
+    text = boxed[1] if boxed else _strip_math_delimiters(gold)
+    text = text.strip()
+    if not text:
+        raise UnusableGold(f"gold {gold[:80]!r} is empty; pass the answer text, e.g. '\\frac{{1}}{{2}}'")
+    if not _balanced(text):
+        raise UnusableGold(f"gold {text[:80]!r} has unbalanced braces; fix the gold's LaTeX")
+    return text
+
+
+# ---------------------------------------------------------------------------------------------
+# Fast paths
+
+
+_TEXT_COMMAND_RE = re.compile(r"\\(?:text|textbf|textit|textrm|mbox|mathrm|mathbf)\s*\{([^{}]*)\}")
+_SPACING_RE = re.compile(r"\\(?:(?:left|right|displaystyle|quad|qquad)(?![A-Za-z])|[!,;: ])|\s+")
+_DEGREES_RE = re.compile(r"\^\s*\{\s*\\circ\s*\}|\^\s*\\circ|\\circ|°|\\degree")
+_TRAILING_UNIT_RE = re.compile(r"(?<=[0-9])\s*\\(?:text|mbox|textrm|mathrm)\s*\{\s*[A-Za-z][A-Za-z .]*\}(?:\^\{?[23]\}?)?\s*$")
+_ASSIGNMENT_RE = re.compile(r"^[A-Za-z](?:_\{?[A-Za-z0-9]+\}?)?=(?!=)(.+)$")
+_PLAIN_NUMBER_RE = re.compile(
+    r"""^[-+]?(?:\\\$)?
+    (?:[0-9]{1,3}(?:,[0-9]{3})+(?:\.[0-9]+)?|[0-9]+(?:\.[0-9]*)?|\.[0-9]+|\\frac\{[0-9]+\}\{[0-9]+\}|[0-9]+/[0-9]+)
+    (?:\\?%)?$""",
+    re.VERBOSE,
+)
+_INNER_MINUS_RE = re.compile(r"^(-?)\\frac\{-(?=[0-9]+\}\{[0-9]+\}$)")
+_SCIENTIFIC_RE = re.compile(
+    r"^(?P<mantissa>[-+]?[0-9]+(?:\.[0-9]+)?)(?:[eE]|(?:\\times|\\cdot|\*)10\^)(?P<exponent>\{[-+]?[0-9]{1,3}\}|[-+]?[0-9]{1,3})$"
+)
+
+
+def canonical(text: str) -> str:
+    """``text`` with the formatting that never changes a value removed, for string comparison.
+
+    Drops math delimiters, ``\\left``/``\\right``, spacing commands and all whitespace, ``^\\circ``,
+    a final period, ``\\text{}``-like wrappers (keeping their content); ``\\dfrac``/``\\tfrac`` become
+    ``\\frac`` and ``{,}`` becomes ``,``.
+
+    Example:
+        >>> canonical(r"$\\left( 3, \\dfrac{\\pi}{2} \\right).$")
+        '(3,\\\\frac{\\\\pi}{2})'
+        >>> canonical(r"\\text{Evelyn}"), canonical(r"30^{\\circ}"), canonical("10{,}000")
+        ('Evelyn', '30', '10,000')
+    """
+    text = _strip_math_delimiters(text)
+    text = re.sub(r"\\[dt]frac(?![A-Za-z])", r"\\frac", text)
+    text = _DEGREES_RE.sub("", text)
+    previous = None
+    while previous != text:
+        previous, text = text, _TEXT_COMMAND_RE.sub(r"\1", text)
+    text = _SPACING_RE.sub("", text).replace("{,}", ",")
+    return text.rstrip(".")
+
+
+@dataclass(frozen=True)
+class ExactNumber:
+    """A plain number read exactly: its value, whether it had a percent sign or a decimal point."""
+
+    value: Fraction
+    percent: bool
+    decimal: bool
+
+
+def exact_number(text: str) -> ExactNumber | None:
+    """``text`` as one plain number (decimal, fraction, percent, currency, unit, scientific), else ``None``.
+
+    Anything with a symbol, a root, a power other than ``10^n`` or more than one number is
+    ``None``: those go to sympy.
+
+    Example:
+        >>> exact_number(r"\\$1,234.50")
+        ExactNumber(value=Fraction(2469, 2), percent=False, decimal=True)
+        >>> exact_number(r"-\\dfrac{3}{4}").value, exact_number("12.5\\\\%").percent
+        (Fraction(-3, 4), True)
+        >>> exact_number(r"1.5 \\times 10^{3}").value, exact_number(r"5 \\text{ cm}").value
+        (Fraction(1500, 1), Fraction(5, 1))
+        >>> exact_number(r"5\\pi") is None, exact_number("1,2") is None
+        (True, True)
+    """
+    text = canonical(_TRAILING_UNIT_RE.sub("", text))
+    scientific = _SCIENTIFIC_RE.match(text)
+    if scientific:
+        exponent = int(scientific.group("exponent").strip("{}"))
+        mantissa = scientific.group("mantissa")
+        return ExactNumber(Fraction(mantissa) * Fraction(10) ** exponent, False, "." in mantissa)
+    text = _INNER_MINUS_RE.sub(lambda m: ("" if m.group(1) else "-") + r"\frac{", text)
+    if not _PLAIN_NUMBER_RE.match(text):
+        return None
+    number = first_number(text)
+    if number is None or number.end != len(text):
+        return None
+    return ExactNumber(number.value, number.percent, "." in text)
+
+
+def assignment_value(text: str) -> str | None:
+    """The right-hand side of a single assignment such as ``x = 5``, else ``None``.
+
+    Example:
+        >>> assignment_value("x = 5"), assignment_value("x + y = 5")
+        ('5', None)
+    """
+    match = _ASSIGNMENT_RE.match(canonical(text))
+    return match.group(1) if match else None
+
+
+def _candidates(number: ExactNumber, percent: Percent) -> tuple[Fraction, ...]:
+    if not number.percent or percent == "ignore":
+        return (number.value,)
+    if percent == "divide":
+        return (number.value / 100,)
+    return (number.value, number.value / 100)
+
+
+def numbers_match(answer: ExactNumber, gold: ExactNumber, options: CompareOptions) -> bool:
+    """Whether two exact numbers are equal under ``options`` (percent mode, rounding, tolerance).
+
+    Example:
+        >>> half = exact_number("0.5")
+        >>> numbers_match(exact_number("50\\\\%"), half, CompareOptions())
+        True
+        >>> numbers_match(exact_number("50\\\\%"), half, CompareOptions(percent="ignore"))
+        False
+        >>> numbers_match(exact_number("0.333333"), exact_number(r"\\frac{1}{3}"), CompareOptions())
+        True
+    """
+    rounded = answer.decimal or gold.decimal
+    for a in _candidates(answer, options.percent):
+        for g in _candidates(gold, options.percent):
+            if a == g:
+                return True
+            if rounded and round(a, options.float_rounding) == round(g, options.float_rounding):
+                return True
+            if abs(a - g) <= max(Fraction(options.abs_tol), Fraction(options.rel_tol) * max(abs(a), abs(g))):
+                return True
+    return False
+
+
+def for_sympy(text: str, percent: Percent) -> str:
+    """The answer text as sympy should read it under a percent mode (``50\\%`` -> ``\\frac{50}{100}``).
+
+    Example:
+        >>> for_sympy("x\\\\%", "divide"), for_sympy("x\\\\%", "ignore"), for_sympy("x\\\\%", "either")
+        ('\\\\frac{x}{100}', 'x', 'x\\\\%')
+    """
+    if percent == "ignore":
+        return re.sub(r"\\?%", "", text).strip()
+    if percent == "divide":
+        match = re.match(r"^(.*?)\s*\\?%\s*$", text, re.DOTALL)
+        if match:
+            return f"\\frac{{{match.group(1)}}}{{100}}"
+    return text
+
+
+def brace_depth(text: str) -> int:
+    """The deepest nesting of ``{}``, ``()`` and ``[]`` in ``text``.
+
+    Example:
+        >>> brace_depth(r"\\frac{1}{(2+3)}")
+        2
+    """
+    depth = deepest = 0
+    for char in re.findall(r"[{}()\[\]]", text):
+        depth = depth + 1 if char in "{([" else max(0, depth - 1)
+        deepest = max(deepest, depth)
+    return deepest

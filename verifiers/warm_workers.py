@@ -1,0 +1,212 @@
+"""Warm worker processes: a template process pays the imports once, then forks workers on request.
+
+The template (a "zygote") is a fresh interpreter started with ``python -m`` (never a fork of
+the caller, so a trainer's threads, CUDA state and ``__main__`` script are not copied). It
+imports the modules it is told to preload, then forks one worker per request in a few
+milliseconds. A worker runs one task at a time: it receives ``(function, args)`` over its own
+socket, calls the function and sends back ``("ok", value)`` or ``("raised", message)``.
+
+Workers die with the template, and the template exits when its caller closes the control
+socket (or dies), so nothing is left behind.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import importlib
+import os
+import pickle
+import resource
+import select
+import signal
+import socket
+import struct
+import subprocess
+import sys
+import threading
+from multiprocessing.connection import Connection
+from typing import Any
+
+_PID = struct.Struct("!i")
+_READY = b"R"
+_FORK = b"F"
+_PR_SET_PDEATHSIG = 1
+_MESSAGE_CAP = 2000  # characters of an exception message sent back
+
+
+class WorkerStartError(RuntimeError):
+    """The template process could not be started or could not fork a worker."""
+
+
+class Worker:
+    """One forked worker: its pid and the connection tasks go through.
+
+    Example:
+        >>> with Zygote(preload=()) as zygote:
+        ...     worker = zygote.fork_worker()
+        ...     worker.connection.send((len, ("abc",)))
+        ...     answer = worker.connection.recv()
+        ...     worker.kill()
+        >>> answer
+        ('ok', 3)
+    """
+
+    def __init__(self, pid: int, connection: Connection) -> None:
+        self.pid = pid
+        self.connection = connection
+
+    def kill(self) -> None:
+        """Kill the worker at once (it may be in the middle of a task) and close its connection."""
+        try:
+            os.kill(self.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        self.close()
+
+    def stop(self) -> None:
+        """Ask an idle worker to exit and close its connection."""
+        try:
+            self.connection.send(None)
+        except OSError:
+            pass
+        self.close()
+
+    def close(self) -> None:
+        """Close this process's end of the connection (the worker exits when it reads EOF)."""
+        self.connection.close()
+
+
+class Zygote:
+    """A warm template process that forks workers (see the module docstring).
+
+    Args:
+        preload: modules the template imports once, so that every worker starts with them.
+        memory_limit_mb: address-space limit of each worker, or ``None`` for no limit.
+        start_timeout: seconds to wait for the template to import its modules.
+    """
+
+    def __init__(self, preload: tuple[str, ...], *, memory_limit_mb: int | None = None,
+                 start_timeout: float = 120.0) -> None:
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+        command = [sys.executable, "-m", __name__, str(theirs.fileno()), str(memory_limit_mb or 0), *preload]
+        try:
+            self._process = subprocess.Popen(command, pass_fds=[theirs.fileno()], env=env,
+                                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                             start_new_session=True)
+        finally:
+            theirs.close()
+        self._control = ours
+        self._lock = threading.Lock()
+        if select.select([ours], [], [], start_timeout)[0] == [] or ours.recv(1) != _READY:
+            self.close()
+            raise WorkerStartError(f"the worker template (preloading {', '.join(preload) or 'nothing'}) did not start; "
+                                   "run the command above by hand to see why")
+
+    def alive(self) -> bool:
+        """Whether the template process is still running."""
+        return self._process.poll() is None
+
+    def fork_worker(self, timeout: float = 30.0) -> Worker:
+        """Fork a new worker and return it."""
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            with self._lock:
+                socket.send_fds(self._control, [_FORK], [theirs.fileno()])
+                if not select.select([self._control], [], [], timeout)[0]:
+                    raise WorkerStartError("the worker template did not fork a worker in time")
+                reply = self._control.recv(_PID.size, socket.MSG_WAITALL)
+        except OSError as exc:
+            ours.close()
+            raise WorkerStartError(f"the worker template is gone ({exc})") from None
+        finally:
+            theirs.close()
+        if len(reply) != _PID.size:
+            ours.close()
+            raise WorkerStartError("the worker template exited")
+        return Worker(_PID.unpack(reply)[0], Connection(ours.detach()))
+
+    def close(self, wait: float = 2.0) -> None:
+        """Close the control socket (the template and its workers then exit) and reap the template."""
+        self._control.close()
+        try:
+            self._process.wait(wait)
+        except subprocess.TimeoutExpired:
+            self._process.kill()
+            self._process.wait()
+
+    def abandon(self) -> None:
+        """Forget the template without touching it (in a forked child, which does not own it)."""
+        self._control.close()
+        self._process.returncode = 0  # not our child: nothing to reap
+
+    def __enter__(self) -> Zygote:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _die_with_parent() -> None:
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    except (OSError, AttributeError):  # not Linux: the worker still exits on EOF
+        pass
+
+
+def _limit_memory(memory_limit_mb: int) -> None:
+    if memory_limit_mb > 0:
+        limit = memory_limit_mb * 1024 * 1024
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+
+def _serve_tasks(connection: Connection) -> None:
+    """A worker's loop: one task at a time until EOF or ``None``."""
+    while True:
+        try:
+            message = connection.recv_bytes()
+        except (EOFError, OSError):
+            return
+        try:
+            task = pickle.loads(message)
+            if task is None:
+                return
+            function, args = task
+            reply: tuple[str, Any] = ("ok", function(*args))
+        except BaseException as exc:  # a task's failure is reported, never kills the worker
+            reply = ("raised", f"{type(exc).__name__}: {exc}"[:_MESSAGE_CAP])
+        try:
+            connection.send(reply)
+        except OSError:
+            return
+        except Exception as exc:  # the value did not pickle
+            connection.send(("raised", f"{type(exc).__name__}: {exc}"[:_MESSAGE_CAP]))
+
+
+def _zygote_main(control_fd: int, memory_limit_mb: int, preload: list[str]) -> None:
+    for name in preload:
+        importlib.import_module(name)
+    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # the kernel reaps finished workers
+    control = socket.socket(fileno=control_fd)
+    control.sendall(_READY)
+    while True:
+        try:
+            message, fds, _, _ = socket.recv_fds(control, 1, 1)
+        except OSError:
+            return
+        if not message or not fds:
+            return
+        pid = os.fork()
+        if pid == 0:
+            control.close()
+            signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+            _die_with_parent()
+            _limit_memory(memory_limit_mb)
+            _serve_tasks(Connection(fds[0]))
+            os._exit(0)
+        os.close(fds[0])
+        control.sendall(_PID.pack(pid))
+
+
+if __name__ == "__main__":
+    _zygote_main(int(sys.argv[1]), int(sys.argv[2]), sys.argv[3:])
