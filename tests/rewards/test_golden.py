@@ -1,0 +1,119 @@
+import json
+from pathlib import Path
+
+import pytest
+
+from referee.recipes.cli import main
+from referee.rewards import get_reward
+from referee.rewards.golden import GoldenCase, check_golden, load_golden
+from referee.rewards.testing import assert_golden, golden_params
+
+GOLDEN = Path(__file__).parent / "golden" / "gsm8k.jsonl"
+
+
+def write_jsonl(path, rows):
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("case", golden_params(GOLDEN))
+def test_gsm8k_accuracy_golden_file(case):
+    assert_golden("gsm8k_accuracy", case)
+
+
+def test_check_exits_0_on_a_correct_golden_file(capsys):
+    assert main(["check", "gsm8k_accuracy", str(GOLDEN)]) == 0
+    assert "10 of 10 golden cases match" in capsys.readouterr().out
+
+
+def test_check_exits_1_and_lists_a_wrong_expectation(tmp_path, capsys):
+    rows = [json.loads(line) for line in GOLDEN.read_text().splitlines()]
+    rows[5]["expected"] = 1  # "48 * 2 = 96 ... #### 144" is wrong; claim it is right
+    golden = write_jsonl(tmp_path / "bad.jsonl", rows)
+    assert main(["check", "gsm8k_accuracy", str(golden)]) == 1
+    out = capsys.readouterr().out
+    assert "She sold 48 * 2 = 96" in out and "144 (####) differs from the gold 72" in out
+    assert out.splitlines()[1].split()[:3] == ["6", "1", "0"]
+    assert "9 of 10 golden cases match, 1 do not" in out
+
+
+def test_check_json_for_machines(tmp_path, capsys):
+    golden = write_jsonl(tmp_path / "g.jsonl", [
+        {"completion": "#### 18", "answer": "18", "expected": 1},
+        {"completion": "#### 18", "answer": "18", "expected": 0.5},
+        {"completion": "#### 18", "answer": "oops", "expected": 0},
+    ])
+    assert main(["check", "gsm8k_accuracy", str(golden), "--json"]) == 1
+    report = json.loads(capsys.readouterr().out)
+    assert report["cases"] == 3 and report["ok"] is False
+    assert [(m["line"], m["expected"], m["got"]) for m in report["mismatches"]] == [(2, 0.5, 1.0), (3, 0.0, None)]
+    assert "oops" in report["mismatches"][1]["reason"]
+
+
+def test_check_weighted_sums_options_and_module_paths(tmp_path):
+    weighted = write_jsonl(tmp_path / "sum.jsonl", [
+        {"completion": "<think>48 + 24 = 72</think>\n#### 72", "answer": "72", "expected": 1.25},
+        {"completion": "<think>48 + 24 = 70</think>\n#### 70", "answer": "72", "expected": 0.25},
+        {"completion": "#### 72", "answer": "72", "expected": 1.0},
+    ])
+    assert main(["check", "gsm8k_accuracy + 0.25*think_format", str(weighted)]) == 0
+    assert main(["check", "gsm8k_accuracy + 0.5*think_format", str(weighted)]) == 1
+    other_column = write_jsonl(tmp_path / "final.jsonl", [{"completion": "The answer is 72.", "final": "72", "expected": 1}])
+    assert main(["check", "gsm8k_accuracy", str(other_column)]) == 1
+    assert main(["check", "gsm8k_accuracy", str(other_column), "-O", "gold_column=final"]) == 0
+    ids = write_jsonl(tmp_path / "ids.jsonl", [
+        {"completion": "x", "completion_ids": [1] * 9, "expected": -0.8},
+        {"completion": "x", "completion_ids": [1] * 2, "expected": 0},
+    ])
+    assert main(["check", "referee.rewards:SoftOverlong", str(ids), "-O", "max_length=10", "-O", "buffer=5"]) == 0
+
+
+@pytest.mark.parametrize(("reward", "rows", "message"), [
+    ("no_such_reward", [{"completion": "x", "expected": 0}], "Unknown reward"),
+    ("gsm8k_accuracy", [{"completion": "x"}], "line 1 has no 'expected'"),
+    ("gsm8k_accuracy", [{"completion": "x", "expected": "yes"}], "not a number or null"),
+    ("gsm8k_accuracy", [], "holds no golden cases"),
+    ("gsm8k_accuracy", [[1, 2]], "JSON list"),
+])
+def test_check_exits_2_on_unusable_input(tmp_path, capsys, reward, rows, message):
+    golden = write_jsonl(tmp_path / "g.jsonl", rows)
+    assert main(["check", reward, str(golden)]) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_invalid_json_line_is_named(tmp_path):
+    path = tmp_path / "g.jsonl"
+    path.write_text('{"completion": "x", "expected": 0}\n\n{oops\n', encoding="utf-8")
+    with pytest.raises(ValueError, match="line 3 is not valid JSON"):
+        load_golden(path)
+
+
+def test_a_reward_that_raises_fails_every_case_even_expected_none():
+    def broken(completions, **kwargs):
+        raise RuntimeError("bug")
+
+    results = check_golden(broken, [GoldenCase("x", None), GoldenCase("y", 1.0)])
+    assert [r.ok() for r in results] == [False, False]
+    assert "RuntimeError: bug" in results[0].reason
+
+
+def test_assertion_message_is_readable():
+    case = GoldenCase("She sold 96 clips.\n#### 96", 1.0, {"answer": "72"}, source="golden/gsm8k.jsonl", line=7)
+    with pytest.raises(AssertionError) as failure:
+        assert_golden(get_reward("gsm8k_accuracy"), case)
+    assert str(failure.value).splitlines() == [
+        "golden/gsm8k.jsonl line 7: gsm8k_accuracy gave 0.0, expected 1.0",
+        "  completion: She sold 96 clips.\\n#### 96",
+        "  reason:     96 (####) differs from the gold 72",
+    ]
+
+
+def test_prompt_and_extra_fields_reach_the_reward():
+    seen = {}
+
+    def spy(prompts=None, completions=None, completion_ids=None, **kwargs):
+        seen.update(prompts=prompts, **kwargs)
+        return [1.0] * len(completions)
+
+    check_golden(spy, [GoldenCase("x", 1.0, {"answer": "1", "level": 3}, prompt="Q?"), GoldenCase("y", 1.0, {"answer": "2"})])
+    assert seen == {"prompts": ["Q?", None], "answer": ["1", "2"], "level": [3, None]}
