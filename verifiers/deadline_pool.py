@@ -252,6 +252,22 @@ class DeadlinePool:
             self._workers.discard(worker)
             self._condition.notify()
 
+    def processes(self) -> list[int]:
+        """Process ids of the live workers and of their template (for monitoring).
+
+        Example:
+            >>> with DeadlinePool(1) as pool:
+            ...     _ = pool.run(abs, [(-1,)], timeout=5)
+            ...     len(pool.processes())
+            2
+        """
+        with self._condition:
+            pids = [worker.pid for worker in self._workers]
+        with self._zygote_lock:
+            if self._zygote is not None:
+                pids.append(self._zygote.pid)
+        return pids
+
     def close(self) -> None:
         """Stop idle workers, kill busy ones and the template; later calls to :meth:`run` fail."""
         with self._condition:

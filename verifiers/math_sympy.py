@@ -33,6 +33,9 @@ def _parse(text: str) -> list[Any]:
     return parse(f"\\boxed{{{text}}}", extraction_config=_EXTRACTION, parsing_timeout=None)
 
 
+_PROBE = _parse("0")
+
+
 @lru_cache(maxsize=4096)
 def _parsed_gold(text: str) -> list[Any]:
     return _parse(text)
@@ -45,13 +48,20 @@ def _is_maths(parsed: list[Any]) -> bool:
 def gold_problem(gold: str) -> str | None:
     """Why the gold answer text cannot be used, or ``None`` when sympy reads it.
 
+    The gold is also compared once with ``0``, so that a gold whose comparison hangs (a power
+    tower) times out here, as the gold's fault, rather than later on a completion.
+
     Example:
         >>> gold_problem(r"\\frac{1}{2}") is None, gold_problem(r"\\left( 3, \\frac{\\pi}{2} \\right)") is None
         (True, True)
         >>> gold_problem(r"\\frac{")
         'gold does not parse as maths'
     """
-    return None if _is_maths(_parsed_gold(gold)) else "gold does not parse as maths"
+    parsed = _parsed_gold(gold)
+    if not _is_maths(parsed):
+        return "gold does not parse as maths"
+    math_verify(parsed, _PROBE, timeout_seconds=None)
+    return None
 
 
 def _numbers(parsed: list[Any]) -> list[complex]:

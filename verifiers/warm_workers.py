@@ -103,6 +103,11 @@ class Zygote:
             raise WorkerStartError(f"the worker template (preloading {', '.join(preload) or 'nothing'}) did not start; "
                                    "run the command above by hand to see why")
 
+    @property
+    def pid(self) -> int:
+        """The template's process id."""
+        return self._process.pid
+
     def alive(self) -> bool:
         """Whether the template process is still running."""
         return self._process.poll() is None

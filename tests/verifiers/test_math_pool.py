@@ -1,0 +1,123 @@
+"""The worker pool behind the maths verifier: deadlines, crashes, reuse, threads, fork, exit."""
+
+import os
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+
+from referee.verifiers.deadline_pool import DeadlinePool, NamedFunction, shared_pool
+
+
+@pytest.fixture(scope="module")
+def pool():
+    with DeadlinePool(2) as pool:
+        yield pool
+
+
+def _alive(pid):
+    try:
+        with open(f"/proc/{pid}/status") as status:
+            return "zombie" not in status.read()
+    except FileNotFoundError:
+        return False
+
+
+def test_results_keep_their_order(pool):
+    outcomes = pool.run(pow, [(2, n) for n in range(50)], timeout=5)
+    assert [o.value for o in outcomes] == [2 ** n for n in range(50)]
+    assert {o.status for o in outcomes} == {"ok"}
+
+
+def test_overrunning_task_is_killed_and_its_worker_replaced(pool):
+    started = time.monotonic()
+    outcomes = pool.run(time.sleep, [(60,), (0,), (60,), (0,)], timeout=0.5)
+    assert [o.status for o in outcomes] == ["timeout", "ok", "timeout", "ok"]
+    assert time.monotonic() - started < 1.5
+    assert pool.run(abs, [(-3,)], timeout=5)[0].value == 3
+    assert len(pool.processes()) <= pool.size + 1  # killed workers are gone, not leaked
+
+
+def test_worker_crash_and_exception_are_reported_not_raised(pool):
+    crashed, raised, fine = pool.run(NamedFunction("os:_exit"), [(3,)], timeout=5) + \
+        pool.run(int, [("x",), ("7",)], timeout=5)
+    assert crashed.status == "crashed" and "died" in crashed.message
+    assert raised.status == "raised" and raised.message.startswith("ValueError")
+    assert fine.value == 7
+
+
+def test_total_timeout_cancels_what_is_left(pool):
+    started = time.monotonic()
+    outcomes = pool.run(time.sleep, [(60,)] * 5, timeout=30, total_timeout=0.5)
+    assert {o.status for o in outcomes} == {"cancelled"}
+    assert time.monotonic() - started < 1.5
+
+
+def test_several_threads_share_the_workers(pool):
+    results = {}
+
+    def work(index):
+        results[index] = pool.run(pow, [(index, 2)] * 20, timeout=5)
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(30)
+    assert all([o.value for o in results[i]] == [i * i] * 20 for i in range(6))
+
+
+def test_memory_limit_stops_a_runaway_task():
+    with DeadlinePool(1, memory_limit_mb=512) as limited:
+        outcome = limited.run(bytearray, [(2 * 1024 ** 3,)], timeout=10)[0]
+    assert outcome.status == "raised" and outcome.message.startswith("MemoryError")
+
+
+def test_bad_settings_are_refused(pool):
+    with pytest.raises(ValueError, match="workers=0"):
+        DeadlinePool(0)
+    with pytest.raises(ValueError, match="timeout=0"):
+        pool.run(abs, [(1,)], timeout=0)
+
+
+def test_closed_pool_reports_instead_of_hanging():
+    closed = DeadlinePool(1)
+    closed.close()
+    assert closed.run(abs, [(1,)], timeout=1)[0].status == "crashed"
+
+
+def test_forked_child_starts_its_own_workers(pool):
+    pool.run(abs, [(1,)], timeout=5)
+    parent_processes = set(pool.processes())
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            outcomes = pool.run(time.sleep, [(0,), (60,)], timeout=0.5)
+            mine = set(pool.processes())
+            os.write(write, f"{[o.status for o in outcomes]}|{sorted(mine & parent_processes)}".encode())
+        finally:
+            os._exit(0)
+    os.close(write)
+    os.waitpid(pid, 0)
+    message = os.read(read, 1000).decode()
+    os.close(read)
+    assert message == "['ok', 'timeout']|[]"
+    assert pool.run(abs, [(-2,)], timeout=5)[0].value == 2
+
+
+def test_shared_pool_is_reused_and_everything_exits_with_the_interpreter():
+    assert shared_pool(1) is shared_pool(1) and shared_pool(1) is not shared_pool(2)
+    script = ("from referee.verifiers.deadline_pool import shared_pool\n"
+              "pool = shared_pool(2)\n"
+              "pool.run(abs, [(1,), (2,)], timeout=5)\n"
+              "print(*pool.processes())\n")
+    pids = [int(p) for p in subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                                           check=True, timeout=60).stdout.split()]
+    assert len(pids) == 3  # two workers and their template
+    deadline = time.monotonic() + 5
+    while any(_alive(pid) for pid in pids) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not any(_alive(pid) for pid in pids)
