@@ -10,6 +10,7 @@ from typing import Any
 _LAZY_EXPORTS = {
     "RefereeGRPOConfig": "referee.recipes.config",
     "RefereeGRPOTrainer": "referee.recipes.trainer",
+    "DiagnosticsCallback": "referee.recipes.diagnostics",
 }
 
 

@@ -1,0 +1,233 @@
+"""Read a GRPO run's logged metrics and name what is going wrong, with the seeds' remedy.
+
+Pure Python (no torch): :class:`DiagnosticsMonitor` takes the metrics TRL 1.16's
+``GRPOTrainer`` logs (``frac_reward_zero_std``, ``completions/clipped_ratio``,
+``clip_ratio/region_mean``, ``kl``, ``entropy``, ``completions/mean_length``, ``reward``,
+``reward_std``) plus the batch's mean advantage, keeps a sliding window of each, and
+reports every cause once. ``referee.recipes.DiagnosticsCallback`` feeds it from a trainer.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import deque
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+ADVANTAGE_MEAN = "diagnostics/advantage_mean"  # logged by DiagnosticsCallback, not by TRL
+
+# The metrics read, by TRL 1.16's names.
+DEGENERATE = "frac_reward_zero_std"
+CLIPPED = "completions/clipped_ratio"
+CLIP_RATIO = "clip_ratio/region_mean"
+KL = "kl"
+ENTROPY = "entropy"
+LENGTH = "completions/mean_length"
+REWARD = "reward"
+REWARD_STD = "reward_std"
+WATCHED = (DEGENERATE, CLIPPED, CLIP_RATIO, KL, ENTROPY, LENGTH, REWARD, REWARD_STD, ADVANTAGE_MEAN)
+
+# cause -> the seeds' remedy, one sentence each.
+REMEDIES: dict[str, str] = {
+    "degenerate_groups": "most groups score all-equal and give no gradient because the prompts became too easy or "
+                         "too hard: pre-filter them by pass rate (referee prefilter) or raise num_generations.",
+    "truncated_completions": "completions run into max_completion_length: raise it, or keep "
+                             "mask_truncated_completions=True and shape overlong answers (soft_overlong).",
+    "policy_clipping": "the policy moved too far from the one that sampled: lower the learning rate or "
+                       "num_iterations.",
+    "negative_kl": "a KL estimate below zero means the k1 estimator: use k3, exp(ref - logp) - (ref - logp) - 1, "
+                   "which is never negative.",
+    "entropy_collapse": "the policy is turning deterministic and stops exploring: use clip-higher "
+                        "(epsilon_high=0.28), a lower learning rate or a higher temperature.",
+    "length_bias": "length grows while reward stays flat: that is the length bias of per-sequence loss averaging, "
+                   "not longer thinking; use loss_type='dapo' or 'dr_grpo'.",
+    "zero_reward_std": "every completion got the same reward, so there is no gradient: check the reward on golden "
+                       "answers (referee check) and sample with temperature >= 0.7.",
+    "advantages_not_centred": "advantages average to 0 by construction, so a non-zero mean is an arithmetic bug "
+                              "(the group baseline taken over the wrong axis).",
+}
+CAUSES: tuple[str, ...] = tuple(REMEDIES)
+
+
+@dataclass(frozen=True)
+class DiagnosticsConfig:
+    """Thresholds of the diagnostics and how often to write sample completions.
+
+    Windows count log events (one per ``logging_steps``). Trend checks compare the mean of
+    the newer half of the window with the older half.
+
+    - ``window`` (10): log events a check looks back over.
+    - ``min_points`` (4): values a window check needs before it speaks.
+    - ``degenerate_share_max`` (0.5): ``frac_reward_zero_std`` window mean above this is high.
+    - ``degenerate_rise`` (0.2): newer-half mean this much above the older half is rising.
+    - ``clipped_share_max`` (0.2): ``completions/clipped_ratio`` window mean above this.
+    - ``clip_ratio_max`` (0.3): ``clip_ratio/region_mean`` window mean above this.
+    - ``kl_tolerance`` (1e-6): a ``kl`` value below minus this is negative.
+    - ``entropy_collapse_ratio`` (0.3): newer-half entropy below this share of the run's first
+      ``min_points`` values is a collapse.
+    - ``length_rise`` (0.2): newer-half mean length at least this share above the older half...
+    - ``reward_flat`` (0.02): ...while the reward moved by at most this much is the length bias.
+    - ``zero_std_logs`` (3): this many log events in a row with ``reward_std`` = 0.
+    - ``advantage_mean_max`` (0.01): a batch's mean advantage further from 0 than this.
+    - ``samples_every`` (50): steps between sample files; 0 turns samples off.
+    - ``num_samples`` (4): completions written each time.
+
+    Example:
+        >>> DiagnosticsConfig().clip_ratio_max, DiagnosticsConfig(window=20).window
+        (0.3, 20)
+    """
+
+    window: int = 10
+    min_points: int = 4
+    degenerate_share_max: float = 0.5
+    degenerate_rise: float = 0.2
+    clipped_share_max: float = 0.2
+    clip_ratio_max: float = 0.3
+    kl_tolerance: float = 1e-6
+    entropy_collapse_ratio: float = 0.3
+    length_rise: float = 0.2
+    reward_flat: float = 0.02
+    zero_std_logs: int = 3
+    advantage_mean_max: float = 0.01
+    samples_every: int = 50
+    num_samples: int = 4
+
+    def __post_init__(self) -> None:
+        if self.min_points < 2 or self.window < self.min_points:
+            raise ValueError(f"window={self.window} and min_points={self.min_points} need 2 <= min_points <= window.")
+        if self.zero_std_logs < 1 or self.samples_every < 0 or self.num_samples < 0:
+            raise ValueError("zero_std_logs must be at least 1 and samples_every, num_samples at least 0.")
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One cause seen at one step: what was measured and what to do.
+
+    Example:
+        >>> print(Finding("negative_kl", 12, "kl = -0.0300 < 0").message())
+        step 12, negative_kl: kl = -0.0300 < 0; a KL estimate below zero means the k1 estimator: use k3, exp(ref - logp) - (ref - logp) - 1, which is never negative.
+    """
+
+    cause: str
+    step: int
+    evidence: str
+
+    def message(self) -> str:
+        """The warning line: step, cause, evidence and remedy."""
+        return f"step {self.step}, {self.cause}: {self.evidence}; {REMEDIES[self.cause]}"
+
+
+class DiagnosticsMonitor:
+    """A sliding window over logged metrics that flags each cause and reports it once.
+
+    Example:
+        >>> monitor = DiagnosticsMonitor()
+        >>> for step in range(1, 5):
+        ...     new = monitor.update(step, {"frac_reward_zero_std": 0.9, "reward_std": 0.3})
+        >>> [finding.cause for finding in new], monitor.flags()["diagnostics/degenerate_groups"]
+        (['degenerate_groups'], 1.0)
+        >>> monitor.update(5, {"frac_reward_zero_std": 0.9, "reward_std": 0.3})
+        []
+    """
+
+    def __init__(self, config: DiagnosticsConfig | None = None) -> None:
+        self.config = config or DiagnosticsConfig()
+        self._values = {name: deque(maxlen=self.config.window) for name in WATCHED}
+        self._entropy_start: list[float] = []
+        self._active: dict[str, str] = {}
+        self.reported: list[Finding] = []
+
+    def update(self, step: int, metrics: Mapping[str, object]) -> list[Finding]:
+        """Add one log event's metrics; return the findings reported for the first time.
+
+        Missing, ``None`` and NaN values are skipped; metrics other than the watched ones
+        are ignored.
+        """
+        for name in WATCHED:
+            value = metrics.get(name)
+            if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
+                self._values[name].append(float(value))
+                if name == ENTROPY and len(self._entropy_start) < self.config.min_points:
+                    self._entropy_start.append(float(value))
+        self._active = {cause: evidence for cause, evidence in self._evidence().items() if evidence}
+        seen = {finding.cause for finding in self.reported}
+        new = [Finding(cause, step, evidence) for cause, evidence in self._active.items() if cause not in seen]
+        self.reported += new
+        return new
+
+    def flags(self) -> dict[str, float]:
+        """``{"diagnostics/<cause>": 1.0 or 0.0}`` for every cause, as of the last update."""
+        return {f"diagnostics/{cause}": float(cause in self._active) for cause in CAUSES}
+
+    def _evidence(self) -> dict[str, str | None]:
+        return {
+            "degenerate_groups": self._degenerate(),
+            "truncated_completions": self._above(CLIPPED, self.config.clipped_share_max),
+            "policy_clipping": self._above(CLIP_RATIO, self.config.clip_ratio_max),
+            "negative_kl": self._negative_kl(),
+            "entropy_collapse": self._entropy_collapse(),
+            "length_bias": self._length_bias(),
+            "zero_reward_std": self._zero_reward_std(),
+            "advantages_not_centred": self._advantages_not_centred(),
+        }
+
+    def _halves(self, name: str) -> tuple[float, float] | None:
+        values = list(self._values[name])
+        if len(values) < self.config.min_points:
+            return None
+        middle = len(values) // 2
+        return _mean(values[:middle]), _mean(values[middle:])
+
+    def _above(self, name: str, limit: float) -> str | None:
+        values = self._values[name]
+        if len(values) < self.config.min_points or _mean(values) <= limit:
+            return None
+        return f"{name} averages {_mean(values):.2f} over the last {len(values)} logs (limit {limit:g})"
+
+    def _degenerate(self) -> str | None:
+        high = self._above(DEGENERATE, self.config.degenerate_share_max)
+        if high:
+            return high
+        halves = self._halves(DEGENERATE)
+        if halves and halves[1] - halves[0] >= self.config.degenerate_rise:
+            return f"{DEGENERATE} rose from {halves[0]:.2f} to {halves[1]:.2f}"
+        return None
+
+    def _negative_kl(self) -> str | None:
+        lowest = min(self._values[KL], default=0.0)
+        return f"kl = {lowest:.4f} < 0" if lowest < -self.config.kl_tolerance else None
+
+    def _entropy_collapse(self) -> str | None:
+        halves = self._halves(ENTROPY)
+        if halves is None or len(self._entropy_start) < self.config.min_points:
+            return None
+        start = _mean(self._entropy_start)
+        if start > 0 and halves[1] < self.config.entropy_collapse_ratio * start:
+            return f"entropy fell from {start:.3f} to {halves[1]:.3f}"
+        return None
+
+    def _length_bias(self) -> str | None:
+        length, reward = self._halves(LENGTH), self._halves(REWARD)
+        if length is None or reward is None or length[0] <= 0:
+            return None
+        if length[1] >= (1 + self.config.length_rise) * length[0] and abs(reward[1] - reward[0]) <= self.config.reward_flat:
+            return (f"mean length rose from {length[0]:.0f} to {length[1]:.0f} tokens while reward stayed "
+                    f"at {reward[1]:.3f}")
+        return None
+
+    def _zero_reward_std(self) -> str | None:
+        recent = list(self._values[REWARD_STD])[-self.config.zero_std_logs:]
+        if len(recent) == self.config.zero_std_logs and all(value == 0.0 for value in recent):
+            return f"reward_std was 0 in the last {len(recent)} logs"
+        return None
+
+    def _advantages_not_centred(self) -> str | None:
+        values = self._values[ADVANTAGE_MEAN]
+        if values and abs(values[-1]) > self.config.advantage_mean_max:
+            return f"the batch's mean advantage is {values[-1]:.4f}"
+        return None
+
+
+def _mean(values: Iterable[float]) -> float:
+    items = list(values)
+    return sum(items) / len(items)
