@@ -1,0 +1,177 @@
+"""The pre-filter run: load, resume, generate and score chunk by chunk, then write the results."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .chunks import ChunkRunner, chunk_rows
+from .config import PrefilterConfig
+from .data import Rows, load_rows
+from .finalize import finalize
+from .generation import GenerationBackend, build_backend, resolve_backend
+from .scoring import Scorer
+from .store import ChunkStore
+
+MANIFEST_VERSION = 1
+
+
+def shard_chunks(num_chunks: int, shard_index: int, num_shards: int) -> list[int]:
+    """The chunks shard ``shard_index`` of ``num_shards`` takes: every ``num_shards``-th one.
+
+    Example:
+        >>> shard_chunks(7, 1, 3)
+        [1, 4]
+    """
+    return list(range(shard_index, num_chunks, num_shards))
+
+
+def build_manifest(config: PrefilterConfig, rows: Rows, scorer: Scorer) -> dict[str, Any]:
+    """The run description saved in ``state/run.json``.
+
+    ``settings`` (what decides the samples and scores) must match to resume a run or merge
+    shards; ``shard`` must match to resume; the rest (keep bounds, group size, output format,
+    the data path) may change between reruns.
+    """
+    return {
+        "version": MANIFEST_VERSION,
+        "settings": {
+            "model": config.model,
+            "data": {"rows": len(rows), "fingerprint": rows.fingerprint(), "split": config.split,
+                     "config": config.data_config},
+            "prompt": {"column": config.prompt_column, "chat_template": config.chat_template,
+                       "system_prompt": config.system_prompt, "chat_template_kwargs": dict(config.chat_template_kwargs)},
+            "rewards": list(scorer.names),
+            "success_reward": scorer.success_reward,
+            "threshold": scorer.threshold,
+            "num_generations": config.num_generations,
+            "sampling": dataclasses.asdict(config.sampling),
+            "backend": resolve_backend(config.engine.backend),
+            "chunk_size": config.chunk_size,
+            "save_samples": config.save_samples,
+        },
+        "shard": {"index": config.shard_index, "count": config.num_shards},
+        "data_source": config.data,
+        "keep": {"low": config.keep.low, "high": config.keep.high},
+        "group_size": config.group_size or config.num_generations,
+        "output_format": config.output_format,
+    }
+
+
+def report_header(manifest: dict[str, Any]) -> dict[str, Any]:
+    """What a report says about the run it summarises (copied from the manifest)."""
+    settings = manifest["settings"]
+    return {
+        "model": settings["model"],
+        "data": manifest["data_source"],
+        "rewards": settings["rewards"],
+        "success_reward": settings["success_reward"],
+        "threshold": settings["threshold"],
+        "num_generations": settings["num_generations"],
+        "sampling": settings["sampling"],
+        "backend": settings["backend"],
+        "shard": manifest["shard"],
+    }
+
+
+@dataclass
+class OpenedRun:
+    """A run's rows, scorer and store, the chunks it must have and those still to do."""
+
+    config: PrefilterConfig
+    rows: Rows
+    scorer: Scorer
+    store: ChunkStore
+    manifest: dict[str, Any]
+    assigned: list[int]
+    pending: list[int]
+
+    def rows_in(self, chunks: Sequence[int]) -> int:
+        """How many rows ``chunks`` hold."""
+        return sum(len(chunk_rows(len(self.rows), self.config.chunk_size, c)) for c in chunks)
+
+
+def open_run(config: PrefilterConfig) -> OpenedRun:
+    """Load the data and rewards, and start (or check and resume) the run in ``config.out``."""
+    scorer = Scorer(config.rewards, success_reward=config.success_reward, threshold=config.threshold)
+    rows = load_rows(config.data, split=config.split, config_name=config.data_config)
+    store = ChunkStore(Path(config.out) / "state")
+    manifest = build_manifest(config, rows, scorer)
+    store.open(manifest)
+    assigned = shard_chunks(math.ceil(len(rows) / config.chunk_size), config.shard_index, config.num_shards)
+    done = set(store.done())
+    return OpenedRun(config, rows, scorer, store, manifest, assigned, [c for c in assigned if c not in done])
+
+
+def process_chunks(run: OpenedRun, chunks: Sequence[int], backend: GenerationBackend, tokenizer: Any,
+                   on_chunk: Callable[[dict[str, Any]], None] | None = None) -> None:
+    """Generate, score and save ``chunks`` one after the other (each saved atomically)."""
+    runner = ChunkRunner(run.config, run.rows, tokenizer, backend, run.scorer)
+    for index in chunks:
+        payload = runner.run(index)
+        run.store.write(index, payload)
+        if on_chunk is not None:
+            on_chunk(payload)
+
+
+def _progress_bar(run: OpenedRun) -> Any:
+    from tqdm import tqdm
+
+    total = run.rows_in(run.assigned)
+    return tqdm(total=total, initial=total - run.rows_in(run.pending), unit=" prompts", desc="prefilter",
+                disable=not run.config.progress, file=sys.stderr, dynamic_ncols=True)
+
+
+def run_prefilter(config: PrefilterConfig, *, backend: GenerationBackend | None = None,
+                  tokenizer: Any = None) -> dict[str, Any]:
+    """Run (or resume) the pre-filter ``config`` describes and return its report.
+
+    Finished chunks in ``config.out`` are kept and not generated again; when every chunk of
+    the shard is done, ``all``/``kept`` rows, ``report.json`` and ``pass_rate_hist.png`` are
+    written. ``backend`` and ``tokenizer`` replace the ones ``config`` would load (a test or a
+    model already in memory).
+
+    Example:
+        >>> import json, os, tempfile
+        >>> from referee.recipes.tiny_model import save_tiny_model
+        >>> from referee.recipes.prefilter import EngineOptions, KeepBounds, SamplingOptions
+        >>> folder = tempfile.mkdtemp()
+        >>> with open(f"{folder}/rows.jsonl", "w") as rows:
+        ...     _ = rows.write("\\n".join(json.dumps({"prompt": f"{i} + 1 = "}) for i in range(3)))
+        >>> def has_digit(prompts, completions, **kwargs):
+        ...     return [float(any(c.isdigit() for c in text)) for text in completions]
+        >>> report = run_prefilter(PrefilterConfig(
+        ...     model=str(save_tiny_model(f"{folder}/model")), data=f"{folder}/rows.jsonl", rewards=(has_digit,),
+        ...     out=f"{folder}/out", num_generations=4, keep=KeepBounds(0.25, 0.75), progress=False,
+        ...     sampling=SamplingOptions(max_tokens=8), engine=EngineOptions(backend="transformers")))
+        >>> report["rows"], sorted(os.listdir(f"{folder}/out"))
+        (3, ['all.jsonl', 'kept.jsonl', 'pass_rate_hist.png', 'report.json', 'state'])
+    """
+    run = open_run(config)
+    if run.pending:
+        bar = _progress_bar(run)
+        try:
+            if config.engine.data_parallel_size > 1:
+                if backend is not None:
+                    raise ValueError("data_parallel_size > 1 starts its own worker processes; pass no backend object.")
+                from .parallel import run_workers
+
+                run_workers(run, bar.update)
+            else:
+                if tokenizer is None:
+                    from referee.recipes.loading import load_tokenizer
+
+                    tokenizer = load_tokenizer(config.model)
+                if backend is None:
+                    backend = build_backend(config.model, tokenizer, config.engine)
+                process_chunks(run, run.pending, backend, tokenizer, lambda payload: bar.update(len(payload["rows"])))
+        finally:
+            bar.close()
+    return finalize(run.store, run.assigned, config.out, keep=config.keep,
+                    group_size=config.group_size or config.num_generations, output_format=config.output_format,
+                    run=report_header(run.manifest))
