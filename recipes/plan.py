@@ -62,6 +62,8 @@ def model_state_bytes(trainable: int, sharding: Sharding, num_gpus: int) -> tupl
 class RunPlan:
     """A run's planned memory per GPU (GB) and tokens per optimizer step.
 
+    ``total_gb`` is the peak during generation; ``headroom_gb`` what is left of the card for
+    activations and logits while training (all of vLLM's share back when it sleeps).
     ``kv_cache_gb`` is None when only a parameter count is known (no architecture).
     ``to_dict()`` gives the stable keys of ``referee plan --json``.
 
@@ -82,6 +84,7 @@ class RunPlan:
     kv_sequences: int
     sequence_length: int
     total_gb: float
+    headroom_gb: float
     gpu_memory_gb: float
     fits: bool
     num_gpus: int
@@ -140,7 +143,8 @@ def plan_run(
     sharding = sharding_of(settings)
     warnings: list[str] = []
     irrelevant = set() if settings.use_peft else {"lora_r", "use_dora", "load_in_4bit", "load_in_8bit"}
-    irrelevant |= set() if settings.use_vllm else {"vllm_mode", "vllm_gpu_memory_utilization"}
+    if not settings.use_vllm:
+        irrelevant |= {"vllm_mode", "vllm_gpu_memory_utilization", "vllm_enable_sleep_mode"}
     assumed = [key for key in settings.assumed if key not in irrelevant]
 
     trainable, frozen_bytes = _trainable_and_frozen(settings, total_params, shape)
@@ -170,6 +174,9 @@ def plan_run(
     vllm_weights = WEIGHT_BYTES * total_params if settings.use_vllm else 0.0
     total = states + reference + vllm_share + (kv_cache or 0.0) * (generation == "transformers")
     fits = total <= gpu_memory_gb * GB
+    # A sleeping vLLM frees its share while the trainer runs its forward and backward passes.
+    asleep = generation == "vllm-colocate" and settings.vllm_enable_sleep_mode
+    headroom = gpu_memory_gb * GB - (states + reference if asleep else total)
 
     completions = settings.per_device_train_batch_size * settings.gradient_accumulation_steps * num_gpus
     completions /= settings.num_iterations
@@ -180,9 +187,9 @@ def plan_run(
             f"the plan needs {total / GB:.1f} GB per GPU, more than the {gpu_memory_gb:g} GB card: "
             "use LoRA (use_peft), shard with ZeRO-3 / FSDP over more GPUs, or offload the optimizer."
         )
-    elif gpu_memory_gb * GB - total < LOW_HEADROOM_SHARE * gpu_memory_gb * GB:
+    elif headroom < LOW_HEADROOM_SHARE * gpu_memory_gb * GB:
         warnings.append(
-            f"only {(gpu_memory_gb * GB - total) / GB:.1f} GB of the card is left for activations and logits: "
+            f"only {headroom / GB:.1f} GB of the card is left for activations and logits: "
             "measure peak memory on a short run before a long one."
         )
     if generation == "vllm-colocate":
@@ -204,6 +211,7 @@ def plan_run(
         kv_sequences=kv_sequences,
         sequence_length=sequence_length,
         total_gb=_gb(total),
+        headroom_gb=_gb(headroom),
         gpu_memory_gb=gpu_memory_gb,
         fits=fits,
         num_gpus=num_gpus,

@@ -31,6 +31,7 @@ RECIPE_DEFAULTS: dict[str, Any] = {
     "use_vllm": True,
     "vllm_mode": "colocate",
     "vllm_gpu_memory_utilization": 0.3,
+    "vllm_enable_sleep_mode": False,
     "use_peft": False,
     "lora_r": 16,
     "lora_target_modules": None,
@@ -45,7 +46,7 @@ RECIPE_DEFAULTS: dict[str, Any] = {
 }
 # Not a GRPOConfig field in TRL 1.16; recipes may still set it for their dataset loader.
 _EXTRA_KEYS = ("max_prompt_length",)
-_BOOL_KEYS = {"use_vllm", "use_peft", "use_dora", "load_in_4bit", "load_in_8bit"}
+_BOOL_KEYS = {"use_vllm", "vllm_enable_sleep_mode", "use_peft", "use_dora", "load_in_4bit", "load_in_8bit"}
 _FLOAT_KEYS = {"beta", "vllm_gpu_memory_utilization"}
 _COUNT_KEYS = {"per_device_train_batch_size", "gradient_accumulation_steps", "num_generations",
                "max_completion_length", "num_iterations", "steps_per_generation", "generation_batch_size",
@@ -73,6 +74,7 @@ class RecipeSettings:
     use_vllm: bool
     vllm_mode: str
     vllm_gpu_memory_utilization: float
+    vllm_enable_sleep_mode: bool
     use_peft: bool
     lora_r: int
     lora_target_modules: str | list[str] | None

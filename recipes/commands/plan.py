@@ -133,8 +133,9 @@ def format_plan(plan: RunPlan, settings: RecipeSettings) -> str:
         lines.append(f"  {'vLLM server':<20} on its own GPUs: weights {plan.vllm_weights_gb:.2f} GB, KV cache {kv}")
     else:
         lines.append(f"  {'generation KV cache':<20} {kv}")
-    left = plan.gpu_memory_gb - plan.total_gb
-    verdict = f"fits, {left:.1f} GB left for activations and logits" if plan.fits else "does NOT fit"
+    sleeping = " (vLLM sleeps while training)" if settings.use_vllm and settings.vllm_enable_sleep_mode else ""
+    verdict = (f"fits, {plan.headroom_gb:.1f} GB left for activations and logits{sleeping}" if plan.fits
+               else "does NOT fit")
     lines += [
         f"  {'total':<20} {plan.total_gb:>8.2f} GB   of {card}: {verdict}",
         "per optimizer step",

@@ -242,6 +242,15 @@ def test_vllm_colocate_share_and_kv_cache():
     assert plan.fits and plan.warnings == ()
 
 
+def test_a_sleeping_vllm_gives_its_share_back_for_training():
+    settings = RecipeSettings.from_dict({"vllm_gpu_memory_utilization": 0.5})
+    awake = plan_run(settings, shape=model_shape(QWEN_1_5B))
+    asleep = plan_run(dataclasses.replace(settings, vllm_enable_sleep_mode=True), shape=model_shape(QWEN_1_5B))
+    assert awake.total_gb == asleep.total_gb == pytest.approx(awake.model_states_gb + 40.0, abs=1e-3)
+    assert awake.headroom_gb == pytest.approx(80 - awake.total_gb, abs=1e-3)
+    assert asleep.headroom_gb == pytest.approx(80 - asleep.model_states_gb, abs=1e-3)
+
+
 def test_vllm_share_too_small_is_a_warning():
     shape = model_shape(QWEN_1_5B)
     tiny_share = RecipeSettings.from_dict({"vllm_gpu_memory_utilization": 0.03})
