@@ -32,10 +32,35 @@ def completion_text(completion: Any) -> str | None:
     assistant = [m for m in messages if m.get("role", "assistant") == "assistant"]
     if not assistant:
         return None
-    content = assistant[-1].get("content")
+    return _content_text(assistant[-1].get("content"))
+
+
+def _content_text(content: Any) -> str | None:
     if isinstance(content, str):
         return content
     if isinstance(content, list):
         parts = [p.get("text") for p in content if isinstance(p, dict) and isinstance(p.get("text"), str)]
         return "".join(parts) if parts else None
     return None
+
+
+def prompt_text(prompt: Any) -> str | None:
+    """The text of a prompt: a ``str`` as it is, or a conversation's message contents, one per line.
+
+    Example:
+        >>> prompt_text("What is 9 * 2?")
+        'What is 9 * 2?'
+        >>> prompt_text([{"role": "system", "content": "Answer as #### N."}, {"role": "user", "content": "9 * 2?"}])
+        'Answer as #### N.\\n9 * 2?'
+        >>> prompt_text(None) is None
+        True
+    """
+    if isinstance(prompt, str):
+        return prompt
+    if isinstance(prompt, dict):
+        prompt = [prompt]
+    if not isinstance(prompt, (list, tuple)):
+        return None
+    texts = [_content_text(m.get("content")) for m in prompt if isinstance(m, dict)]
+    texts = [text for text in texts if text is not None]
+    return "\n".join(texts) if texts else None

@@ -174,28 +174,37 @@ def parse_reward_sum(expression: str, **options: Any) -> RewardFunction:
     """A reward from ``"name"`` or a sum such as ``"gsm8k_accuracy + 0.5*think_format"``.
 
     Each term is ``[weight*]reward`` (a built-in name or ``module:attr``); write a negative
-    weight as ``+ -0.5*reward``. ``options`` configure a single reward only.
+    weight as ``+ -0.5*reward``. An option configures the one reward of a plain expression;
+    in a sum, scope it to a term as ``"reward.option"`` (e.g. ``"gsm8k_accuracy.mode"``).
 
     Example:
         >>> parse_reward_sum("gsm8k_accuracy + 0.5*think_format").__name__
         'gsm8k_accuracy + 0.5*think_format'
         >>> parse_reward_sum("soft_overlong", max_length=64).max_length
         64
+        >>> total = parse_reward_sum("gsm8k_accuracy + 0.2*gsm8k_format", **{"gsm8k_accuracy.mode": "strict"})
+        >>> total.terms[0][0].options
+        {'mode': 'strict'}
     """
     pieces = [piece.strip() for piece in expression.split("+")]
     if not all(pieces):
         raise ValueError(f"Reward {expression!r} has an empty term; write it like 'gsm8k_accuracy + 0.5*think_format'.")
-    if len(pieces) == 1 and "*" not in pieces[0]:
-        return resolve_reward(pieces[0], **options)
-    if options:
-        raise ValueError(f"Options apply to one reward, not to the sum {expression!r}; "
-                         "build the rewards in a module and give its module:attr path.")
     terms = []
     for piece in pieces:
-        weight_text, star, spec = piece.rpartition("*") if "*" in piece else ("1", "", piece)
+        weight_text, _, spec = piece.rpartition("*") if "*" in piece else ("1", "", piece)
         try:
-            weight = float(weight_text)
+            terms.append((spec.strip(), float(weight_text)))
         except ValueError:
             raise ValueError(f"Term {piece!r} of {expression!r} is not weight*reward (e.g. 0.5*think_format).") from None
-        terms.append((resolve_reward(spec.strip()), weight))
-    return RewardSum(terms)
+    scoped: dict[str, dict[str, Any]] = {spec: {} for spec, _ in terms}
+    for key, value in options.items():
+        spec, dot, option = key.rpartition(".") if "." in key else ("", "", key)
+        if not dot and len(terms) == 1:
+            spec = terms[0][0]
+        if spec not in scoped:
+            raise ValueError(f"Option {key!r} does not name a reward of {expression!r}; "
+                             f"write it as reward.option, e.g. {terms[0][0]}.{option}.")
+        scoped[spec][option] = value
+    if len(terms) == 1 and terms[0][1] == 1.0 and "*" not in expression:
+        return resolve_reward(terms[0][0], **scoped[terms[0][0]])
+    return RewardSum([(resolve_reward(spec, **scoped[spec]), weight) for spec, weight in terms])

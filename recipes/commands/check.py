@@ -12,7 +12,7 @@ from referee.recipes.commands.score import parse_options
 from referee.rewards.compose import parse_reward_sum
 from referee.rewards.golden import GoldenResult, check_golden, excerpt, load_golden
 
-_REWARD_HELP = ("a built-in reward (gsm8k_accuracy, think_format, ...), a module:attr path, "
+REWARD_HELP = ("a built-in reward (gsm8k_accuracy, think_format, ...), a module:attr path, "
                 "or a weighted sum such as 'gsm8k_accuracy + 0.2*gsm8k_format'")
 
 
@@ -27,7 +27,7 @@ def add_parser(subparsers: Any) -> None:
             "1 on any mismatch, 2 when the reward or the file cannot be used."
         ),
     )
-    parser.add_argument("reward", metavar="REWARD", help=_REWARD_HELP)
+    parser.add_argument("reward", metavar="REWARD", help=REWARD_HELP)
     parser.add_argument("golden", metavar="GOLDEN.jsonl", help="golden cases, one JSON object per line")
     parser.add_argument("-O", "--option", action="append", default=[], metavar="KEY=VALUE",
                         help="reward option, VALUE read as JSON when it parses (e.g. -O gold_column=final)")

@@ -1,0 +1,110 @@
+"""``referee audit``: run reward-hacking probes built from a dataset against a reward."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+from itertools import islice
+from typing import Any
+
+from referee.recipes.commands.check import REWARD_HELP
+from referee.recipes.commands.score import parse_options
+from referee.rewards.audit import AuditReport, audit_reward
+from referee.rewards.compose import parse_reward_sum
+
+
+def add_parser(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "audit",
+        help="probe a reward for ways to earn without solving the task",
+        description=(
+            "Build reward-hacking probes from each row of DATA.jsonl (dataset rows: the prompt and the "
+            "gold columns the reward reads) and report, per probe, the share of rows where it earns more "
+            "than a plain wrong answer and where it pays as much as a plain right one. Exits 1 when a "
+            "probe fails (pays like right on more than --fail-share of the rows), 2 on unusable input."
+        ),
+    )
+    parser.add_argument("reward", metavar="REWARD", help=REWARD_HELP)
+    parser.add_argument("data", metavar="DATA.jsonl", help="dataset rows, one JSON object per line")
+    parser.add_argument("-O", "--option", action="append", default=[], metavar="KEY=VALUE",
+                        help="reward option (in a sum, scope it: -O gsm8k_accuracy.mode=strict)")
+    parser.add_argument("--answer-column", default=None, metavar="C",
+                        help="column to read the right answer from (default: the reward's gold column, else answer)")
+    parser.add_argument("--prompt-column", default="prompt", metavar="C", help="column holding the prompt (default: prompt)")
+    parser.add_argument("--limit", type=int, default=500, metavar="N", help="audit the first N rows (default 500)")
+    parser.add_argument("--fail-share", type=float, default=0.05, metavar="F",
+                        help="a probe fails when it pays like right on more than this share of rows (default 0.05)")
+    parser.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
+    parser.set_defaults(run=run)
+
+
+def _percent(share: float | None) -> str:
+    return "n/a" if share is None else f"{100 * share:.0f}%"
+
+
+def report_table(report: AuditReport) -> str:
+    """The printed audit: row counts, then one line per probe, then advice for flagged probes.
+
+    Example:
+        >>> from referee.rewards import parse_reward_sum
+        >>> from referee.rewards.audit import audit_reward
+        >>> table = report_table(audit_reward(parse_reward_sum("gsm8k_accuracy + think_format"),
+        ...                                   [{"prompt": "9 * 2?", "answer": "18"}]))
+        >>> print(table.splitlines()[0])
+        audit of gsm8k_accuracy + think_format: 1 rows, 1 with an answer to probe, 1 where the reward tells right from wrong
+        >>> [line for line in table.splitlines() if line.startswith("tags_around_wrong ")]
+        ['tags_around_wrong   100%   100%             FAIL     think and answer tags, a #### line and \\\\boxed{} around a wrong answer']
+    """
+    lines = [f"audit of {report.reward}: {report.rows} rows, {report.usable} with an answer to probe, "
+             f"{report.separating} where the reward tells right from wrong", ""]
+    lines.append(f"{'probe':<19} {'earns':<6} {'pays like right':<16} {'verdict':<8} what it is")
+    for result in report.results:
+        lines.append(f"{result.probe.name:<19} {_percent(result.earns):<6} {_percent(result.pays_like_right):<16} "
+                     f"{result.verdict.upper() if result.verdict != 'ok' else 'ok':<8} {result.probe.description}")
+    flagged = [result for result in report.results if result.verdict != "ok"]
+    if flagged:
+        lines.append("")
+    for result in flagged:
+        example = (result.example or "").replace("\n", "\\n")
+        example = example if len(example) <= 80 else example[:79] + "…"
+        lines.append(f"{result.probe.name}: {result.probe.advice}. Example: {example}")
+    if report.usable and not report.separating:
+        lines.append("note: the reward never scores the right answer above a wrong one; is its gold column right?")
+    return "\n".join(lines)
+
+
+def _read_rows(path: str, limit: int) -> list[dict[str, Any]]:
+    rows = []
+    with open(path, encoding="utf-8") as stream:
+        for number, line in enumerate(islice(stream, limit), start=1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise ValueError(f"{path} line {number} is not valid JSON ({exc.msg}).") from None
+            if not isinstance(row, dict):
+                raise ValueError(f"{path} line {number} is a JSON {type(row).__name__}; each line must be a row object.")
+            rows.append(row)
+    return rows
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        reward = parse_reward_sum(args.reward, **parse_options(args.option))
+        rows = _read_rows(args.data, args.limit)
+    except (ValueError, OSError) as exc:
+        print(f"referee audit: {exc}", file=sys.stderr)
+        return 2
+    logging.getLogger("referee.rewards").setLevel(logging.ERROR)  # probes provoke errors on purpose
+    report = audit_reward(reward, rows, answer_column=args.answer_column, prompt_column=args.prompt_column,
+                          fail_share=args.fail_share)
+    if not report.usable:
+        column = args.answer_column or "the reward's gold column"
+        print(f"referee audit: no row of {args.data} has an answer in {column} to build probes from; "
+              "pass --answer-column.", file=sys.stderr)
+        return 2
+    print(json.dumps(report.to_dict(), ensure_ascii=False) if args.json else report_table(report))
+    return 1 if report.failed else 0

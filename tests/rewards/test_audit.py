@@ -1,0 +1,171 @@
+import json
+import re
+
+import pytest
+
+from referee.recipes.cli import main
+from referee.rewards import get_reward, parse_reward_sum
+from referee.rewards.audit import PROBE_NAMES, audit_reward, probe_answers
+from referee.verifiers.numeric import iter_numbers
+
+# Real GSM8K rows (train split shape: the answer column is the whole solution).
+ROWS = [
+    {"prompt": "Natalia sold clips to 48 of her friends in April, and then she sold half as many clips in May. "
+               "How many clips did Natalia sell altogether in April and May?",
+     "answer": "Natalia sold 48/2 = <<48/2=24>>24 clips in May.\n"
+               "Natalia sold 48+24 = <<48+24=72>>72 clips altogether in April and May.\n#### 72"},
+    {"prompt": "Weng earns $12 an hour for babysitting. Yesterday, she just did 50 minutes of babysitting. "
+               "How much did she earn?",
+     "answer": "Weng earns 12/60 = $<<12/60=0.2>>0.2 per minute.\nWorking 50 minutes, she earned "
+               "0.2 x 50 = $<<0.2*50=10>>10.\n#### 10"},
+    {"prompt": [{"role": "user", "content": "Betty needs $100 for a wallet. She has half of it, her parents give $15 "
+                                            "and her grandparents twice as much as her parents. How much more does "
+                                            "she need?"}],
+     "answer": "#### 5"},
+]
+
+
+def verdicts(report):
+    return {result.probe.name: result.verdict for result in report.results}
+
+
+def write_rows(path, rows):
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    return str(path)
+
+
+def test_tags_around_a_wrong_answer_are_flagged_when_the_format_weight_matches_correctness():
+    report = audit_reward(parse_reward_sum("gsm8k_accuracy + think_format"), ROWS)
+    result = next(r for r in report.results if r.probe.name == "tags_around_wrong")
+    assert (result.earns, result.pays_like_right, result.verdict) == (1.0, 1.0, "fail")
+    assert "<think>" in result.example and "#### 73" in result.example
+    assert report.failed
+
+
+def test_a_small_format_weight_only_warns():
+    strict = {"gsm8k_accuracy.mode": "strict"}
+    report = audit_reward(parse_reward_sum("gsm8k_accuracy + 0.2*think_format", **strict), ROWS)
+    assert verdicts(report)["tags_around_wrong"] == "warn"  # earns over a bare wrong answer, never like a right one
+    assert not report.failed
+    report = audit_reward(parse_reward_sum("gsm8k_accuracy + 0.2*gsm8k_format", **strict), ROWS)
+    assert set(verdicts(report).values()) == {"ok"}  # the plain wrong answer has its #### line too
+
+
+def test_a_format_reward_on_the_answer_line_can_tie_a_right_answer():
+    # 1.0*gsm8k_format: "#### 73" scores 1, as much as a right answer written without the line.
+    report = audit_reward(parse_reward_sum("gsm8k_accuracy + gsm8k_format"), ROWS)
+    assert verdicts(report)["tags_around_wrong"] == "fail"
+
+
+def test_the_flexible_gsm8k_verifier_pays_a_two_boxed_hedge_and_strict_mode_does_not():
+    assert verdicts(audit_reward(get_reward("gsm8k_accuracy"), ROWS))["two_boxed"] == "fail"
+    assert set(verdicts(audit_reward(get_reward("gsm8k_accuracy", mode="strict"), ROWS)).values()) == {"ok"}
+
+
+def any_number_matches(prompts=None, completions=None, answer=None, **kwargs):
+    """A naive reward peers write: full marks when any number in the text equals the gold."""
+    golds = [re.findall(r"#### (\S+)", a)[-1] if "####" in a else a for a in answer]
+    return [float(any(m.text == gold for m in iter_numbers(c))) for c, gold in zip(completions, golds)]
+
+
+def paid_by_length(prompts=None, completions=None, answer=None, **kwargs):
+    """Correctness plus a bonus for long reasoning that outgrows it."""
+    correct = get_reward("gsm8k_accuracy", mode="strict")(completions=completions, answer=answer)
+    return [c + 2 * min(len(text) / 2000, 1.0) for c, text in zip(correct, completions)]
+
+
+def kind_to_empty(prompts=None, completions=None, answer=None, **kwargs):
+    """Half marks for an empty completion: less than a right answer, more than a wrong one."""
+    right = get_reward("gsm8k_accuracy", mode="strict")(completions=completions, answer=answer)
+    return [0.5 if not text.strip() else r for text, r in zip(completions, right)]
+
+
+@pytest.mark.parametrize(("reward", "expected"), [
+    (any_number_matches, {"several_candidates": "fail", "two_boxed": "fail", "prompt_echo": "ok"}),
+    (paid_by_length, {"huge_repeat": "fail"}),
+    (kind_to_empty, {"empty": "warn"}),
+])
+def test_naive_rewards_are_caught(reward, expected):
+    found = verdicts(audit_reward(reward, ROWS))
+    assert {name: found[name] for name in expected} == expected
+    assert all(verdict != "fail" for name, verdict in found.items() if name not in expected)
+
+
+def test_prompt_echo_pays_when_the_prompt_holds_the_answer():
+    rows = [{"prompt": "Is the answer 18? What is 9 * 2?", "answer": "18"}]
+    assert verdicts(audit_reward(any_number_matches, rows))["prompt_echo"] == "fail"
+    assert verdicts(audit_reward(get_reward("gsm8k_accuracy", mode="strict"), rows))["prompt_echo"] == "ok"
+
+
+def test_a_format_only_reward_cannot_tell_right_from_wrong():
+    report = audit_reward(get_reward("tag_count"), ROWS)
+    assert report.separating == 0
+    result = {r.probe.name: r for r in report.results}
+    assert result["format_only"].pays_like_right is None and result["format_only"].verdict == "warn"
+
+
+def test_rows_without_an_answer_are_skipped_and_errors_are_left_out():
+    rows = ROWS + [{"prompt": "?", "answer": None}, {"prompt": "?", "question": "no answer column"}]
+    report = audit_reward(get_reward("gsm8k_accuracy"), rows)
+    assert (report.rows, report.usable, report.separating) == (5, 3, 3)
+    broken_gold = audit_reward(get_reward("gsm8k_accuracy"), [{"prompt": "?", "answer": "18"}],
+                               answer_column="answer")
+    assert broken_gold.usable == 1
+
+
+@pytest.mark.parametrize(("gold", "right", "wrong"), [
+    ("Natalia sold 48+24 = <<48+24=72>>72 clips.\n#### 72", "72", "73"),
+    (18, "18", "19"),
+    ("$1,000", "1000", "1001"),
+    ("0.5", "0.5", "1.5"),
+    (r"\frac{1}{2}", "0.5", "1.5"),
+    (r"so the area is $\boxed{\pi r^2}$.", r"\pi r^2", r"\pi r^2+1"),
+    (r"The interval is $\boxed{[-2, 7]}$", "[-2, 7]", "[-2, 7]+1"),
+    (r"\text{Evelyn}", r"\text{Evelyn}", r"\text{Evelyn}+1"),
+])
+def test_probe_answers_from_real_gold_shapes(gold, right, wrong):
+    answers = probe_answers(gold, [{"role": "user", "content": "Q?"}])
+    assert (answers.right, answers.wrong, answers.prompt) == (right, wrong, "Q?")
+
+
+@pytest.mark.parametrize("gold", [None, "", "#### Step 1", r"\boxed{", True])
+def test_no_probes_without_a_usable_gold(gold):
+    assert probe_answers(gold) is None
+
+
+def test_cli_exits_1_on_a_failing_probe_and_0_on_a_clean_reward(tmp_path, capsys):
+    data = write_rows(tmp_path / "rows.jsonl", ROWS)
+    assert main(["audit", "gsm8k_accuracy + think_format", data]) == 1
+    out = capsys.readouterr().out
+    assert re.search(r"^tags_around_wrong\s+100%\s+100%\s+FAIL", out, re.MULTILINE)
+    assert "lower their weights" in out
+    assert main(["audit", "gsm8k_accuracy + 0.2*gsm8k_format", data, "-O", "gsm8k_accuracy.mode=strict"]) == 0
+
+
+def test_cli_json(tmp_path, capsys):
+    data = write_rows(tmp_path / "rows.jsonl", ROWS)
+    assert main(["audit", "gsm8k_accuracy + think_format", data, "--json"]) == 1
+    report = json.loads(capsys.readouterr().out)
+    assert report["failed"] is True and report["usable_rows"] == 3
+    assert [probe["probe"] for probe in report["probes"]] == list(PROBE_NAMES)
+    by_name = {probe["probe"]: probe for probe in report["probes"]}
+    assert by_name["tags_around_wrong"]["pays_like_right"] == 1.0 and by_name["empty"]["verdict"] == "ok"
+
+
+def test_cli_limit_and_fail_share(tmp_path, capsys):
+    data = write_rows(tmp_path / "rows.jsonl", ROWS)
+    assert main(["audit", "gsm8k_accuracy", data, "--limit", "1", "--json"]) == 1
+    assert json.loads(capsys.readouterr().out)["rows"] == 1
+    assert main(["audit", "gsm8k_accuracy", data, "--fail-share", "1.0"]) == 0  # two_boxed only warns now
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["gsm8k_accuracy", "{missing}"], "No such file"),
+    (["gsm8k_accuracy + tag_count", "{data}", "-O", "mode=strict"], "does not name a reward"),
+    (["gsm8k_accuracy", "{data}", "--answer-column", "solution"], "pass --answer-column"),
+])
+def test_cli_unusable_input_exits_2(tmp_path, capsys, args, message):
+    data = write_rows(tmp_path / "rows.jsonl", ROWS)
+    args = [a.format(data=data, missing=tmp_path / "none.jsonl") for a in args]
+    assert main(["audit", *args]) == 2
+    assert message in capsys.readouterr().err
