@@ -171,7 +171,10 @@ def lora_target_names(target_modules: str | list[str] | None) -> tuple[str, ...]
     """
     if target_modules is None:
         return ("q_proj", "v_proj")
-    names = [target_modules] if isinstance(target_modules, str) else list(target_modules)
+    names = [target_modules] if isinstance(target_modules, str) else target_modules
+    if not isinstance(names, (list, tuple)) or not all(isinstance(name, str) for name in names):
+        raise ValueError(f"lora_target_modules={target_modules!r} is not a list of module names; "
+                         "write it like [q_proj, v_proj] or all-linear.")
     if [name.lower() for name in names] == ["all-linear"]:
         return ATTENTION_MODULES + MLP_MODULES
     unknown = [name for name in names if name not in ATTENTION_MODULES + MLP_MODULES]
@@ -228,7 +231,7 @@ def read_model_config(name_or_path: str | Path, *, revision: str | None = None) 
     if path.is_dir():
         path = path / "config.json"
     if path.is_file():
-        return json.loads(path.read_text(encoding="utf-8"))
+        return _parse_config(path)
     if Path(name_or_path).exists() or str(name_or_path).startswith((".", "/", "~")):
         raise ValueError(f"{str(name_or_path)!r} has no config.json; give a model folder or --params N.")
     try:
@@ -243,5 +246,15 @@ def read_model_config(name_or_path: str | Path, *, revision: str | None = None) 
             f"could not read config.json of {str(name_or_path)!r} from the hub ({type(exc).__name__}); "
             "give a local model folder with --model or the parameter count with --params N."
         ) from None
-    return json.loads(Path(downloaded).read_text(encoding="utf-8"))
+    return _parse_config(Path(downloaded))
+
+
+def _parse_config(path: Path) -> dict[str, Any]:
+    try:
+        config = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ValueError(f"cannot read the model config {str(path)!r} ({exc}); give a valid config.json.") from None
+    if not isinstance(config, dict):
+        raise ValueError(f"the model config {str(path)!r} is not a JSON object; give a transformers config.json.")
+    return config
 

@@ -104,6 +104,17 @@ def test_read_model_config_never_mistakes_a_missing_folder_for_a_hub_name(tmp_pa
         read_model_config("./not-there")
 
 
+def test_broken_config_files_are_named(tmp_path):
+    (tmp_path / "config.json").write_text('{"model_type": "qwen2",')
+    with pytest.raises(ValueError, match="cannot read the model config"):
+        read_model_config(tmp_path)
+    (tmp_path / "config.json").write_text("[1, 2]")
+    with pytest.raises(ValueError, match="not a JSON object"):
+        read_model_config(tmp_path / "config.json")
+    with pytest.raises(ValueError, match="not a list of module names"):
+        count_lora_parameters(model_shape(QWEN_1_5B), 7, 8)
+
+
 def test_hub_failure_is_one_clear_error(monkeypatch):
     import huggingface_hub
 
