@@ -87,11 +87,18 @@ def test_reward_expressions():
     assert parse_reward_sum("gsm8k_format").__name__ == "gsm8k_format"
     assert parse_reward_sum(" 2*gsm8k_accuracy + -0.5*think_format ").__name__ == "2*gsm8k_accuracy + -0.5*think_format"
     assert parse_reward_sum("referee.rewards:SoftOverlong", max_length=8).max_length == 8
-    for bad, message in [("gsm8k_accuracy +", "empty term"), ("x*gsm8k_accuracy + tag_count", "weight\\*reward"),
-                         ("gsm8k_accuracy + tag_count", None)]:
-        if message is None:
-            with pytest.raises(ValueError, match="Options apply to one reward"):
-                parse_reward_sum(bad, mode="strict")
-        else:
-            with pytest.raises(ValueError, match=message):
-                parse_reward_sum(bad)
+    for bad, message in [("gsm8k_accuracy +", "empty term"), ("x*gsm8k_accuracy + tag_count", r"weight\*reward")]:
+        with pytest.raises(ValueError, match=message):
+            parse_reward_sum(bad)
+
+
+def test_options_are_scoped_to_a_term_of_a_sum():
+    total = parse_reward_sum("gsm8k_accuracy + 0.5*think_format",
+                             **{"gsm8k_accuracy.mode": "strict", "think_format.prefilled": True})
+    assert [reward.options for reward, _ in total.terms] == [{"mode": "strict"}, {"prefilled": True}]
+    assert parse_reward_sum("gsm8k_accuracy", **{"gsm8k_accuracy.mode": "strict"}).options == {"mode": "strict"}
+    assert parse_reward_sum("2*gsm8k_accuracy", mode="strict").terms[0][0].options == {"mode": "strict"}
+    with pytest.raises(ValueError, match="write it as reward.option, e.g. gsm8k_accuracy.mode"):
+        parse_reward_sum("gsm8k_accuracy + tag_count", mode="strict")
+    with pytest.raises(ValueError, match="does not name a reward"):
+        parse_reward_sum("gsm8k_accuracy + tag_count", **{"think_format.prefilled": True})
