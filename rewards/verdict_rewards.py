@@ -70,8 +70,8 @@ class VerifierReward:
         name: the reward's ``__name__`` (TRL's metric name).
         verifier: a verifier name (``gsm8k``, ``math``, ``code``; see
             :func:`referee.verifiers.get_verifier`).
-        gold_column: the dataset column holding the gold, or several to try in order (the
-            first present wins, e.g. ``("answer", "solution")``).
+        gold_column: the dataset column holding the gold, or several to try in order (per
+            row, the first one present with a value wins, e.g. ``("answer", "solution")``).
         all_or_nothing: reward 1.0 only for ``correct`` (else the Verdict's partial score).
         **options: the verifier's own options (e.g. ``mode="strict"`` for GSM8K).
 
@@ -131,16 +131,19 @@ class VerifierReward:
             "no gold column 'answer' in the batch (columns: question); pass gold_column=... to the reward"
         """
         count = len(completions)
-        column = next((c for c in self.gold_columns if c in columns), None)
-        if column is None:
-            present = ", ".join(sorted(k for k in columns if k not in ("trainer_state", "log_metric", "log_extra")))
+        present = [c for c in self.gold_columns if c in columns]
+        if not present:
+            names = ", ".join(sorted(k for k in columns if k not in ("trainer_state", "log_metric", "log_extra")))
             wanted = " or ".join(repr(c) for c in self.gold_columns)
-            return [error_verdict("missing_column", f"no gold column {wanted} in the batch (columns: {present or 'none'}); "
+            return [error_verdict("missing_column", f"no gold column {wanted} in the batch (columns: {names or 'none'}); "
                                                     "pass gold_column=... to the reward")] * count
-        golds = columns[column]
-        if isinstance(golds, (str, bytes)) or not isinstance(golds, Sequence) or len(golds) != count:
-            size = len(golds) if isinstance(golds, Sequence) else type(golds).__name__
-            return [error_verdict("bad_column", f"column {column!r} holds {size} values for {count} completions")] * count
+        for column in present:
+            values = columns[column]
+            if isinstance(values, (str, bytes)) or not isinstance(values, Sequence) or len(values) != count:
+                size = len(values) if isinstance(values, Sequence) else type(values).__name__
+                return [error_verdict("bad_column", f"column {column!r} holds {size} values for {count} completions")] * count
+        # Per row, the first gold column that has a value (mixed datasets leave the others None).
+        golds = [next((columns[c][i] for c in present if columns[c][i] is not None), None) for i in range(count)]
         texts = [completion_text(completion) for completion in completions]
         verdicts: list[Verdict] = [error_verdict("bad_completion", "the completion is neither text nor chat messages")] * count
         readable = [i for i, text in enumerate(texts) if text is not None]
