@@ -45,7 +45,10 @@ class ProbeAnswers:
 
 @dataclass(frozen=True)
 class Probe:
-    """One reward-hacking probe: a completion built from a row that must not earn reward."""
+    """One reward-hacking probe: a completion built from a row that must not earn reward.
+
+    ``advice`` says what it means when the probe pays like a right answer.
+    """
 
     name: str
     description: str
@@ -157,6 +160,7 @@ class AuditReport:
     reward: str
     rows: int
     usable: int
+    scored: int
     separating: int
     results: tuple[ProbeResult, ...]
 
@@ -168,7 +172,7 @@ class AuditReport:
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready report (``referee audit --json``)."""
         return {"reward": self.reward, "rows": self.rows, "usable_rows": self.usable,
-                "separating_rows": self.separating, "failed": self.failed,
+                "scored_rows": self.scored, "separating_rows": self.separating, "failed": self.failed,
                 "probes": [result.to_dict() for result in self.results]}
 
 
@@ -270,5 +274,6 @@ def audit_reward(
                          completion_ids=[[0] * len(text) for text in completions], **columns)) if built else []
     row_scores = [_RowScores.from_scores(scores[i:i + width]) for i in range(0, len(scores), width)]
     results = tuple(_judge_probe(index, row_scores, probe_texts, fail_share) for index in range(len(PROBES)))
+    scored = sum(1 for row in row_scores if row.wrong is not None)
     separating = sum(1 for row in row_scores if row.right is not None)
-    return AuditReport(getattr(reward, "__name__", repr(reward)), len(rows), len(built), separating, results)
+    return AuditReport(getattr(reward, "__name__", repr(reward)), len(rows), len(built), scored, separating, results)

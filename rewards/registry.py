@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import importlib
+import os
+import sys
 from collections.abc import Callable
+from types import ModuleType
 from typing import Any
 
 from .soft_overlong import SoftOverlong
@@ -61,7 +64,9 @@ def get_reward(name: str, /, **options: Any) -> RewardFunction:
 def resolve_reward(spec: str, /, **options: Any) -> RewardFunction:
     """A reward from a built-in name or a ``module:attr`` path (an attribute that is a reward function).
 
-    With options, a ``module:attr`` attribute is called with them to build the reward.
+    With options, a ``module:attr`` attribute is called with them to build the reward. A
+    module not found on ``sys.path`` is looked for in the current directory too (as
+    ``python -m`` does), so ``my_rewards:accuracy`` works from a project folder.
 
     Example:
         >>> resolve_reward("gsm8k_format").__name__
@@ -73,7 +78,7 @@ def resolve_reward(spec: str, /, **options: Any) -> RewardFunction:
         return get_reward(spec, **options)
     module_name, _, attr = spec.partition(":")
     try:
-        target = getattr(importlib.import_module(module_name), attr)
+        target = getattr(_import_from_here(module_name), attr)
     except (ImportError, AttributeError) as exc:
         raise ValueError(f"Cannot load reward {spec!r} ({exc}); write it as package.module:attribute.") from None
     if options:
@@ -81,3 +86,15 @@ def resolve_reward(spec: str, /, **options: Any) -> RewardFunction:
     if not callable(target):
         raise ValueError(f"{spec!r} is a {type(target).__name__}, not a reward function.")
     return target
+
+
+def _import_from_here(module_name: str) -> ModuleType:
+    """Import ``module_name``; if its top package is not found, retry with the current directory on ``sys.path``."""
+    try:
+        return importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        here = os.getcwd()
+        if exc.name != module_name.split(".")[0] or here in sys.path:
+            raise
+        sys.path.insert(0, here)
+        return importlib.import_module(module_name)

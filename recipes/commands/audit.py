@@ -69,9 +69,14 @@ def report_table(report: AuditReport) -> str:
     for result in flagged:
         example = (result.example or "").replace("\n", "\\n")
         example = example if len(example) <= 80 else example[:79] + "…"
-        lines.append(f"{result.probe.name}: {result.probe.advice}. Example: {example}")
-    if report.usable and not report.separating:
-        lines.append("note: the reward never scores the right answer above a wrong one; is its gold column right?")
+        meaning = result.probe.advice if result.verdict == "fail" else (
+            f"earns {result.mean_gain:+.2g} on average over a plain wrong answer and pays like right on "
+            f"{_percent(result.pays_like_right)} of rows: fine for a small shaping weight, a leak otherwise")
+        lines.append(f"{result.probe.name}: {meaning}. Example: {example}")
+    if report.usable and not report.scored:
+        lines.append("note: the reward gave None for every plain answer; does the data have its gold column?")
+    elif report.scored and not report.separating:
+        lines.append("note: the reward never scores the right answer above a wrong one, so nothing can pay like right.")
     return "\n".join(lines)
 
 

@@ -169,3 +169,19 @@ def test_cli_unusable_input_exits_2(tmp_path, capsys, args, message):
     args = [a.format(data=data, missing=tmp_path / "none.jsonl") for a in args]
     assert main(["audit", *args]) == 2
     assert message in capsys.readouterr().err
+
+
+def test_cli_notes_when_the_reward_scores_nothing(tmp_path, capsys):
+    data = write_rows(tmp_path / "rows.jsonl", [{"prompt": "9 * 2?", "final": "18"}])
+    assert main(["audit", "gsm8k_accuracy", data, "--answer-column", "final"]) == 0
+    assert "the reward gave None for every plain answer" in capsys.readouterr().out
+    assert main(["audit", "tag_count", data, "--answer-column", "final"]) == 0
+    assert "never scores the right answer above a wrong one" in capsys.readouterr().out
+
+
+def test_cli_explains_a_warning(tmp_path, capsys):
+    data = write_rows(tmp_path / "rows.jsonl", ROWS)
+    assert main(["audit", "gsm8k_accuracy + 0.2*think_format", data, "-O", "gsm8k_accuracy.mode=strict"]) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"^tags_around_wrong\s+100%\s+0%\s+WARN", out, re.MULTILINE)
+    assert "tags_around_wrong: earns +0.2 on average over a plain wrong answer and pays like right on 0% of rows" in out

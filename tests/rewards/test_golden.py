@@ -117,3 +117,20 @@ def test_prompt_and_extra_fields_reach_the_reward():
 
     check_golden(spy, [GoldenCase("x", 1.0, {"answer": "1", "level": 3}, prompt="Q?"), GoldenCase("y", 1.0, {"answer": "2"})])
     assert seen == {"prompts": ["Q?", None], "answer": ["1", "2"], "level": [3, None]}
+
+
+def test_module_paths_are_found_in_the_current_directory(tmp_path, monkeypatch):
+    import sys
+
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "golden_demo_rewards.py").write_text(
+        "from referee.rewards import VerifierReward\n"
+        "accuracy = VerifierReward('accuracy', 'gsm8k', gold_column='final', mode='strict')\n", encoding="utf-8")
+    golden = write_jsonl(tmp_path / "g.jsonl", [
+        {"completion": "48 + 24 = 72\n#### 72", "final": "72", "expected": 1},
+        {"completion": "The answer is 72.", "final": "72", "expected": 0},
+    ])
+    assert main(["check", "golden_demo_rewards:accuracy", str(golden)]) == 0
+    assert main(["check", "golden_demo_rewards:missing", str(golden)]) == 2
+    assert main(["check", "no_such_module_here:accuracy", str(golden)]) == 2
