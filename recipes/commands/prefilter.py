@@ -7,6 +7,7 @@ import json
 import sys
 from typing import Any
 
+from referee.recipes.commands.score import parse_options
 from referee.recipes.prefilter.bounds import KeepBounds
 from referee.recipes.prefilter.generation import BACKENDS, EngineOptions, SamplingOptions
 from referee.recipes.prefilter.outputs import OUTPUT_FORMATS
@@ -40,6 +41,28 @@ def _keep(text: str) -> KeepBounds:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
+def scope_reward_options(pairs: list[str], rewards: list[str]) -> dict[str, dict[str, Any]]:
+    """``-O`` pairs grouped by reward: ``REWARD.KEY=VALUE``, or ``KEY=VALUE`` with one reward.
+
+    Example:
+        >>> scope_reward_options(["gsm8k_accuracy.mode=strict", "soft_overlong.max_length=64"],
+        ...                      ["gsm8k_accuracy", "soft_overlong"])
+        {'gsm8k_accuracy': {'mode': 'strict'}, 'soft_overlong': {'max_length': 64}}
+        >>> scope_reward_options(["mode=strict"], ["gsm8k_accuracy"])
+        {'gsm8k_accuracy': {'mode': 'strict'}}
+    """
+    scoped: dict[str, dict[str, Any]] = {}
+    for key, value in parse_options(pairs).items():
+        reward, dot, option = key.rpartition(".")
+        if not dot and len(rewards) == 1:
+            reward = rewards[0]
+        if reward not in rewards:
+            raise ValueError(f"Option {key!r} does not name one of the rewards ({', '.join(rewards)}); write it as "
+                             f"REWARD.{option}=VALUE.")
+        scoped.setdefault(reward, {})[option] = value
+    return scoped
+
+
 def add_parser(subparsers: Any) -> None:
     parser = subparsers.add_parser("prefilter", help="keep the prompts whose pass rate lies in a band",
                                    description=_DESCRIPTION)
@@ -49,6 +72,9 @@ def add_parser(subparsers: Any) -> None:
     main.add_argument("--data", help="a .jsonl/.jsonl.gz/.parquet file, a datasets folder or a hub dataset name")
     main.add_argument("--reward", action="append", default=[], metavar="R",
                       help="reward name (referee.rewards) or module:function; repeat for several")
+    main.add_argument("-O", "--option", action="append", default=[], metavar="REWARD.KEY=VALUE",
+                      help="reward option, VALUE read as JSON when it parses (e.g. -O gsm8k_accuracy.mode=strict; "
+                           "KEY=VALUE alone with one --reward)")
     main.add_argument("--num-generations", type=int, default=8, metavar="G", help="samples per prompt (default 8)")
     main.add_argument("--keep", type=_keep, metavar="LO:HI",
                       help="inclusive pass-rate band of the rows to keep, e.g. 0.125:0.875 (required unless --merge)")
@@ -110,6 +136,7 @@ def _config(args: argparse.Namespace) -> Any:
         raise ValueError(f"{', '.join(missing)} {'is' if len(missing) == 1 else 'are'} required (unless --merge).")
     return PrefilterConfig(
         model=args.model, data=args.data, rewards=tuple(args.reward), out=args.out, keep=args.keep,
+        reward_options=scope_reward_options(args.option, args.reward),
         num_generations=args.num_generations, success_reward=args.success_reward, threshold=args.threshold,
         split=args.split, data_config=args.data_config, prompt_column=args.prompt_column,
         chat_template=args.chat_template, system_prompt=args.system_prompt,

@@ -22,6 +22,8 @@ class PrefilterConfig:
         model: a model folder or hub name.
         data: a ``.jsonl``/``.parquet`` file, a ``datasets`` folder or a hub dataset name.
         rewards: reward names (``referee.rewards``), ``module:attribute`` paths or functions.
+        reward_options: options per reward (keyed like ``rewards``), e.g.
+            ``{"gsm8k_accuracy": {"mode": "strict"}}``.
         out: the output folder (``all.jsonl``, ``kept.jsonl``, ``report.json``,
             ``pass_rate_hist.png``, and ``state/`` with the finished chunks).
         keep: the inclusive pass-rate band of the rows to keep.
@@ -52,6 +54,7 @@ class PrefilterConfig:
     rewards: tuple[str | RewardFunction, ...]
     out: str
     keep: KeepBounds = KeepBounds()
+    reward_options: dict[str, dict[str, Any]] = field(default_factory=dict)
     num_generations: int = 8
     success_reward: str | None = None
     threshold: float = 1.0

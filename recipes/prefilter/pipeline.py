@@ -47,6 +47,7 @@ def build_manifest(config: PrefilterConfig, rows: Rows, scorer: Scorer) -> dict[
             "prompt": {"column": config.prompt_column, "chat_template": config.chat_template,
                        "system_prompt": config.system_prompt, "chat_template_kwargs": dict(config.chat_template_kwargs)},
             "rewards": list(scorer.names),
+            "reward_options": {spec: dict(options) for spec, options in config.reward_options.items()},
             "success_reward": scorer.success_reward,
             "threshold": scorer.threshold,
             "num_generations": config.num_generations,
@@ -98,7 +99,8 @@ class OpenedRun:
 
 def open_run(config: PrefilterConfig) -> OpenedRun:
     """Load the data and rewards, and start (or check and resume) the run in ``config.out``."""
-    scorer = Scorer(config.rewards, success_reward=config.success_reward, threshold=config.threshold)
+    scorer = Scorer(config.rewards, reward_options=config.reward_options, success_reward=config.success_reward,
+                    threshold=config.threshold)
     rows = load_rows(config.data, split=config.split, config_name=config.data_config)
     store = ChunkStore(Path(config.out) / "state")
     manifest = build_manifest(config, rows, scorer)

@@ -11,7 +11,6 @@ neither a pass nor a failure and leaves the pass-rate denominator.
 
 from __future__ import annotations
 
-import importlib
 import inspect
 import math
 from collections import defaultdict
@@ -41,31 +40,24 @@ def reward_name(reward: RewardFunction) -> str:
     return name if isinstance(name, str) and name else type(reward).__name__
 
 
-def resolve_reward(spec: str | RewardFunction) -> RewardFunction:
-    """A reward function from a registry name (``referee.rewards.get_reward``), a
-    ``module:attribute`` path, or the function itself.
+def load_reward(spec: str | RewardFunction, options: dict[str, Any] | None = None) -> RewardFunction:
+    """A reward function from a built-in name or ``module:attribute`` path (through
+    :func:`referee.rewards.resolve_reward`, with ``options``), or the function itself.
 
     Example:
-        >>> reward = resolve_reward("referee.rewards.completions:completion_text")
-        >>> reward.__name__
-        'completion_text'
+        >>> load_reward("gsm8k_accuracy", {"mode": "strict"}).options
+        {'mode': 'strict'}
     """
     if callable(spec):
+        if options:
+            raise ValueError(f"Options {sorted(options)} cannot apply to reward {reward_name(spec)!r}, a function "
+                             "object; set them when you build it.")
         return spec
     if not isinstance(spec, str) or not spec:
         raise ValueError(f"Reward {spec!r} is neither a reward name, a module:attribute path nor a function.")
-    if ":" in spec:
-        module_name, _, attribute = spec.partition(":")
-        try:
-            reward = getattr(importlib.import_module(module_name), attribute)
-        except (ImportError, AttributeError) as exc:
-            raise ValueError(f"Cannot load reward {spec!r} ({exc}); check the module:attribute path.") from None
-        if not callable(reward):
-            raise ValueError(f"Reward {spec!r} is a {type(reward).__name__}, not a function.")
-        return reward
-    from referee.rewards import get_reward
+    from referee.rewards import resolve_reward
 
-    return get_reward(spec)
+    return resolve_reward(spec, **(options or {}))
 
 
 def needed_columns(reward: RewardFunction) -> list[tuple[str, ...]]:
@@ -145,7 +137,8 @@ class Scorer:
     apart and in (row, sample) order.
 
     Args:
-        rewards: reward functions, registry names or ``module:attribute`` paths.
+        rewards: reward functions, built-in names or ``module:attribute`` paths.
+        reward_options: options per reward spec (e.g. ``{"gsm8k_accuracy": {"mode": "strict"}}``).
         success_reward: the reward whose value decides a pass (default: the first).
         threshold: a sample passes when the success reward is ``>= threshold``.
 
@@ -161,11 +154,17 @@ class Scorer:
     """
 
     def __init__(
-        self, rewards: Sequence[str | RewardFunction], *, success_reward: str | None = None, threshold: float = 1.0
+        self, rewards: Sequence[str | RewardFunction], *, reward_options: dict[str, dict[str, Any]] | None = None,
+        success_reward: str | None = None, threshold: float = 1.0,
     ) -> None:
         if not rewards:
             raise ValueError("No reward given; pass at least one --reward (a reward name or module:function).")
-        self.functions = [resolve_reward(spec) for spec in rewards]
+        options = dict(reward_options or {})
+        unknown = sorted(set(options) - {spec for spec in rewards if isinstance(spec, str)})
+        if unknown:
+            raise ValueError(f"Options are given for {', '.join(map(repr, unknown))}, which is not among the rewards; "
+                             "scope an option to a --reward as REWARD.OPTION=VALUE.")
+        self.functions = [load_reward(spec, options.get(spec) if isinstance(spec, str) else None) for spec in rewards]
         self.names = tuple(reward_name(f) for f in self.functions)
         duplicates = sorted({n for n in self.names if self.names.count(n) > 1})
         if duplicates:

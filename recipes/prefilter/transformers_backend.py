@@ -88,12 +88,16 @@ class TransformersBackend:
             if ids:
                 input_ids[row, width - len(ids):] = torch.tensor(list(ids), dtype=torch.long)
                 attention_mask[row, width - len(ids):] = 1
-        options: dict[str, Any] = {"max_new_tokens": sampling.max_tokens, "num_return_sequences": num_generations}
-        if sampling.temperature > 0:
+        # Greedy decoding gives every sample the same text, and generate() refuses
+        # num_return_sequences > 1 without sampling: decode once and repeat it.
+        greedy = sampling.temperature == 0
+        per_prompt = 1 if greedy else num_generations
+        options: dict[str, Any] = {"max_new_tokens": sampling.max_tokens, "num_return_sequences": per_prompt}
+        if greedy:
+            options.update(do_sample=False)
+        else:
             options.update(do_sample=True, temperature=sampling.temperature, top_p=sampling.top_p,
                            top_k=sampling.top_k or None, min_p=sampling.min_p or None)
-        else:
-            options.update(do_sample=False)
         device = self.model.device
         with torch.inference_mode():
             output = self.model.generate(
@@ -102,4 +106,6 @@ class TransformersBackend:
             )
         completions = output[:, width:].tolist()
         samples = [decode_sample(self.tokenizer, ids, self.eos_ids, sampling.max_tokens) for ids in completions]
+        if greedy:
+            return [[sample] * num_generations for sample in samples]
         return [samples[i * num_generations:(i + 1) * num_generations] for i in range(len(prompt_ids))]
