@@ -10,6 +10,7 @@ from types import ModuleType
 _VERIFIERS: dict[str, tuple[str, str]] = {
     "gsm8k": ("referee.verifiers.gsm8k", "answer"),
     "math": ("referee.verifiers.math", "answer"),
+    "code": ("referee.verifiers.code", "tests"),
 }
 
 VERIFIER_NAMES: tuple[str, ...] = tuple(_VERIFIERS)

@@ -1,0 +1,24 @@
+"""Code-execution verifier: run a completion's program in an isolated sandbox and judge it with
+unit tests on the trusted side.
+
+``verify(completion, tests, **options)`` and ``verify_batch(completions, tests_list, **options)``
+take tests in four formats (``humaneval``, ``asserts``, ``call``, ``stdio``; see
+:mod:`.formats`). The program runs in a job forked from a warm sandbox worker (bubblewrap
+namespaces, an unprivileged uid, rlimits, a fresh folder, no network, where available); the test
+code runs in a separate trusted judge process that calls into the job through a proxy carrying
+only plain data, so nothing the program does (exit codes, printed markers, always-equal objects,
+monkeypatching, reading memory) can fake a pass. ``referee doctor`` shows the isolation level.
+
+Example:
+    >>> from referee.verifiers import code
+    >>> code.verify("```python\\ndef f(x):\\n    return x + 1\\n```",
+    ...             {"format": "asserts", "asserts": ["assert f(1) == 2"]}).status
+    'correct'
+"""
+
+from .extract import extract_code
+from .formats import FORMATS
+from .isolation import LEVELS, resolve_isolation
+from .grading import verify, verify_batch
+
+__all__ = ["FORMATS", "LEVELS", "extract_code", "resolve_isolation", "verify", "verify_batch"]

@@ -1,0 +1,197 @@
+"""Ending a job from outside: kill every process it left, check that none survive, remove its files.
+
+A job's processes are found three ways, so none escapes: its session (the job leader calls
+``setsid``), the job's own uid when it has one, and the children of the fork server, which is
+a child subreaper so that double-forked daemons are re-parented to it.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import stat
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+# World-writable places a job with its own uid could write to when no private /tmp hides them.
+SHARED_WRITABLE_DIRS: tuple[str, ...] = ("/tmp", "/var/tmp", "/dev/shm")
+
+
+@dataclass(frozen=True)
+class ProcessInfo:
+    """One process as ``/proc`` shows it (pids as seen from this process's pid namespace)."""
+
+    pid: int
+    ppid: int
+    session: int
+    uids: tuple[int, ...]
+    state: str
+
+
+def _read_status(pid: int) -> ProcessInfo | None:
+    try:
+        with open(f"/proc/{pid}/status", "rb") as handle:
+            text = handle.read().decode("ascii", "replace")
+    except OSError:  # it exited while we looked
+        return None
+    fields = {}
+    for line in text.splitlines():
+        key, _, value = line.partition(":")
+        fields[key] = value.strip()
+    try:
+        sid = fields.get("NSsid", "0").split()[0]  # first: as seen from this /proc
+        return ProcessInfo(pid, int(fields["PPid"]), int(sid), tuple(int(u) for u in fields["Uid"].split()),
+                           fields.get("State", "?")[:1])
+    except (KeyError, ValueError, IndexError):
+        return None
+
+
+def _pids() -> list[int]:
+    return [int(name) for name in os.listdir("/proc") if name.isdigit()]
+
+
+def list_processes() -> list[ProcessInfo]:
+    """Every process this process can see in ``/proc``, with its real, effective, saved and fs uids.
+
+    Example:
+        >>> any(p.pid == os.getpid() for p in list_processes())
+        True
+    """
+    return [info for info in map(_read_status, _pids()) if info is not None]
+
+
+def _belongs(pid: int, *, session: int | None, uid: int | None, reaper: int) -> bool:
+    """Cheap test on ``/proc/<pid>/stat`` and the owner of ``/proc/<pid>`` (its effective uid)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            fields = handle.read().rsplit(b")", 1)[1].split()
+        owner = os.stat(f"/proc/{pid}").st_uid
+    except (OSError, IndexError):
+        return False
+    ppid, process_session = int(fields[1]), int(fields[3])
+    return ((session is not None and process_session == session) or ppid == reaper
+            or (uid is not None and owner == uid))
+
+
+def job_processes(*, session: int | None, uid: int | None, reaper: int, pid_namespace: bool = False) -> list[int]:
+    """The pids that belong to a job: in its session, of its uid, or children of the reaper.
+
+    In a pid namespace of its own (``pid_namespace``) the reaper sees only its namespace's
+    init (pid 1), itself and job processes, so everything else is the job's. A process that
+    makes itself non-dumpable shows root as its owner; it is still caught by its session, or
+    once its parent is killed, as a child of the reaper.
+
+    Example:
+        >>> job_processes(session=None, uid=None, reaper=-1)
+        []
+    """
+    if pid_namespace:
+        return [pid for pid in _pids() if pid not in (1, reaper)]
+    return [pid for pid in _pids() if pid != reaper and _belongs(pid, session=session, uid=uid, reaper=reaper)]
+
+
+def _reap(statuses: dict[int, int]) -> None:
+    while True:
+        try:
+            pid, status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+        statuses[pid] = status
+
+
+def kill_job(*, session: int | None, uid: int | None, pid_namespace: bool = False, children: bool = True,
+             timeout: float = 2.0) -> tuple[dict[int, int], list[int]]:
+    """Kill the job's process group, then every process of the job until none is left.
+
+    ``session`` is the job leader's pid (it called ``setsid``), or ``None`` to sweep only the
+    uid (and this process's children when ``children``: only a fork server, whose every child
+    is a job, may ask for that). Returns the wait statuses of the reaped children and the pids
+    that survived ``timeout`` seconds (empty when the cleanup succeeded).
+    """
+    statuses: dict[int, int] = {}
+    reaper = os.getpid() if children else -1
+    deadline = time.monotonic() + timeout
+    if session is not None and session > 1:  # never killpg(1) or (0): that is everyone, or us
+        try:
+            os.killpg(session, signal.SIGKILL)
+        except OSError:  # the group is already gone
+            pass
+        while children and time.monotonic() < deadline:  # the leader dies in microseconds: reap it
+            try:
+                pid, status = os.waitpid(session, os.WNOHANG)
+            except ChildProcessError:  # reaped already
+                break
+            if pid:
+                statuses[pid] = status
+                break
+            time.sleep(0.0001)
+    while True:
+        if children:  # only a fork server reaps: anywhere else waitpid(-1) would steal others' children
+            _reap(statuses)
+        left = job_processes(session=session, uid=uid, reaper=reaper, pid_namespace=pid_namespace)
+        if not left:
+            return statuses, []
+        if time.monotonic() > deadline:
+            return statuses, left
+        for pid in left:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        time.sleep(0.0002)
+
+
+def remove_tree(path: str) -> None:
+    """Delete ``path`` (file, link or folder) without following links; missing is fine.
+
+    Example:
+        >>> import tempfile
+        >>> folder = tempfile.mkdtemp()
+        >>> os.chmod(folder, 0)
+        >>> remove_tree(folder); os.path.exists(folder)
+        False
+    """
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        return
+    if not stat.S_ISDIR(mode):
+        os.unlink(path)
+        return
+
+    def _unlock_and_retry(function, failed_path, _exc_info):  # a job may chmod its folders to 000
+        os.chmod(os.path.dirname(failed_path) or failed_path, 0o700)
+        if os.path.isdir(failed_path) and not os.path.islink(failed_path):
+            os.chmod(failed_path, 0o700)
+            shutil.rmtree(failed_path, ignore_errors=True)
+        elif os.path.lexists(failed_path):
+            os.unlink(failed_path)
+
+    os.chmod(path, 0o700)
+    shutil.rmtree(path, onerror=_unlock_and_retry)
+
+
+def files_owned_by(uid: int, folders: Iterable[str] = SHARED_WRITABLE_DIRS) -> list[str]:
+    """Top-level entries of ``folders`` owned by ``uid``.
+
+    Example:
+        >>> files_owned_by(-5)
+        []
+    """
+    found = []
+    for folder in folders:
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue
+        for entry in entries:
+            try:
+                if entry.stat(follow_symlinks=False).st_uid == uid:
+                    found.append(entry.path)
+            except OSError:
+                continue
+    return found

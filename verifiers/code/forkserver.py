@@ -1,0 +1,368 @@
+"""The fork-server worker: started once per pool slot (inside bubblewrap where it runs), it forks
+one locked-down job per request.
+
+A job is a fork of this warm process (common modules already imported), so it starts in
+about a millisecond. Before running anything of the program the child makes its own session,
+keeps only its channel and three pipes, moves into a fresh job folder, takes hard rlimits,
+drops to the worker's unprivileged uid when there is one, and forbids new privileges. The
+worker drains the job's stdout and stderr with a cap, enforces a backstop deadline, and on
+``end`` kills every process of the job, checks that none survive and removes its files.
+
+Protocol on the control socket (framed wire messages, from the trusted judge):
+``("start", request)`` is answered by one byte ``J`` carrying the job's channel as a passed
+file descriptor (or ``E`` then ``("error", reason)``); ``("end", grace)`` by ``("report", report)`` (``grace``: seconds to let a job whose channel
+closed finish exiting by itself, so that its exit status can be read).
+Run as ``python -I -m referee.verifiers.code.forkserver --fd N [--uid U] [--pid-namespace] [--unshare-net]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ctypes
+import gc
+import importlib
+import os
+import select
+import selectors
+import signal
+import socket
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from .channel import ChannelClosed, recv_message, send_message
+from .cleanup import SHARED_WRITABLE_DIRS, files_owned_by, kill_job, list_processes, remove_tree
+from .isolation import SANDBOX_ENV
+from .job import run_main, serve_calls
+from .limits import Limits, apply_limits
+
+# Imported once here so that jobs find them warm (a fork shares them, copy-on-write).
+PRELOADED_MODULES: tuple[str, ...] = (
+    "abc", "array", "bisect", "cmath", "collections", "contextlib", "copy", "dataclasses", "datetime",
+    "decimal", "enum", "fractions", "functools", "hashlib", "heapq", "io", "itertools", "json", "math",
+    "numbers", "operator", "random", "re", "statistics", "string", "traceback", "typing",
+)
+_PR_SET_PDEATHSIG = 1
+_PR_SET_NO_NEW_PRIVS = 38
+_PR_SET_CHILD_SUBREAPER = 36
+_CLONE_NEWNET = 0x40000000
+_STDERR_TAIL = 2000
+_LIBC = ctypes.CDLL(None, use_errno=True)
+
+
+def _prctl(option: int, value: int) -> bool:
+    return _LIBC.prctl(option, value, 0, 0, 0) == 0
+
+
+def _unshare_network() -> bool:
+    return _LIBC.unshare(_CLONE_NEWNET) == 0
+
+
+def _tasks_of_uid(uid: int) -> int:
+    """Threads (what ``RLIMIT_NPROC`` counts) of ``uid`` visible here."""
+    total = 0
+    for process in list_processes():
+        if process.uids[0] == uid:
+            try:
+                total += len(os.listdir(f"/proc/{process.pid}/task"))
+            except OSError:
+                continue
+    return total
+
+
+@dataclass
+class _Job:
+    pid: int
+    folder: str
+    mode: str
+    output_cap: int
+    deadline: float
+    pipes: dict[int, str]
+    stdout: bytearray = field(default_factory=bytearray)
+    stderr: bytearray = field(default_factory=bytearray)
+    output_bytes: int = 0
+    killed: str | None = None  # why the worker killed it before "end": "deadline" or "output"
+
+
+class ForkServer:
+    """Serves start/end requests from one judge over ``control``."""
+
+    def __init__(self, control: socket.socket, *, uid: int | None, jobs: str, sweep_shared: bool,
+                 pid_namespace: bool) -> None:
+        self.control = control
+        self.uid = uid
+        self.pid_namespace = pid_namespace
+        self.jobs = jobs
+        self.sweep_shared = sweep_shared
+        self.count = 0
+        self.devnull = os.open(os.devnull, os.O_RDONLY)
+        self.tasks_already = 0 if uid is not None else _tasks_of_uid(os.getuid())
+
+    # --- the child side -----------------------------------------------------------------
+    def _become_job(self, request: dict[str, Any], folder: str, fds: tuple[int, int, int, int]) -> None:
+        stdin, stdout, stderr, channel = fds
+        os.setsid()
+        for target, source in enumerate((stdin, stdout, stderr, channel)):
+            os.dup2(source, target)
+        os.closerange(4, 1 << 16)
+        os.chdir(folder)
+        apply_limits(Limits.from_dict(request["limits"]), processes_already=self.tasks_already)
+        if self.uid is not None:
+            os.setgroups([])
+            os.setresgid(self.uid, self.uid, self.uid)
+            os.setresuid(self.uid, self.uid, self.uid)
+        _prctl(_PR_SET_NO_NEW_PRIVS, 1)
+        _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+        os.environ.clear()
+        os.environ.update(SANDBOX_ENV, HOME=folder, TMPDIR=folder)
+        sys.argv = ["solution.py"]
+        sys.stdin = open(0, encoding="utf-8", errors="surrogateescape", closefd=False)
+        sys.stdout = open(1, "w", encoding="utf-8", errors="surrogateescape", closefd=False)
+        sys.stderr = open(2, "w", encoding="utf-8", errors="backslashreplace", closefd=False)
+        sys.modules.pop("tempfile", None)  # it caches the worker's temp folder
+
+    def _run_child(self, request: dict[str, Any], folder: str, fds: tuple[int, int, int, int]) -> None:
+        status = 71
+        try:
+            self._become_job(request, folder, fds)
+            status = 0
+            channel = socket.socket(fileno=3)
+            if request["mode"] == "stdio":
+                run_main(channel, request["code"])
+            else:
+                serve_calls(channel, request["code"], request["names"])
+        except BaseException:
+            pass
+        finally:
+            os._exit(status)
+
+    # --- the worker side ----------------------------------------------------------------
+    def _stdin_fd(self, data: bytes) -> int:
+        if not data:
+            return os.dup(self.devnull)
+        fd = os.memfd_create("stdin")
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+        os.lseek(fd, 0, os.SEEK_SET)
+        return fd
+
+    def _start(self, request: dict[str, Any]) -> _Job:
+        self.count += 1
+        folder = os.path.join(self.jobs, f"job-{self.count}")
+        os.mkdir(folder, 0o700)
+        if self.uid is not None:
+            os.chown(folder, self.uid, self.uid)
+        parent_end, child_end = socket.socketpair()
+        out_read, out_write = os.pipe()
+        err_read, err_write = os.pipe()
+        stdin = self._stdin_fd(request.get("stdin", b""))
+        try:
+            pid = os.fork()
+        except OSError:
+            for fd in (out_read, out_write, err_read, err_write, stdin):
+                os.close(fd)
+            parent_end.close()
+            child_end.close()
+            remove_tree(folder)
+            raise
+        if pid == 0:
+            self._run_child(request, folder, (stdin, out_write, err_write, child_end.fileno()))
+        for fd in (out_write, err_write, stdin):
+            os.close(fd)
+        child_end.close()
+        socket.send_fds(self.control, [b"J"], [parent_end.fileno()])
+        parent_end.close()
+        for fd in (out_read, err_read):
+            os.set_blocking(fd, False)
+        return _Job(pid, folder, request["mode"], int(request["limits"]["output_bytes"]),
+                    time.monotonic() + float(request["deadline_s"]), {out_read: "stdout", err_read: "stderr"})
+
+    def _kill(self, job: _Job, why: str) -> None:
+        if job.killed is None:
+            job.killed = why
+            try:
+                os.killpg(job.pid, signal.SIGKILL)
+            except OSError:
+                pass
+
+    def _drain(self, job: _Job, fd: int, selector: selectors.BaseSelector | None) -> bool:
+        """Read what ``fd`` has; ``False`` once it is at EOF (and closed)."""
+        try:
+            data = os.read(fd, 1 << 16)
+        except BlockingIOError:
+            return True
+        if not data:
+            if selector is not None:
+                selector.unregister(fd)
+            os.close(fd)
+            del job.pipes[fd]
+            return False
+        job.output_bytes += len(data)
+        if job.output_bytes > job.output_cap:
+            self._kill(job, "output")
+        elif job.pipes[fd] == "stdout" and job.mode == "stdio":
+            job.stdout += data
+        if job.pipes[fd] == "stderr":
+            job.stderr = (job.stderr + data)[-_STDERR_TAIL:]
+        return True
+
+    def _supervise(self, job: _Job) -> float | None:
+        """Watch the job until the judge says ``end``; its grace seconds, or ``None`` if the judge went away."""
+        with selectors.DefaultSelector() as selector:
+            selector.register(self.control, selectors.EVENT_READ, None)
+            for fd in job.pipes:
+                selector.register(fd, selectors.EVENT_READ, None)
+            while True:
+                wait = None if job.killed else max(0.0, job.deadline - time.monotonic())
+                events = selector.select(wait)
+                if not events and job.killed is None and time.monotonic() >= job.deadline:
+                    self._kill(job, "deadline")
+                for key, _ in events:
+                    if key.fileobj is self.control:
+                        try:
+                            message = recv_message(self.control, deadline=time.monotonic() + 10)
+                        except (ChannelClosed, TimeoutError):
+                            return None
+                        if type(message) is tuple and len(message) == 2 and message[0] == "end":
+                            return float(message[1])
+                    elif isinstance(key.fileobj, int) and key.fileobj in job.pipes:
+                        self._drain(job, key.fileobj, selector)
+
+    def _finish(self, job: _Job, grace: float) -> dict[str, Any]:
+        """Clean up after the job; ``grace`` seconds to let a job that closed its channel finish exiting."""
+        ended_alone, status = False, 0
+        until = time.monotonic() + grace
+        while True:
+            try:
+                pid, status = os.waitpid(job.pid, os.WNOHANG)
+            except ChildProcessError:
+                break
+            if pid == job.pid:
+                ended_alone = True
+                break
+            if time.monotonic() >= until:
+                break
+            time.sleep(0.0002)
+        statuses, survivors = kill_job(session=job.pid, uid=self.uid, pid_namespace=self.pid_namespace)
+        if not ended_alone:
+            status = statuses.get(job.pid, 0)
+        drain_until = time.monotonic() + 1.0
+        while job.pipes and time.monotonic() < drain_until:  # every writer is dead: EOF comes at once
+            ready, _, _ = select.select(list(job.pipes), [], [], max(0.0, drain_until - time.monotonic()))
+            for fd in ready:
+                self._drain(job, fd, None)
+        for fd in list(job.pipes):
+            os.close(fd)
+        remove_tree(job.folder)
+        leftovers = files_owned_by(self.uid) if self.sweep_shared and self.uid is not None else []
+        for path in leftovers:
+            remove_tree(path)
+        return {
+            "ended_alone": ended_alone,
+            "exit_code": os.WEXITSTATUS(status) if os.WIFEXITED(status) else None,
+            "signal": os.WTERMSIG(status) if os.WIFSIGNALED(status) else None,
+            "killed": job.killed,
+            "stdout": bytes(job.stdout),
+            "stderr": job.stderr.decode("utf-8", "replace"),
+            "output_bytes": job.output_bytes,
+            "survivors": len(survivors),
+            "leftover_files": len(leftovers),
+        }
+
+    def serve(self) -> None:
+        """Answer requests until the judge closes the control socket."""
+        while True:
+            try:
+                message = recv_message(self.control)
+            except ChannelClosed:
+                return
+            if message[0] != "start":
+                send_message(self.control, ("error", f"unexpected request {message[0]!r}"))
+                continue
+            try:
+                job = self._start(message[1])
+            except OSError as exc:
+                self.control.sendall(b"E")
+                send_message(self.control, ("error", f"cannot start a job: {exc}"))
+                continue
+            grace = self._supervise(job)
+            report = self._finish(job, grace or 0.0)
+            if grace is None:  # the judge went away
+                return
+            send_message(self.control, ("report", report))
+            if report["survivors"]:
+                return  # a job we cannot clean up taints the worker: stop, the judge starts a fresh one
+
+
+def _jobs_folder(uid: int | None) -> str:
+    """A fresh folder for job folders on the host's /tmp (no private /tmp without bubblewrap),
+    after removing those an earlier worker with this uid left when it was killed."""
+    prefix = f"referee-jobs-{uid if uid is not None else 'u' + str(os.getuid())}-"
+    if uid is not None:
+        base = tempfile.gettempdir()
+        for name in os.listdir(base):
+            path = os.path.join(base, name)
+            if name.startswith(prefix) and os.lstat(path).st_uid == os.getuid():
+                remove_tree(path)
+    folder = tempfile.mkdtemp(prefix=prefix)
+    os.chmod(folder, 0o711)  # the jobs' uid may pass through to its own folder, not list the others
+    return folder
+
+
+def _self_test_uid(uid: int) -> bool:
+    """Fork once and drop to ``uid``: the own-uid layer really works here."""
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.setgroups([])
+            os.setresgid(uid, uid, uid)
+            os.setresuid(uid, uid, uid)
+            os._exit(0 if os.getuid() == uid else 1)
+        except BaseException:
+            os._exit(1)
+    return os.waitpid(pid, 0)[1] == 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Start the worker: set it up, say ``ready`` with the layers it got, then serve."""
+    parser = argparse.ArgumentParser(prog="referee-forkserver")
+    parser.add_argument("--fd", type=int, required=True)
+    parser.add_argument("--uid", type=int)
+    parser.add_argument("--unshare-net", action="store_true")
+    parser.add_argument("--sweep-shared", action="store_true")
+    parser.add_argument("--pid-namespace", action="store_true", help="bubblewrap: own pid namespace, private /tmp")
+    args = parser.parse_args(argv)
+    control = socket.socket(fileno=args.fd)
+    parent = os.getppid()
+    _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    if os.getppid() != parent:
+        return 1
+    layers = {"subreaper": _prctl(_PR_SET_CHILD_SUBREAPER, 1)}
+    if args.unshare_net:
+        layers["no network"] = _unshare_network()
+    if args.uid is not None:
+        kill_job(session=None, uid=args.uid)  # leftovers of an earlier worker with this uid
+        for path in files_owned_by(args.uid, SHARED_WRITABLE_DIRS if args.sweep_shared else ()):
+            remove_tree(path)
+        layers["own uid"] = _self_test_uid(args.uid)
+    for name in PRELOADED_MODULES:
+        importlib.import_module(name)
+    gc.collect()
+    gc.freeze()  # fewer copy-on-write faults in every job
+    jobs = "/tmp" if args.pid_namespace else _jobs_folder(args.uid)
+    server = ForkServer(control, uid=args.uid, jobs=jobs, sweep_shared=args.sweep_shared,
+                        pid_namespace=args.pid_namespace and os.getpid() == 2)
+    send_message(control, ("ready", layers))
+    try:
+        server.serve()
+    finally:
+        if not args.pid_namespace:
+            remove_tree(jobs)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

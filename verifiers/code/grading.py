@@ -1,0 +1,184 @@
+"""``verify`` and ``verify_batch``: grade completions' programs against unit tests, in the sandbox."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+from typing import Any
+
+from ..deadline_pool import DeadlinePool, shared_pool
+from ..verdict import Verdict
+from .extract import extract_code
+from .formats import TestsError, count_tests, parse_tests
+from .isolation import Isolation, resolve_isolation
+from .judge import judge_task
+
+# Seconds a judge worker may need, on its first task, to start its sandbox (bubblewrap, imports).
+_SANDBOX_START_SECONDS = 30.0
+
+
+def judge_pool(workers: int | None = None) -> DeadlinePool:
+    """The shared pool of judge workers (each drives one sandbox worker), created on first use.
+
+    Example:
+        >>> judge_pool(1) is judge_pool(1)
+        True
+    """
+    return shared_pool(workers, preload=("referee.verifiers.code.judge",), memory_limit_mb=None)
+
+
+@functools.lru_cache(maxsize=8)
+def _isolation(requested: str) -> Isolation:
+    return resolve_isolation(requested)
+
+
+def judge_budget(timeout: float, tests: int) -> float:
+    """Seconds the pool waits for a judge before replacing it: every test timing out and
+    reloading the program, twice (a worker restart), plus cleanups and a margin.
+
+    Example:
+        >>> judge_budget(3.0, 1)
+        32.0
+    """
+    return 2 * (timeout * (2 * tests + 1) + 1.0 * (tests + 1)) + 10.0
+
+
+def _bad_options(timeout: Any, memory_mb: Any, max_output_bytes: Any, abs_tol: Any, rel_tol: Any,
+                 workers: Any) -> str | None:
+    numbers = {"timeout": timeout, "abs_tol": abs_tol, "rel_tol": rel_tol}
+    for name, value in numbers.items():
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0 or value != value:
+            return f"{name}={value!r} must be a non-negative number"
+    if timeout <= 0:
+        return f"timeout={timeout!r} must be more than 0 seconds"
+    integers = {"memory_mb": memory_mb, "max_output_bytes": max_output_bytes}
+    if workers is not None:
+        integers["workers"] = workers
+    for name, value in integers.items():
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            return f"{name}={value!r} must be a positive integer"
+    return None
+
+
+def _verdict(code: str, result: dict[str, Any], level: str) -> Verdict:
+    if "error" in result:
+        return Verdict("error", 0.0, extracted=code, reason=result["error"], details={"isolation": level})
+    outcomes = result["outcomes"]
+    passed, total = sum(1 for o in outcomes if o["passed"]), len(outcomes)
+    details = {"passed": passed, "total": total, "tests": outcomes, "isolation": level, "jobs": result["jobs"]}
+    if passed == total:
+        return Verdict("correct", 1.0, extracted=code, reason=f"all {total} tests passed", details=details)
+    first = next(i for i, o in enumerate(outcomes) if not o["passed"])
+    reason = f"{passed} of {total} tests passed; test {first + 1}: {outcomes[first]['reason']}"
+    if passed == 0 and all(o["kind"] == "timeout" for o in outcomes):
+        return Verdict("timeout", 0.0, extracted=code, reason=reason, details=details)
+    return Verdict("wrong", passed / total, extracted=code, reason=reason, details=details)
+
+
+def verify_batch(
+    completions: Sequence[Any],
+    tests_list: Sequence[Any],
+    *,
+    timeout: float = 3.0,
+    memory_mb: int = 1024,
+    max_output_bytes: int = 4 << 20,
+    abs_tol: float = 0.0,
+    rel_tol: float = 0.0,
+    workers: int | None = None,
+    isolation: str = "auto",
+) -> list[Verdict]:
+    """Judge each completion's program against its tests, ``workers`` programs at a time; order kept.
+
+    Args:
+        completions: the models' texts; the program is the last fenced Python block, or the
+            whole text when there is none.
+        tests_list: one tests dict per completion (see :mod:`referee.verifiers.code.formats`).
+        timeout: wall-clock seconds for each test (and for loading the program).
+        memory_mb: address-space limit of the program.
+        max_output_bytes: the most the program may print, or return from one call.
+        abs_tol, rel_tol: tolerance for numbers in ``call`` outputs and ``stdio`` tokens (0: exact).
+        workers: parallel judge and sandbox workers (default: one per CPU).
+        isolation: ``"auto"`` (the best this machine gives) or a level: ``full``,
+            ``namespaces``, ``uid``, ``basic`` (see ``referee doctor``).
+
+    Returns:
+        One Verdict per completion: ``score`` is the share of tests passed, ``correct`` means
+        all; ``details["tests"]`` says how each test went and why. ``no_answer`` when there is
+        no code, ``error`` (never the program's fault) for unusable tests or a failed sandbox.
+
+    Example:
+        >>> tests = {"format": "asserts", "asserts": ["assert add(1, 2) == 3", "assert add(2, 2) == 4"]}
+        >>> [v.score for v in verify_batch(["```python\\ndef add(a, b):\\n    return a + b\\n```",
+        ...                                 "def add(a, b):\\n    return 3", ""], [tests] * 3)]
+        [1.0, 0.5, 0.0]
+    """
+    if len(completions) != len(tests_list):
+        raise ValueError(f"verify_batch got {len(completions)} completions but {len(tests_list)} tests; "
+                         "pass one tests dict per completion.")
+    verdicts: list[Verdict | None] = [None] * len(completions)
+    problem = _bad_options(timeout, memory_mb, max_output_bytes, abs_tol, rel_tol, workers)
+    level = isolation
+    if problem is None:
+        try:
+            level = _isolation(isolation).level
+        except ValueError as exc:
+            problem = str(exc)
+    if problem is not None:
+        return [Verdict("error", 0.0, reason=problem) for _ in completions]
+    tasks, budgets, where, codes = [], [], [], []
+    for index, (completion, tests) in enumerate(zip(completions, tests_list)):
+        if not isinstance(completion, str):
+            verdicts[index] = Verdict("error", reason=f"completion must be a str, got {type(completion).__name__}")
+            continue
+        try:
+            spec = parse_tests(tests)
+        except TestsError as exc:
+            verdicts[index] = Verdict("error", reason=str(exc))
+            continue
+        code = extract_code(completion)
+        if not code.strip():
+            verdicts[index] = Verdict("no_answer", reason="the completion holds no code")
+            continue
+        tasks.append({"code": code, "tests": tests, "timeout": float(timeout), "memory_mb": memory_mb,
+                      "output_bytes": max_output_bytes, "abs_tol": float(abs_tol), "rel_tol": float(rel_tol),
+                      "isolation": level})
+        budgets.append(judge_budget(float(timeout), count_tests(spec)))
+        where.append(index)
+        codes.append(code)
+    if tasks:
+        outcomes = judge_pool(workers).run(judge_task, [(task,) for task in tasks],
+                                           timeout=max(budgets) + _SANDBOX_START_SECONDS)
+        for index, code, outcome in zip(where, codes, outcomes):
+            if outcome.status == "ok":
+                result = outcome.value
+            elif outcome.status == "timeout":
+                result = {"error": f"the test code did not finish within {outcome.seconds:.0f} s (its judge was replaced)"}
+            else:
+                result = {"error": f"the judge worker failed: {outcome.message}"}
+            verdicts[index] = _verdict(code, result, level)
+    return verdicts  # type: ignore[return-value]
+
+
+def verify(
+    completion: Any,
+    tests: Any,
+    *,
+    timeout: float = 3.0,
+    memory_mb: int = 1024,
+    max_output_bytes: int = 4 << 20,
+    abs_tol: float = 0.0,
+    rel_tol: float = 0.0,
+    workers: int | None = None,
+    isolation: str = "auto",
+) -> Verdict:
+    """Judge one completion's program against ``tests``; the options are :func:`verify_batch`'s.
+
+    Example:
+        >>> tests = {"format": "call", "fn_name": "square", "inputs": [[2], [3]], "outputs": [4, 9]}
+        >>> verify("def square(x):\\n    return x * x", tests).status
+        'correct'
+        >>> verify("import os\\ndef square(x):\\n    os._exit(0)", tests).reason
+        '0 of 2 tests passed; test 1: exited (code 0) in square(2)'
+    """
+    return verify_batch([completion], [tests], timeout=timeout, memory_mb=memory_mb, max_output_bytes=max_output_bytes,
+                        abs_tol=abs_tol, rel_tol=rel_tol, workers=workers, isolation=isolation)[0]

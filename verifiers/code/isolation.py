@@ -1,0 +1,222 @@
+"""Which isolation layers this machine gives the code sandbox, why, and how to start a worker in them.
+
+Levels, best first:
+
+* ``full``: bubblewrap (own pid, network, ipc, uts and mount namespaces; a minimal read-only
+  root; a private ``/tmp``) and, because we are root, an unprivileged uid for each worker's jobs.
+* ``namespaces``: bubblewrap inside a user namespace (not root): jobs keep the worker's uid.
+* ``uid``: root without bubblewrap: own uid per worker and a network namespace, but the host's
+  file system and process table stay visible.
+* ``basic``: neither: rlimits, a process group, outside deadlines and cleanup only.
+
+Every level keeps the rest: per-job rlimits, a fresh job folder, capped output, deadlines
+enforced from outside, cleanup that kills every process the job left, and trusted-side judging.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+LEVELS: tuple[str, ...] = ("full", "namespaces", "uid", "basic")
+WORKER_MODULE = "referee.verifiers.code.forkserver"
+SANDBOX_ENV: dict[str, str] = {
+    "PATH": "/usr/local/bin:/usr/bin:/bin",
+    "LANG": "C.UTF-8",
+    "HOME": "/tmp",
+    "OMP_NUM_THREADS": "1",
+    "OPENBLAS_NUM_THREADS": "1",
+    "MKL_NUM_THREADS": "1",
+}
+_TOP_LEVEL_SYSTEM = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/usr")
+_SYSTEM_FILES = ("/etc/ld.so.cache", "/etc/localtime")
+
+
+@dataclass(frozen=True)
+class Layer:
+    """One isolation layer: its name, whether it is on, and why."""
+
+    name: str
+    on: bool
+    why: str
+
+
+@dataclass(frozen=True)
+class Isolation:
+    """The isolation a sandbox worker runs with.
+
+    Example:
+        >>> iso = resolve_isolation("basic")
+        >>> iso.level, iso.bubblewrap, iso.own_uid
+        ('basic', False, False)
+    """
+
+    level: str
+    bubblewrap: bool
+    own_uid: bool
+    layers: tuple[Layer, ...]
+
+    def summary(self) -> str:
+        """One line: the level and the layers that are on."""
+        return f"{self.level} ({', '.join(layer.name for layer in self.layers if layer.on)})"
+
+
+def _is_root() -> bool:
+    return os.geteuid() == 0
+
+
+def _read_only_paths() -> list[str]:
+    """The folders a worker needs: the Python installation, the environment, and this package."""
+    import referee.verifiers
+
+    wanted = {sys.base_prefix, sys.prefix, sys.exec_prefix, sys.base_exec_prefix,
+              str(Path(os.path.realpath(sys.executable)).parent.parent),
+              str(Path(referee.verifiers.__file__).resolve().parent)}
+    paths = sorted(os.path.realpath(p) for p in wanted if p and os.path.isdir(p))
+    kept: list[str] = []
+    for path in paths:  # sorted: a parent comes before its children
+        if path.startswith(("/usr/", "/bin/", "/lib")) or any(path == k or path.startswith(k + "/") for k in kept):
+            continue
+        kept.append(path)
+    return kept
+
+
+def bubblewrap_argv(bwrap: str, *, user_namespace: bool) -> list[str]:
+    """The bubblewrap command line (up to ``--``) that runs a worker in its own namespaces.
+
+    Example:
+        >>> argv = bubblewrap_argv("bwrap", user_namespace=False)
+        >>> "--unshare-net" in argv and "--unshare-user" not in argv and argv[-1] == "--"
+        True
+    """
+    argv = [bwrap, "--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try",
+            "--die-with-parent", "--new-session", "--hostname", "sandbox", "--clearenv"]
+    if user_namespace:
+        argv.append("--unshare-user")
+    for key, value in SANDBOX_ENV.items():
+        argv += ["--setenv", key, value]
+    for top in _TOP_LEVEL_SYSTEM:
+        if os.path.islink(top):
+            argv += ["--symlink", os.readlink(top), top]
+        elif os.path.isdir(top):
+            argv += ["--ro-bind", top, top]
+    made: set[str] = set()
+    for path in [f for f in _SYSTEM_FILES if os.path.exists(f)] + _read_only_paths():
+        parent = Path(path).parent
+        for folder in reversed([parent, *parent.parents]):
+            # bubblewrap makes missing parents 0700, which would lock the jobs' uid out
+            if str(folder) != "/" and str(folder) not in made:
+                made.add(str(folder))
+                argv += ["--perms", "0755", "--dir", str(folder)]
+        argv += ["--ro-bind", path, path]
+    argv += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--chdir", "/tmp", "--"]
+    return argv
+
+
+def worker_argv(isolation: Isolation, worker_args: list[str]) -> list[str]:
+    """The full command that starts a fork-server worker with ``isolation``.
+
+    Example:
+        >>> worker_argv(resolve_isolation("basic"), ["--fd", "3"])[-4:]
+        ['-m', 'referee.verifiers.code.forkserver', '--fd', '3']
+    """
+    python = [sys.executable, "-I", "-B", "-m", WORKER_MODULE, *worker_args]
+    if not isolation.bubblewrap:
+        return python
+    bwrap = shutil.which("bwrap")
+    if bwrap is None:
+        raise RuntimeError("bwrap is no longer on PATH; reinstall bubblewrap or pass isolation='basic'.")
+    return bubblewrap_argv(bwrap, user_namespace=not _is_root()) + python
+
+
+@functools.lru_cache(maxsize=1)
+def probe_bubblewrap() -> tuple[bool, str]:
+    """Whether bubblewrap can start a worker here (tried once per process), and why.
+
+    Example:
+        >>> ok, why = probe_bubblewrap()
+        >>> isinstance(ok, bool) and bool(why)
+        True
+    """
+    bwrap = shutil.which("bwrap")
+    if bwrap is None:
+        return False, "bwrap is not installed (apt-get install bubblewrap)"
+    argv = bubblewrap_argv(bwrap, user_namespace=not _is_root())
+    argv += [sys.executable, "-I", "-B", "-c", f"import {WORKER_MODULE}"]
+    try:
+        done = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, timeout=60, env=SANDBOX_ENV)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return False, f"bwrap at {bwrap} failed to run: {exc}"
+    if done.returncode != 0:
+        error = done.stderr.decode(errors="replace").strip().splitlines()
+        return False, f"bwrap at {bwrap} cannot start a sandbox here: {error[-1] if error else done.returncode}"
+    version = subprocess.run([bwrap, "--version"], capture_output=True, text=True).stdout.strip()
+    return True, f"{version or 'bwrap'} at {bwrap} starts workers in their own namespaces"
+
+
+def _layers(bubblewrap: bool, own_uid: bool, bwrap_why: str) -> tuple[Layer, ...]:
+    if bubblewrap:
+        sandbox = Layer("bubblewrap", True, f"{bwrap_why}: own pid, network, ipc, uts and mount namespaces, "
+                                            "read-only minimal root, private /tmp")
+        network = Layer("no network", True, "own network namespace (bubblewrap)")
+    else:
+        sandbox = Layer("bubblewrap", False, bwrap_why)
+        network = Layer("no network", own_uid,
+                        "own network namespace (unshare as root)" if own_uid
+                        else "no network namespace without bubblewrap or root: jobs can open sockets")
+    if own_uid:
+        uid = Layer("own uid", True, "running as root: each worker's jobs run as their own unprivileged uid")
+    else:
+        uid = Layer("own uid", False, "not root (or not asked for): jobs keep the worker's uid"
+                    + ("" if bubblewrap else ", so they can signal your processes and read your files"))
+    always = Layer("rlimits, deadlines, cleanup, trusted judging", True,
+                   "CPU, memory, processes, files, file size, no core; outside deadlines; every job process "
+                   "killed and checked; tests and expected values never enter the job")
+    return sandbox, uid, network, always
+
+
+_REQUIREMENTS = {"full": (True, True), "namespaces": (True, False), "uid": (False, True), "basic": (False, False)}
+
+
+def isolation_of(level: str) -> Isolation:
+    """The isolation of a level already resolved (by :func:`resolve_isolation`), without probing again.
+
+    Example:
+        >>> isolation_of("full").bubblewrap, isolation_of("uid").own_uid
+        (True, True)
+    """
+    bubblewrap, own_uid = _REQUIREMENTS[level]
+    return Isolation(level, bubblewrap, own_uid, _layers(bubblewrap, own_uid, "resolved earlier"))
+
+
+def resolve_isolation(requested: str = "auto") -> Isolation:
+    """The isolation to run with: the best available for ``"auto"``, else exactly the level asked for.
+
+    Raises ``ValueError`` (one sentence saying what is missing) for a level this machine cannot give.
+
+    Example:
+        >>> resolve_isolation("basic").summary()
+        'basic (rlimits, deadlines, cleanup, trusted judging)'
+    """
+    if requested != "auto" and requested not in _REQUIREMENTS:
+        raise ValueError(f"isolation={requested!r} is not one of auto, {', '.join(LEVELS)}.")
+    root = _is_root()
+    if requested == "auto":
+        bwrap_ok, bwrap_why = probe_bubblewrap()
+        want_bwrap, want_uid = bwrap_ok, root
+    else:
+        want_bwrap, want_uid = _REQUIREMENTS[requested]
+        bwrap_ok, bwrap_why = probe_bubblewrap() if want_bwrap else (False, "not asked for")
+        if want_bwrap and not bwrap_ok:
+            raise ValueError(f"isolation={requested!r} needs bubblewrap, but {bwrap_why}; "
+                             "install it or pass isolation='auto'.")
+        if want_uid and not root:
+            raise ValueError(f"isolation={requested!r} needs root to give jobs their own uid; "
+                             "run as root or pass isolation='auto'.")
+    level = next(name for name, needs in _REQUIREMENTS.items() if needs == (want_bwrap, want_uid))
+    return Isolation(level, want_bwrap, want_uid, _layers(want_bwrap, want_uid, bwrap_why))

@@ -1,0 +1,113 @@
+"""The job side: what runs inside one forked, locked-down job process, next to the untrusted program.
+
+It loads the program, then answers the trusted judge over its channel: each ``call`` gets the
+return value (plain data only), the exception's type and message, or ``unsendable``. It never
+sees a test, an expected value or a verdict; the program can tamper with this code freely,
+because all it can change is what it sends back, and the judge reads that strictly.
+"""
+
+from __future__ import annotations
+
+import builtins
+import socket
+import sys
+import traceback
+import types
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from .channel import ChannelClosed, recv_message, send_encoded, send_message
+from .wire import WireError, encode
+
+SOLUTION_FILENAME = "<solution>"
+_MESSAGE_CHARS = 300
+
+
+def _message(exc: BaseException) -> str:
+    try:
+        return str(exc)[:_MESSAGE_CHARS]
+    except Exception:  # an exception whose __str__ itself fails
+        return ""
+
+
+def _load(code: str, module_name: str) -> dict[str, Any]:
+    namespace: dict[str, Any] = {"__name__": module_name, "__builtins__": builtins}
+    exec(compile(code, SOLUTION_FILENAME, "exec"), namespace)
+    return namespace
+
+
+def _resolve(namespace: dict[str, Any], name: str) -> tuple[Callable[..., Any] | None, tuple[Any, ...]]:
+    """What ``name`` is in the program: (function or None, description sent to the judge)."""
+    if name not in namespace:
+        solution = namespace.get("Solution")  # LeetCode style: the function is a method of class Solution
+        if isinstance(solution, type) and hasattr(solution, name):
+            return getattr(solution(), name), ("callable",)
+        return None, ("missing",)
+    value = namespace[name]
+    if isinstance(value, types.ModuleType):
+        return None, ("module", value.__name__)
+    if callable(value):
+        return value, ("callable",)
+    try:
+        encode(value)
+    except WireError:
+        return None, ("other", type(value).__name__)
+    return None, ("value", value)
+
+
+def serve_calls(channel: socket.socket, code: str, names: Sequence[str]) -> None:
+    """Load the program (``__name__`` is not ``"__main__"``), describe ``names``, then answer calls until EOF."""
+    try:
+        namespace = _load(code, "__solution__")
+    except BaseException as exc:  # SystemExit and KeyboardInterrupt too: the program ended while loading
+        send_message(channel, ("load_error", type(exc).__name__, _message(exc)))
+        return
+    functions: dict[str, Callable[..., Any]] = {}
+    described: dict[str, tuple[Any, ...]] = {}
+    for name in names:
+        try:
+            function, described[name] = _resolve(namespace, name)
+        except BaseException as exc:  # a Solution() constructor or a hasattr that raises
+            described[name] = ("other", type(exc).__name__)
+            continue
+        if function is not None:
+            functions[name] = function
+    send_message(channel, ("loaded", described))
+    while True:
+        try:
+            _, name, args, kwargs = recv_message(channel)
+        except ChannelClosed:
+            return
+        try:
+            result = functions[name](*args, **kwargs)
+        except BaseException as exc:
+            send_message(channel, ("raise", type(exc).__name__, _message(exc)))
+            continue
+        try:
+            payload = encode(("return", result))
+        except (WireError, RecursionError):
+            payload = encode(("unsendable", type(result).__name__))
+        send_encoded(channel, payload)
+
+
+def run_main(channel: socket.socket, code: str) -> None:
+    """Run the program as ``__main__`` on its stdin, flush its stdout, and report how it ended.
+
+    ``SystemExit`` is a normal end whatever its code: exit codes never decide anything.
+    """
+    outcome: tuple[str, str] | None = None
+    try:
+        _load(code, "__main__")
+    except SystemExit:
+        pass
+    except BaseException as exc:
+        outcome = (type(exc).__name__, _message(exc))
+        try:
+            traceback.print_exc()
+        except BaseException:
+            pass
+    try:
+        sys.stdout.flush()
+    except BaseException:
+        pass
+    send_message(channel, ("done", outcome))

@@ -1,0 +1,112 @@
+"""The trusted judge: runs the dataset's test code against one program at a time, driving its
+own sandbox worker.
+
+It runs in a worker process of a :class:`~referee.verifiers.deadline_pool.DeadlinePool` (not in
+the trainer's process): test code from a dataset is only semi-trusted, it can hang or crash,
+so the pool enforces each task's deadline from outside and replaces a worker that misses it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .formats import TestsError, count_tests, parse_tests
+from .isolation import isolation_of
+from .runners import run_tests
+from .sandbox import Sandbox, SandboxBroken
+from .session import Outcome, ProgramSession
+from .uids import UidLease, lease_uid
+
+
+def judge_program(sandbox: Sandbox, task: dict[str, Any]) -> dict[str, Any]:
+    """Judge ``task`` (``code``, ``tests`` and the options) with ``sandbox``.
+
+    Returns ``{"outcomes": [...], "jobs": n}``, or ``{"error": reason}`` when the result would
+    not be the program's doing (unusable tests, a sandbox that fails, a judge bug).
+
+    Example:
+        >>> from referee.verifiers.code.isolation import resolve_isolation
+        >>> sandbox = Sandbox(resolve_isolation("basic"), uid=None)
+        >>> task = {"code": "def f(x):\\n    return x + 1", "timeout": 2.0,
+        ...         "tests": {"format": "call", "fn_name": "f", "inputs": [[1], [2]], "outputs": [2, 4]}}
+        >>> [o["kind"] for o in judge_program(sandbox, task)["outcomes"]]
+        ['passed', 'wrong']
+        >>> judge_program(sandbox, {**task, "tests": {"format": "call"}})["error"]
+        "tests['inputs'] must be a non-empty list, got NoneType."
+        >>> sandbox.close()
+    """
+    try:
+        spec = parse_tests(task["tests"])
+    except TestsError as exc:
+        return {"error": str(exc)}
+    options = {"timeout": float(task["timeout"]), "abs_tol": float(task.get("abs_tol", 0.0)),
+               "rel_tol": float(task.get("rel_tol", 0.0))}
+    for attempt in (1, 2):
+        session = ProgramSession(sandbox, task["code"], timeout=options["timeout"], tests=count_tests(spec),
+                                 memory_mb=int(task.get("memory_mb", 1024)),
+                                 output_bytes=int(task.get("output_bytes", 4 << 20)))
+        try:
+            outcomes = run_tests(session, spec, **options)
+            return {"outcomes": [outcome.to_dict() for outcome in outcomes], "jobs": session.jobs}
+        except TestsError as exc:
+            return {"error": str(exc)}
+        except SandboxBroken as exc:
+            sandbox.close()
+            if attempt == 1:
+                continue  # a fresh worker, and the whole program once more
+            if sandbox.isolation.own_uid:  # jobs cannot touch the worker: it failed by itself
+                return {"error": f"the sandbox worker failed twice on this program: {exc}"}
+            failed = Outcome(False, "crashed", "the sandbox worker died twice while running this program "
+                                               "(without an own uid, the program can kill it)")
+            return {"outcomes": [failed.to_dict()] * count_tests(spec), "jobs": session.jobs}
+        except Exception as exc:  # a bug here: not the program's fault
+            return {"error": f"the judge failed: {type(exc).__name__}: {exc}"}
+        except BaseException as exc:  # test code that raises SystemExit and the like
+            return {"error": f"the test code raised {type(exc).__name__}; fix the dataset row"}
+    raise AssertionError("unreachable")
+
+
+_SANDBOXES: dict[str, Sandbox] = {}
+_LEASES: dict[str, UidLease] = {}
+
+
+def judge_task(task: dict[str, Any]) -> dict[str, Any]:
+    """Judge one task in this judge worker, with this worker's sandbox for ``task["isolation"]``.
+
+    The sandbox (and, when jobs get their own uid, the uid lease) is made on the first task
+    and kept for the worker's life; the pool kills the worker when a task overruns its budget,
+    and the sandbox dies with it.
+
+    Example:
+        >>> task = {"code": "def f():\\n    return 1", "timeout": 2.0, "isolation": "basic",
+        ...         "tests": {"format": "call", "fn_name": "f", "inputs": [[]], "outputs": [1]}}
+        >>> judge_task(task)["outcomes"][0]["kind"]
+        'passed'
+        >>> close_sandboxes()
+    """
+    level = task["isolation"]
+    sandbox = _SANDBOXES.get(level)
+    if sandbox is None:
+        isolation = isolation_of(level)
+        if isolation.own_uid and level not in _LEASES:
+            try:
+                _LEASES[level] = lease_uid()
+            except RuntimeError as exc:
+                return {"error": f"the code sandbox cannot start: {exc}"}
+        sandbox = Sandbox(isolation, uid=_LEASES[level].uid if level in _LEASES else None)
+        try:
+            sandbox.start()
+        except SandboxBroken as exc:
+            return {"error": f"the code sandbox cannot start: {exc}"}
+        _SANDBOXES[level] = sandbox
+    return judge_program(sandbox, task)
+
+
+def close_sandboxes() -> None:
+    """Stop this process's sandboxes and give their uids back (a worker's exit does it too)."""
+    for sandbox in _SANDBOXES.values():
+        sandbox.close()
+    _SANDBOXES.clear()
+    for lease in _LEASES.values():
+        lease.release()
+    _LEASES.clear()

@@ -1,0 +1,162 @@
+"""The judge's handle on its fork-server worker: start it, start and end jobs, notice when it breaks."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import time
+from typing import Any
+
+from .channel import ChannelClosed, ChannelTimeout, MessageTooLarge, recv_message, send_message
+from .isolation import SANDBOX_ENV, Isolation, worker_argv
+from .wire import WireError
+
+_START_SECONDS = 60.0  # a cold bubblewrap start on a loaded machine
+_REPLY_SECONDS = 15.0  # a job start or a cleanup; both take milliseconds normally
+
+
+class SandboxBroken(Exception):
+    """The worker failed (died, hung, answered nonsense, or cannot start): never the program's fault."""
+
+
+class Sandbox:
+    """One fork-server worker, started with ``isolation``; its jobs run as ``uid`` when given.
+
+    Example:
+        >>> from referee.verifiers.code.isolation import resolve_isolation
+        >>> from referee.verifiers.code.limits import Limits
+        >>> sandbox = Sandbox(resolve_isolation("basic"), uid=None)
+        >>> channel = sandbox.start_job({"mode": "calls", "code": "def f(x): return 2 * x", "names": ["f"],
+        ...     "limits": Limits.for_tests(timeout=1, tests=1).to_dict(), "deadline_s": 5})
+        >>> recv_message(channel, deadline=time.monotonic() + 5)
+        ('loaded', {'f': ('callable',)})
+        >>> send_message(channel, ("call", "f", (21,), {})); recv_message(channel)
+        ('return', 42)
+        >>> sandbox.end_job()["survivors"], sandbox.close()
+        (0, None)
+    """
+
+    def __init__(self, isolation: Isolation, *, uid: int | None) -> None:
+        self.isolation = isolation
+        self.uid = uid
+        self.layers: dict[str, bool] = {}
+        self.process: subprocess.Popen[bytes] | None = None
+        self.control: socket.socket | None = None
+
+    @property
+    def alive(self) -> bool:
+        """Started, and not known to be broken."""
+        return self.control is not None
+
+    def _worker_args(self, fd: int) -> list[str]:
+        args = ["--fd", str(fd)]
+        if self.uid is not None:
+            args += ["--uid", str(self.uid)]
+        if self.isolation.bubblewrap:
+            args.append("--pid-namespace")
+        elif self.isolation.own_uid:
+            args += ["--unshare-net", "--sweep-shared"]
+        return args
+
+    def start(self) -> dict[str, bool]:
+        """Start the worker and wait until it is ready; returns the layers it set up itself."""
+        self.close()
+        ours, theirs = socket.socketpair()
+        try:
+            self.process = subprocess.Popen(
+                worker_argv(self.isolation, self._worker_args(theirs.fileno())), pass_fds=[theirs.fileno()],
+                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=SANDBOX_ENV)
+        except (OSError, RuntimeError) as exc:
+            ours.close()
+            raise SandboxBroken(f"the sandbox worker cannot start: {exc}") from None
+        finally:
+            theirs.close()
+        try:
+            kind, layers = recv_message(ours, deadline=time.monotonic() + _START_SECONDS)
+        except (ChannelClosed, ChannelTimeout, WireError, ValueError) as exc:
+            ours.close()
+            reason = self._stderr_tail() or str(exc)
+            self._kill()
+            raise SandboxBroken(f"the sandbox worker did not start: {reason}") from None
+        wanted = {"own uid": self.isolation.own_uid, "no network": self.isolation.own_uid and not self.isolation.bubblewrap}
+        missing = [name for name, want in wanted.items() if want and not layers.get(name)]
+        if kind != "ready" or missing:
+            ours.close()
+            self._kill()
+            raise SandboxBroken(f"the sandbox worker could not set up {', '.join(missing) or 'itself'}")
+        self.control, self.layers = ours, layers
+        return layers
+
+    def _stderr_tail(self) -> str:
+        if self.process is None or self.process.stderr is None:
+            return ""
+        os.set_blocking(self.process.stderr.fileno(), False)
+        try:
+            data = self.process.stderr.read() or b""
+        except OSError:
+            data = b""
+        lines = data.decode(errors="replace").strip().splitlines()
+        return lines[-1] if lines else ""
+
+    def _broken(self, why: str) -> SandboxBroken:
+        self.close()
+        return SandboxBroken(why)
+
+    def start_job(self, request: dict[str, Any]) -> socket.socket:
+        """Fork a job for ``request``; returns the channel to talk to it (the caller closes it)."""
+        if self.control is None:
+            self.start()
+        assert self.control is not None
+        try:
+            send_message(self.control, ("start", request))
+            self.control.settimeout(_REPLY_SECONDS)
+            marker, fds, _, _ = socket.recv_fds(self.control, 1, 1)
+        except (OSError, ChannelClosed) as exc:
+            raise self._broken(f"the sandbox worker stopped answering: {exc}") from None
+        if marker == b"J" and len(fds) == 1:
+            return socket.socket(fileno=fds[0])
+        for fd in fds:
+            os.close(fd)
+        reason = "no job channel"
+        if marker == b"E":
+            try:
+                reason = recv_message(self.control, deadline=time.monotonic() + _REPLY_SECONDS)[1]
+            except (ChannelClosed, ChannelTimeout, WireError, MessageTooLarge, IndexError, TypeError):
+                pass
+        raise self._broken(f"the sandbox worker could not start a job: {reason}")
+
+    def end_job(self, grace: float = 0.0) -> dict[str, Any]:
+        """Kill what is left of the current job, clean up, and return the worker's report.
+
+        ``grace``: seconds the job may take to finish exiting by itself first (give some when its
+        channel closed unexpectedly, so the report says how it ended).
+        """
+        if self.control is None:
+            raise SandboxBroken("the sandbox worker is not running")
+        try:
+            send_message(self.control, ("end", grace))
+            kind, report = recv_message(self.control, deadline=time.monotonic() + _REPLY_SECONDS)
+        except (OSError, ChannelClosed, ChannelTimeout, WireError, ValueError) as exc:
+            raise self._broken(f"the sandbox worker failed while cleaning up a job: {exc}") from None
+        if kind != "report":
+            raise self._broken(f"the sandbox worker answered {kind!r} instead of a report")
+        if report["survivors"] or report["leftover_files"]:
+            self.close()  # the worker stops itself after a dirty job; start a fresh one next time
+        return report
+
+    def _kill(self) -> None:
+        if self.process is not None:
+            if self.process.poll() is None:
+                self.process.kill()
+            self.process.wait()
+            if self.process.stderr is not None:
+                self.process.stderr.close()
+            self.process = None
+
+    def close(self) -> None:
+        """Stop the worker (its jobs die with it)."""
+        if self.control is not None:
+            self.control.close()
+            self.control = None
+        self._kill()

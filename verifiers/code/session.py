@@ -1,0 +1,243 @@
+"""One program under test, seen from the trusted judge: its job, the calls into it, and why a call failed.
+
+A :class:`ProgramSession` starts a job when a test needs one, asks it for the names the tests
+use, forwards calls (arguments out, a plain value back), and after a test that killed the job
+(timeout, crash, limit) starts a fresh one for the next test. Everything the program sends is
+read with a deadline and a size cap, in the strict wire encoding.
+"""
+
+from __future__ import annotations
+
+import builtins
+import signal
+import socket
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from .channel import ChannelClosed, ChannelTimeout, MessageTooLarge, recv_message, send_message
+from .limits import Limits
+from .outputs import short_repr
+from .sandbox import Sandbox
+from .wire import WireError
+
+# Seconds a job whose channel closed gets to finish exiting, so its exit status can be read.
+_EXIT_GRACE = 0.5
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """How one test went: ``passed``, a short ``kind`` and a readable ``reason``.
+
+    Kinds: ``passed``, ``wrong`` (wrong answer or failed assert), ``exception`` (the program
+    raised), ``timeout``, ``memory``, ``output`` (printed or returned too much), ``crashed``,
+    ``exited``, ``unsendable`` (returned something that is not plain data), ``load`` (the
+    program failed before any test could run).
+
+    Example:
+        >>> Outcome(False, "timeout", "no answer within 1.0 s").to_dict()["kind"]
+        'timeout'
+    """
+
+    passed: bool
+    kind: str
+    reason: str
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data for the wire and for ``Verdict.details``."""
+        return {"passed": self.passed, "kind": self.kind, "reason": self.reason}
+
+
+class CandidateFailure(BaseException):
+    """A call into the program gave no value. A ``BaseException``, so that test code's
+    ``except Exception`` cannot swallow a timeout or a crash and pass the test anyway."""
+
+    def __init__(self, kind: str, reason: str) -> None:
+        super().__init__(reason)
+        self.outcome = Outcome(False, kind, reason)
+
+
+class ProgramError(Exception):
+    """The program raised an exception that has no built-in counterpart on the trusted side."""
+
+
+def mirror_exception(type_name: str, message: str) -> Exception:
+    """The trusted-side exception for one the program raised: the built-in class of that name
+    when there is one (so tests that expect ``ValueError`` work), else :class:`ProgramError`.
+    Either carries ``program_exception`` = the program's type name.
+
+    Example:
+        >>> exc = mirror_exception("ValueError", "bad")
+        >>> type(exc).__name__, exc.program_exception
+        ('ValueError', 'ValueError')
+        >>> type(mirror_exception("MyError", "x")).__name__
+        'ProgramError'
+    """
+    cls = getattr(builtins, type_name, None)
+    exc: Exception
+    try:
+        if not (isinstance(cls, type) and issubclass(cls, Exception)):
+            raise TypeError
+        exc = cls(message)
+    except Exception:  # no such built-in, or one whose constructor wants more arguments
+        exc = ProgramError(f"{type_name}: {message}")
+    exc.program_exception = type_name  # type: ignore[attr-defined]
+    return exc
+
+
+def _death(report: dict[str, Any], limits: Limits, during: str) -> CandidateFailure:
+    """Why the job ended while we waited for it, from the worker's report."""
+    if report["killed"] == "output":
+        return CandidateFailure("output", f"printed more than {limits.output_bytes} bytes {during}")
+    if report["killed"] == "deadline":
+        return CandidateFailure("timeout", f"ran past the job's deadline {during}")
+    number = report["signal"]
+    if number == signal.SIGXCPU:
+        return CandidateFailure("timeout", f"used up its CPU time {during}")
+    if number == signal.SIGXFSZ:
+        return CandidateFailure("output", f"wrote a file larger than {limits.file_bytes} bytes {during}")
+    if not report["ended_alone"]:
+        return CandidateFailure("exited", f"closed its channel {during}")
+    if number is not None:
+        name = signal.Signals(number).name if number in signal.Signals._value2member_map_ else str(number)
+        return CandidateFailure("crashed", f"was killed by {name} {during}")
+    return CandidateFailure("exited", f"exited (code {report['exit_code']}) {during}")
+
+
+def _raised(type_name: str, message: str, during: str) -> CandidateFailure:
+    kind = "memory" if type_name == "MemoryError" else "exception"
+    return CandidateFailure(kind, f"raised {type_name}{': ' + message if message else ''} {during}")
+
+
+class ProgramSession:
+    """The trusted side's view of one program: load it once, call into it, restart it after a crash.
+
+    Example:
+        >>> from referee.verifiers.code.isolation import resolve_isolation
+        >>> sandbox = Sandbox(resolve_isolation("basic"), uid=None)
+        >>> session = ProgramSession(sandbox, "def f(x):\\n    return x * 2", timeout=2.0, tests=1)
+        >>> session.describe(["f"])
+        {'f': ('callable',)}
+        >>> session.call("f", (21,), {}, deadline=time.monotonic() + 2)
+        42
+        >>> session.close(); sandbox.close()
+    """
+
+    def __init__(self, sandbox: Sandbox, code: str, *, timeout: float, tests: int,
+                 memory_mb: int = 1024, output_bytes: int = 4 << 20) -> None:
+        self.sandbox = sandbox
+        self.code = code
+        self.timeout = timeout
+        self.limits = Limits.for_tests(timeout=timeout, tests=tests, memory_mb=memory_mb, output_bytes=output_bytes)
+        self.names: list[str] = []
+        self.channel: socket.socket | None = None
+        self.described: dict[str, tuple[Any, ...]] = {}
+        self.load_failure: CandidateFailure | None = None
+        self.jobs = 0
+
+    def _request(self, mode: str, stdin: bytes = b"") -> dict[str, Any]:
+        return {"mode": mode, "code": self.code, "names": self.names, "stdin": stdin,
+                "limits": self.limits.to_dict(), "deadline_s": self.limits.cpu_seconds + 1.0}
+
+    def _end_job(self, grace: float = 0.0) -> dict[str, Any]:
+        if self.channel is not None:
+            self.channel.close()
+            self.channel = None
+        return self.sandbox.end_job(grace)
+
+    def _receive(self, deadline: float, during: str) -> Any:
+        """The job's next message, or a :class:`CandidateFailure` (after ending the job)."""
+        assert self.channel is not None
+        try:
+            return recv_message(self.channel, deadline=deadline, max_bytes=self.limits.output_bytes)
+        except ChannelTimeout:
+            self._end_job()
+            raise CandidateFailure("timeout", f"gave no answer within {self.timeout:g} s {during}") from None
+        except MessageTooLarge:
+            self._end_job()
+            raise CandidateFailure("output", f"sent more than {self.limits.output_bytes} bytes {during}") from None
+        except WireError as exc:
+            self._end_job()
+            raise CandidateFailure("unsendable", f"sent a malformed reply {during} ({exc})") from None
+        except ChannelClosed:
+            raise _death(self._end_job(_EXIT_GRACE), self.limits, during) from None
+
+    def describe(self, names: list[str]) -> dict[str, tuple[Any, ...]]:
+        """Load the program (once) and say what each of ``names`` is in it:
+        ``("callable",)``, ``("value", v)``, ``("module", name)``, ``("other", type)`` or ``("missing",)``.
+
+        Raises :class:`CandidateFailure` when the program cannot load (then every test fails).
+        """
+        self.names = list(names)
+        self._ensure_loaded()
+        return self.described
+
+    def _ensure_loaded(self) -> None:
+        if self.load_failure is not None:
+            raise self.load_failure
+        if self.channel is not None:
+            return
+        self.channel = self.sandbox.start_job(self._request("calls"))
+        self.jobs += 1
+        try:
+            reply = self._receive(time.monotonic() + self.timeout, "while loading")
+            if reply[0] == "load_error":
+                self._end_job()
+                raise CandidateFailure("load", f"raised {reply[1]} while loading: {reply[2]}"[:400])
+            if reply[0] != "loaded" or type(reply[1]) is not dict:
+                self._end_job()
+                raise CandidateFailure("unsendable", "answered nonsense while loading")
+        except CandidateFailure as failure:  # every later test fails the same way: no reload
+            self.load_failure = failure
+            raise
+        self.described = reply[1]
+
+    def call(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any], deadline: float) -> Any:
+        """Call the program's ``name`` with plain-data arguments; its plain-data result, or it raises:
+        a mirrored exception for one the program raised, :class:`CandidateFailure` for the rest."""
+        self._ensure_loaded()
+        assert self.channel is not None
+        during = f"in {name}({short_repr(args, 60)[1:-1].rstrip(',')})"
+        try:
+            send_message(self.channel, ("call", name, args, kwargs))
+        except WireError:
+            raise  # the test passed an argument that is not plain data: the judge calls that a test error
+        except OSError:
+            raise _death(self._end_job(_EXIT_GRACE), self.limits, during) from None
+        reply = self._receive(deadline, during)
+        if type(reply) is tuple and reply and reply[0] == "return" and len(reply) == 2:
+            return reply[1]
+        if type(reply) is tuple and len(reply) == 3 and reply[0] == "raise":
+            raise mirror_exception(str(reply[1]), str(reply[2]))
+        if type(reply) is tuple and len(reply) == 2 and reply[0] == "unsendable":
+            raise CandidateFailure("unsendable", f"returned a value of type {reply[1]}, which is not plain data, {during}")
+        self._end_job()
+        raise CandidateFailure("unsendable", f"answered nonsense {during}")
+
+    def run_stdio(self, stdin: str, deadline: float) -> str:
+        """Run the program once on ``stdin``; its stdout, or :class:`CandidateFailure`.
+
+        Exit codes never count: ``sys.exit(1)`` or ``os._exit(0)`` after printing is a normal end.
+        """
+        self.channel = self.sandbox.start_job(self._request("stdio", stdin.encode("utf-8", "surrogateescape")))
+        self.jobs += 1
+        during = "on this input"
+        reply: Any = None
+        try:
+            reply = recv_message(self.channel, deadline=deadline, max_bytes=1 << 16)
+        except ChannelTimeout:
+            self._end_job()
+            raise CandidateFailure("timeout", f"gave no answer within {self.timeout:g} s {during}") from None
+        except (ChannelClosed, MessageTooLarge, WireError):
+            pass  # it ended without reporting (os._exit) or sent junk: its output still decides
+        report = self._end_job(_EXIT_GRACE if reply is None else 0.0)
+        if report["killed"] or (reply is None and report["ended_alone"] and report["signal"] is not None):
+            raise _death(report, self.limits, during)
+        if type(reply) is tuple and len(reply) == 2 and reply[0] == "done" and type(reply[1]) is tuple:
+            raise _raised(str(reply[1][0]), str(reply[1][1]), during)
+        return report["stdout"].decode("utf-8", "replace")
+
+    def close(self) -> None:
+        """End the current job, if any."""
+        if self.channel is not None:
+            self._end_job()
