@@ -159,7 +159,7 @@ def probe_bubblewrap() -> tuple[bool, str]:
     return True, f"{version or 'bwrap'} at {bwrap} starts workers in their own namespaces"
 
 
-def _layers(bubblewrap: bool, own_uid: bool, bwrap_why: str) -> tuple[Layer, ...]:
+def _layers(level: str, bubblewrap: bool, own_uid: bool, bwrap_why: str) -> tuple[Layer, ...]:
     if bubblewrap:
         sandbox = Layer("bubblewrap", True, f"{bwrap_why}: own pid, network, ipc, uts and mount namespaces, "
                                             "read-only minimal root, private /tmp")
@@ -172,7 +172,8 @@ def _layers(bubblewrap: bool, own_uid: bool, bwrap_why: str) -> tuple[Layer, ...
     if own_uid:
         uid = Layer("own uid", True, "running as root: each worker's jobs run as their own unprivileged uid")
     else:
-        uid = Layer("own uid", False, "not root (or not asked for): jobs keep the worker's uid"
+        why = f"not used at the {level!r} level" if _is_root() else "not root"
+        uid = Layer("own uid", False, f"{why}: jobs keep the worker's uid"
                     + ("" if bubblewrap else ", so they can signal your processes and read your files"))
     always = Layer("rlimits, deadlines, cleanup, trusted judging", True,
                    "CPU, memory, processes, files, file size, no core; outside deadlines; every job process "
@@ -191,7 +192,7 @@ def isolation_of(level: str) -> Isolation:
         (True, True)
     """
     bubblewrap, own_uid = _REQUIREMENTS[level]
-    return Isolation(level, bubblewrap, own_uid, _layers(bubblewrap, own_uid, "resolved earlier"))
+    return Isolation(level, bubblewrap, own_uid, _layers(level, bubblewrap, own_uid, "resolved earlier"))
 
 
 def resolve_isolation(requested: str = "auto") -> Isolation:
@@ -211,7 +212,7 @@ def resolve_isolation(requested: str = "auto") -> Isolation:
         want_bwrap, want_uid = bwrap_ok, root
     else:
         want_bwrap, want_uid = _REQUIREMENTS[requested]
-        bwrap_ok, bwrap_why = probe_bubblewrap() if want_bwrap else (False, "not asked for")
+        bwrap_ok, bwrap_why = probe_bubblewrap() if want_bwrap else (False, f"not used at the {requested!r} level")
         if want_bwrap and not bwrap_ok:
             raise ValueError(f"isolation={requested!r} needs bubblewrap, but {bwrap_why}; "
                              "install it or pass isolation='auto'.")
@@ -219,4 +220,4 @@ def resolve_isolation(requested: str = "auto") -> Isolation:
             raise ValueError(f"isolation={requested!r} needs root to give jobs their own uid; "
                              "run as root or pass isolation='auto'.")
     level = next(name for name, needs in _REQUIREMENTS.items() if needs == (want_bwrap, want_uid))
-    return Isolation(level, want_bwrap, want_uid, _layers(want_bwrap, want_uid, bwrap_why))
+    return Isolation(level, want_bwrap, want_uid, _layers(level, want_bwrap, want_uid, bwrap_why))
