@@ -146,8 +146,12 @@ def verify_batch(
         where.append(index)
         codes.append(code)
     if tasks:
-        outcomes = judge_pool(workers).run(judge_task, [(task,) for task in tasks],
-                                           timeout=max(budgets) + _SANDBOX_START_SECONDS)
+        pool, budget = judge_pool(workers), max(budgets) + _SANDBOX_START_SECONDS
+        outcomes = pool.run(judge_task, [(task,) for task in tasks], timeout=budget)
+        crashed = [i for i, outcome in enumerate(outcomes) if outcome.status == "crashed"]
+        if crashed:  # a judge worker that died (or was killed) is replaced: try its tasks once more
+            for i, outcome in zip(crashed, pool.run(judge_task, [(tasks[i],) for i in crashed], timeout=budget)):
+                outcomes[i] = outcome
         for index, code, outcome in zip(where, codes, outcomes):
             if outcome.status == "ok":
                 result = outcome.value

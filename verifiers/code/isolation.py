@@ -18,8 +18,10 @@ from __future__ import annotations
 import functools
 import os
 import shutil
+import stat
 import subprocess
 import sys
+import sysconfig
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -159,6 +161,22 @@ def probe_bubblewrap() -> tuple[bool, str]:
     return True, f"{version or 'bwrap'} at {bwrap} starts workers in their own namespaces"
 
 
+def unreadable_for_others(path: str) -> str | None:
+    """The first folder on the way to ``path`` that other users cannot pass through (or, for
+    ``path`` itself, list), or ``None`` when they can read it.
+
+    Example:
+        >>> unreadable_for_others("/usr/lib") is None
+        True
+    """
+    target = Path(os.path.realpath(path))
+    for folder in [*reversed(target.parents), target]:
+        mode = folder.stat().st_mode
+        if not mode & stat.S_IXOTH or (folder == target and not mode & stat.S_IROTH):
+            return str(folder)
+    return None
+
+
 def _layers(level: str, bubblewrap: bool, own_uid: bool, bwrap_why: str) -> tuple[Layer, ...]:
     if bubblewrap:
         sandbox = Layer("bubblewrap", True, f"{bwrap_why}: own pid, network, ipc, uts and mount namespaces, "
@@ -170,7 +188,10 @@ def _layers(level: str, bubblewrap: bool, own_uid: bool, bwrap_why: str) -> tupl
                         "own network namespace (unshare as root)" if own_uid
                         else "no network namespace without bubblewrap or root: jobs can open sockets")
     if own_uid:
-        uid = Layer("own uid", True, "running as root: each worker's jobs run as their own unprivileged uid")
+        hidden = None if bubblewrap else unreadable_for_others(sysconfig.get_paths()["stdlib"])
+        uid = Layer("own uid", True, "running as root: each worker's jobs run as their own unprivileged uid"
+                    + (f"; they cannot read {hidden}, so they can import only the modules the worker preloads"
+                       if hidden else ""))
     else:
         why = f"not used at the {level!r} level" if _is_root() else "not root"
         uid = Layer("own uid", False, f"{why}: jobs keep the worker's uid"

@@ -52,6 +52,10 @@ def judge_program(sandbox: Sandbox, task: dict[str, Any]) -> dict[str, Any]:
             return {"error": str(exc)}
         except SandboxBroken as exc:
             sandbox.close()
+            try:
+                sandbox.start()
+            except SandboxBroken as failure:
+                return {"error": f"the sandbox worker failed ({exc}) and cannot restart: {failure}"}
             if attempt == 1:
                 continue  # a fresh worker, and the whole program once more
             if sandbox.isolation.own_uid:  # jobs cannot touch the worker: it failed by itself

@@ -81,7 +81,8 @@ def _failed_line(exc: BaseException, sources: dict[str, str]) -> str:
     return ""
 
 
-def _run_one(test: Callable[[], Any], sources: dict[str, str]) -> Outcome:
+def _run_one(session: ProgramSession, test: Callable[[], Any], sources: dict[str, str]) -> Outcome:
+    failed_before = len(session.failures)
     try:
         test()
     except CandidateFailure as failure:
@@ -99,6 +100,8 @@ def _run_one(test: Callable[[], Any], sources: dict[str, str]) -> Outcome:
         if isinstance(exc, AssertionError):
             return Outcome(False, "wrong", f"assertion failed{where}{': ' + message if message else ''}")
         return Outcome(False, "wrong", f"the test raised {type(exc).__name__}{where}{': ' + message if message else ''}")
+    if len(session.failures) > failed_before:  # test code with a bare except swallowed a timeout or crash
+        return session.failures[failed_before].outcome
     return PASSED
 
 
@@ -154,7 +157,7 @@ def _humaneval(session: ProgramSession, spec: HumanEvalTests, timeout: float) ->
     clock = _Clock(time.monotonic() + timeout)
     candidate = Candidate(session, spec.entry_point, clock)
     namespace[spec.entry_point] = candidate
-    return [_run_one(lambda: check(candidate), {"<test>": spec.test, "<prompt>": spec.prompt})]
+    return [_run_one(session, lambda: check(candidate), {"<test>": spec.test, "<prompt>": spec.prompt})]
 
 
 def _asserts(session: ProgramSession, spec: AssertTests, timeout: float) -> list[Outcome]:
@@ -184,7 +187,7 @@ def _asserts(session: ProgramSession, spec: AssertTests, timeout: float) -> list
             if value is not None:  # a plain value is copied so that one test cannot change the next
                 namespace[name] = value if described[name][0] != "value" else copy.deepcopy(value)
         clock.deadline = time.monotonic() + timeout
-        outcomes.append(_run_one(lambda: exec(code, namespace), {filename: source}))
+        outcomes.append(_run_one(session, lambda: exec(code, namespace), {filename: source}))
     return outcomes
 
 
@@ -203,7 +206,7 @@ def _calls(session: ProgramSession, spec: CallTests, timeout: float, abs_tol: fl
             nonlocal got
             got = session.call(spec.fn_name, tuple(args), {}, time.monotonic() + timeout)
 
-        outcome = _run_one(call, {})
+        outcome = _run_one(session, call, {})
         if outcome.passed and not call_output_matches(got, expected, abs_tol=abs_tol, rel_tol=rel_tol):
             outcome = Outcome(False, "wrong", f"{shown} returned {short_repr(got)}, expected {short_repr(expected)}")
         outcomes.append(outcome)

@@ -16,8 +16,9 @@ _START_SECONDS = 60.0  # a cold bubblewrap start on a loaded machine
 _REPLY_SECONDS = 15.0  # a job start or a cleanup; both take milliseconds normally
 
 
-class SandboxBroken(Exception):
-    """The worker failed (died, hung, answered nonsense, or cannot start): never the program's fault."""
+class SandboxBroken(BaseException):
+    """The worker failed (died, hung, answered nonsense, or cannot start). A ``BaseException``, so
+    that test code's ``except Exception`` cannot mistake it for the program's failure."""
 
 
 class Sandbox:

@@ -133,6 +133,7 @@ class ProgramSession:
         self.channel: socket.socket | None = None
         self.described: dict[str, tuple[Any, ...]] = {}
         self.load_failure: CandidateFailure | None = None
+        self.failures: list[CandidateFailure] = []  # every failed call, even one that test code swallowed
         self.jobs = 0
 
     def _request(self, mode: str, stdin: bytes = b"") -> dict[str, Any]:
@@ -195,6 +196,13 @@ class ProgramSession:
     def call(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any], deadline: float) -> Any:
         """Call the program's ``name`` with plain-data arguments; its plain-data result, or it raises:
         a mirrored exception for one the program raised, :class:`CandidateFailure` for the rest."""
+        try:
+            return self._call(name, args, kwargs, deadline)
+        except CandidateFailure as failure:
+            self.failures.append(failure)
+            raise
+
+    def _call(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any], deadline: float) -> Any:
         self._ensure_loaded()
         assert self.channel is not None
         during = f"in {name}({short_repr(args, 60)[1:-1].rstrip(',')})"

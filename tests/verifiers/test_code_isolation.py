@@ -1,0 +1,171 @@
+"""Isolation levels: what the sandbox picks and why, the paths a non-root user gets, the pool's
+life cycle (reused, restarted when damaged, shut down at exit), and ``referee doctor``."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from referee.recipes.cli import main as referee_main
+from referee.verifiers import code
+from referee.verifiers.code import isolation as iso
+from referee.verifiers.code.grading import judge_pool
+from referee.verifiers.code.uids import lease_uid
+
+BUBBLEWRAP_WORKS = iso.probe_bubblewrap()[0]
+IS_ROOT = os.geteuid() == 0
+# What a user without root gets: bubblewrap in a user namespace where it runs, else the basic layers.
+NOT_ROOT_LEVELS = ["basic"] + (["namespaces"] if BUBBLEWRAP_WORKS else [])
+
+TWICE = {"format": "call", "fn_name": "f", "inputs": [[1], [2]], "outputs": [2, 4]}
+FOUR_FORMATS = [
+    ("def f(x):\n    return 2 * x\n", TWICE),
+    ("from typing import List\ndef total(xs: List[int]) -> int:\n    return sum(xs)\n",
+     {"format": "humaneval", "entry_point": "total",
+      "test": "def check(candidate):\n    assert candidate([1, 2]) == 3\n    assert candidate([]) == 0\n"}),
+    ("import math\ndef hyp(a, b):\n    return math.hypot(a, b)\n",
+     {"format": "asserts", "setup": "import math", "asserts": ["assert math.isclose(hyp(3, 4), 5)"]}),
+    ("a, b = map(int, input().split())\nprint(a * b)\n", {"format": "stdio", "inputs": ["6 7\n"], "outputs": ["42\n"]}),
+]
+
+
+def test_auto_picks_the_best_level_this_machine_gives():
+    chosen = iso.resolve_isolation("auto")
+    assert chosen.bubblewrap == BUBBLEWRAP_WORKS and chosen.own_uid == IS_ROOT
+    assert chosen.level == {(True, True): "full", (True, False): "namespaces", (False, True): "uid",
+                            (False, False): "basic"}[(BUBBLEWRAP_WORKS, IS_ROOT)]
+    assert all(layer.why for layer in chosen.layers)
+
+
+def test_without_root_auto_falls_back_and_says_why(monkeypatch):
+    monkeypatch.setattr(iso, "_is_root", lambda: False)
+    chosen = iso.resolve_isolation("auto")
+    assert not chosen.own_uid and chosen.level in NOT_ROOT_LEVELS
+    uid_layer = next(layer for layer in chosen.layers if layer.name == "own uid")
+    assert not uid_layer.on and uid_layer.why.startswith("not root")
+    with pytest.raises(ValueError, match="needs root"):
+        iso.resolve_isolation("uid")
+
+
+def test_without_bubblewrap_auto_falls_back_and_says_why(monkeypatch):
+    monkeypatch.setattr(iso, "probe_bubblewrap", lambda: (False, "bwrap is not installed (apt-get install bubblewrap)"))
+    chosen = iso.resolve_isolation("auto")
+    assert chosen.level == ("uid" if IS_ROOT else "basic")
+    assert "apt-get install bubblewrap" in next(layer.why for layer in chosen.layers if layer.name == "bubblewrap")
+    with pytest.raises(ValueError, match="needs bubblewrap, but bwrap is not installed"):
+        iso.resolve_isolation("full")
+
+
+@pytest.mark.parametrize("level", NOT_ROOT_LEVELS)
+@pytest.mark.parametrize(("program", "tests"), FOUR_FORMATS, ids=[t["format"] for _, t in FOUR_FORMATS])
+def test_the_not_root_levels_judge_all_four_formats(level, program, tests):
+    assert code.verify(program, tests, isolation=level, workers=1).correct
+    wrong = program.replace("2 * x", "3 * x").replace("sum(xs)", "len(xs)").replace("hypot", "fsum").replace("a * b", "a + b")
+    wrong = wrong.replace("math.fsum(a, b)", "math.fsum([a, b])")
+    assert code.verify(wrong, tests, isolation=level, workers=1).status == "wrong"
+
+
+@pytest.mark.parametrize("level", NOT_ROOT_LEVELS)
+def test_the_not_root_levels_hold_the_attacks_they_can(level):
+    attacks = [
+        ("import os, signal\ndef f(x):\n    os.kill(os.getppid(), signal.SIGKILL)\n    return 2 * x\n", "crashed"),
+        ("def f(x):\n    while True:\n        pass\n", "timeout"),
+        ("import sys\nsys.exit(0)\n", "load"),
+        ("class Anything:\n    def __eq__(self, other):\n        return True\ndef f(x):\n    return Anything()\n",
+         "unsendable"),
+        ("def f(x):\n    while True:\n        print('x' * 10000)\n", "output"),
+    ]
+    verdicts = code.verify_batch([a for a, _ in attacks], [TWICE] * len(attacks), isolation=level, workers=1, timeout=1.0)
+    assert [v.score for v in verdicts] == [0.0] * len(attacks), [v.reason for v in verdicts]
+    assert [v.details["tests"][0]["kind"] for v in verdicts] == [kind for _, kind in attacks]
+    assert code.verify("def f(x):\n    return 2 * x\n", TWICE, isolation=level, workers=1).correct
+
+
+@pytest.mark.parametrize("level", ["uid"] if IS_ROOT else [])  # only root can give jobs their own uid
+def test_the_uid_level_without_bubblewrap(level):
+    program = ("import os, signal, socket\ndef f(x):\n    try:\n        os.kill(os.getppid(), signal.SIGKILL)\n"
+               "        return 0\n    except OSError:\n        pass\n    try:\n"
+               "        socket.socket().connect(('127.0.0.1', 9))\n        return 0\n    except OSError:\n        pass\n"
+               "    return 2 * x if os.getuid() != 0 else 0\n")
+    verdict = code.verify(program, TWICE, isolation=level, workers=1)
+    assert verdict.correct, verdict.reason  # not root, no network, the worker out of reach
+
+
+def test_uid_leases_are_unique_until_released():
+    first, second = lease_uid(), lease_uid()
+    assert first.uid != second.uid
+    freed = first.uid
+    first.release()
+    third = lease_uid()
+    assert third.uid == freed
+    second.release()
+    third.release()
+
+
+def _forkservers(root: int) -> list[int]:
+    children: dict = {}
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                with open(f"/proc/{name}/stat") as handle:
+                    ppid = int(handle.read().rsplit(")", 1)[1].split()[1])
+                with open(f"/proc/{name}/cmdline", "rb") as handle:
+                    argv = handle.read().split(b"\0")
+            except OSError:
+                continue
+            children.setdefault(ppid, []).append((int(name), argv))
+    found, stack = [], [root]
+    while stack:
+        for pid, argv in children.get(stack.pop(), []):
+            stack.append(pid)
+            if b"referee.verifiers.code.forkserver" in argv and b"bwrap" not in argv[0]:
+                found.append(pid)
+    return found
+
+
+def test_the_pool_is_reused_and_restarted_when_damaged():
+    assert code.verify("def f(x):\n    return 2 * x\n", TWICE, workers=1).correct
+    workers = judge_pool(1).processes()
+    assert code.verify("def f(x):\n    return 2 * x\n", TWICE, workers=1).correct
+    assert judge_pool(1).processes() == workers  # reused, not restarted
+    for pid in _forkservers(os.getpid()):
+        os.kill(pid, signal.SIGKILL)  # damage every sandbox worker from outside
+    assert code.verify("def f(x):\n    return 2 * x\n", TWICE, workers=1).correct
+    for pid in judge_pool(1).processes():
+        os.kill(pid, signal.SIGKILL)  # and the judges and their template
+    time.sleep(0.2)
+    assert code.verify("def f(x):\n    return 2 * x\n", TWICE, workers=1).correct
+
+
+def test_everything_is_shut_down_at_exit():
+    script = ("import json\nfrom referee.verifiers import code\n"
+              "from referee.verifiers.code.grading import judge_pool\n"
+              "assert code.verify('def f(x):\\n    return 2 * x\\n', {'format': 'call', 'fn_name': 'f', "
+              "'inputs': [[1]], 'outputs': [2]}, workers=2).correct\n"
+              "print(json.dumps(judge_pool(2).processes()))\n")
+    child = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert child.returncode == 0, child.stderr
+    pids = json.loads(child.stdout)
+    assert pids
+    deadline = time.monotonic() + 10
+    while any(os.path.exists(f"/proc/{pid}") for pid in pids) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert [pid for pid in pids if os.path.exists(f"/proc/{pid}")] == []
+
+
+def test_doctor_prints_the_level_and_proves_the_sandbox_works(capsys):
+    assert referee_main(["doctor"]) == 0
+    out = capsys.readouterr().out
+    assert f"code sandbox isolation: {iso.resolve_isolation().level}" in out
+    assert "check: a test program was judged in the sandbox" in out
+    assert out.count("  on ") + out.count("  off ") == 4
+
+
+def test_doctor_says_when_a_level_is_not_available(monkeypatch, capsys):
+    monkeypatch.setattr(iso, "probe_bubblewrap", lambda: (False, "bwrap is not installed (apt-get install bubblewrap)"))
+    assert referee_main(["doctor", "--isolation", "full"]) == 2
+    assert "needs bubblewrap" in capsys.readouterr().err
