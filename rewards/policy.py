@@ -80,7 +80,7 @@ def warn_errors(reward_name: str, verdicts: Sequence[Verdict]) -> None:
         if verdict.status == "error":
             kind = str(verdict.details.get("kind", "verifier"))
             warn_once(reward_name, kind,
-                      f"reward {reward_name}: {verdict.reason}. The reward is None (left out by TRL), not 0; "
+                      f"reward {reward_name}: {verdict.reason.rstrip('.')}. The reward is None (left out by TRL), not 0; "
                       f"further '{kind}' errors are counted in rewards/{reward_name}/error without a warning.")
 
 
