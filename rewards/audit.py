@@ -149,7 +149,7 @@ class ProbeResult:
         """
         return {"probe": self.probe.name, "description": self.probe.description, "scored": self.scored,
                 "earns": self.earns, "pays_like_right": self.pays_like_right, "mean_gain": self.mean_gain,
-                "verdict": self.verdict, "advice": self.probe.advice if self.verdict != "ok" else "",
+                "verdict": self.verdict, "advice": self.probe.advice if self.verdict == "fail" else "",
                 "example": self.example}
 
 
