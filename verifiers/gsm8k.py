@@ -45,22 +45,39 @@ _BOLD_RE = re.compile(r"\*\*([^*\n]{1,80})\*\*")
 # heading such as "**Step 3: add**" is never read as the answer 3.
 _BOLD_ANSWER_RE = re.compile(r"^[\s$\\]*(?:[A-Za-z]+\s?)?[-\u2212+]?\s?\$?[0-9.,/%\s]+(?:[A-Za-z]+\.?)?\s*\.?$")
 _SENTENCE_END_RE = re.compile(r"\n|(?<=[^\s.])\.(?=\s|$)|;")
+# "18 or 20", "either 18 or 20": several answers offered at once, a hedge.
+_ALTERNATIVE_RE = re.compile(r"\bor\b|\beither\b", re.IGNORECASE)
+# Words that turn an earlier boxed answer into a corrected one rather than a hedge.
+_CORRECTION_RE = re.compile(r"\b(?:wait|no|actually|correction|mistake|re-?check\w*|instead|rather|oops|sorry)\b",
+                            re.IGNORECASE)
 
 
 class Extraction(NamedTuple):
-    """The number read from a completion, the text it came from, and by which rule."""
+    """The number read from a completion, by which rule, and any other answers offered with it.
+
+    ``alternatives`` holds the different values of a hedge ("18 or 20", two boxed answers side
+    by side); a hedged answer is never judged correct.
+    """
 
     number: NumberMatch
     source: Literal["####", "boxed", "answer phrase", "bold", "last number"]
+    alternatives: tuple[NumberMatch, ...] = ()
 
 
-def _span_value(span: str) -> NumberMatch | None:
-    """The answer stated in a short span: the number after the last ``=``, else the first."""
+def _span_answer(span: str) -> tuple[NumberMatch, tuple[NumberMatch, ...]] | None:
+    """The answer stated in a short span (the number after the last ``=``, else the first),
+    with the other values it offers when the span hedges ("18 or 20")."""
     if "=" in span:
-        after = first_number(span.rsplit("=", 1)[1])
-        if after is not None:
-            return after
-    return first_number(span)
+        after = span.rsplit("=", 1)[1]
+        if first_number(after) is not None:
+            span = after
+    number = first_number(span)
+    if number is None:
+        return None
+    if _ALTERNATIVE_RE.search(span):
+        others = tuple(n for n in iter_numbers(span) if n.value != number.value)
+        return number, others
+    return number, ()
 
 
 def _until_sentence_end(text: str, start: int, limit: int = 300) -> str:
@@ -89,27 +106,44 @@ def _strict(text: str) -> Extraction | None:
     for line in reversed(list(_ANSWER_LINE_RE.finditer(text))):
         content = line.group("content")
         if _ANSWER_LINE_START_RE.match(content):
-            number = _span_value(_until_sentence_end(content, 0))
-            if number is not None:
-                return Extraction(number, "####")
+            answer = _span_answer(_until_sentence_end(content, 0))
+            if answer is not None:
+                return Extraction(answer[0], "####", answer[1])
     return None
 
 
-def _last_boxed(text: str) -> tuple[int, NumberMatch] | None:
-    for boxed in reversed(list(_BOXED_RE.finditer(text))):
-        rest = text[boxed.end():]
-        stripped = rest.lstrip()
-        if stripped.startswith("{"):
-            content = _braced(text, boxed.end() + len(rest) - len(stripped))
-        else:  # "\boxed 5"
-            content = stripped.split(None, 1)[0] if stripped else None
-        number = _span_value(content) if content else None
-        if number is not None:
-            return boxed.start(), number
+def _boxed_answer(text: str, boxed: re.Match[str]) -> tuple[NumberMatch, tuple[NumberMatch, ...]] | None:
+    rest = text[boxed.end():]
+    stripped = rest.lstrip()
+    if stripped.startswith("{"):
+        content = _braced(text, boxed.end() + len(rest) - len(stripped))
+    else:  # "\boxed 5"
+        content = stripped.split(None, 1)[0] if stripped else None
+    return _span_answer(content) if content else None
+
+
+def _last_boxed(text: str) -> tuple[int, Extraction] | None:
+    found = list(_BOXED_RE.finditer(text))
+    for index in range(len(found) - 1, -1, -1):
+        answer = _boxed_answer(text, found[index])
+        if answer is None:
+            continue
+        number, alternatives = answer
+        # Earlier boxed answers on the same line, with no correction between, are a hedge.
+        later_start = found[index].start()
+        for earlier in reversed(found[:index]):
+            between = text[earlier.end():later_start]
+            if "\n" in between or _CORRECTION_RE.search(between):
+                break
+            other = _boxed_answer(text, earlier)
+            if other is not None and other[0].value != number.value:
+                alternatives += (other[0],)
+            later_start = earlier.start()
+        return found[index].start(), Extraction(number, "boxed", alternatives)
     return None
 
 
-def _last_phrase(text: str) -> tuple[int, NumberMatch] | None:
+def _last_phrase(text: str) -> tuple[int, Extraction] | None:
     phrases = _PHRASE_RE.finditer(text.lower()) if text.isascii() else _PHRASE_RE_ANY_CASE.finditer(text)
     for phrase in reversed(list(phrases)):
         if phrase.start() > 0 and text[phrase.start() - 1].isalpha():  # "reanswer", "answers"
@@ -117,9 +151,9 @@ def _last_phrase(text: str) -> tuple[int, NumberMatch] | None:
         span = _until_sentence_end(text, phrase.end())
         if span.lstrip().lower().startswith("not "):
             continue
-        number = _span_value(span)
-        if number is not None:
-            return phrase.start(), number
+        answer = _span_answer(span)
+        if answer is not None:
+            return phrase.start(), Extraction(answer[0], "answer phrase", answer[1])
     return None
 
 
@@ -136,9 +170,9 @@ def _last_bold(text: str) -> NumberMatch | None:
 def _flexible(text: str) -> Extraction | None:
     boxed, phrase = _last_boxed(text), _last_phrase(text)
     if boxed and (phrase is None or boxed[0] >= phrase[0]):
-        return Extraction(boxed[1], "boxed")
+        return boxed[1]
     if phrase:
-        return Extraction(phrase[1], "answer phrase")
+        return phrase[1]
     bold = _last_bold(text)
     if bold is not None:
         return Extraction(bold, "bold")
@@ -274,6 +308,12 @@ def verify(
     value = found.number.value
     value_text = gold_text if value == gold_number else format_number(value)
     details = {"mode": mode, "source": found.source, "value": value_text, "gold": gold_text}
+    if found.alternatives:
+        offered = ", ".join([value_text, *(format_number(n.value) for n in found.alternatives)])
+        details["alternatives"] = [format_number(n.value) for n in found.alternatives]
+        return Verdict("wrong", 0.0, extracted=found.number.text,
+                       reason=f"offers several different answers ({offered}, {found.source}): a hedge is not an answer",
+                       details=details)
     if _close(value, gold_number, abs_tol, rel_tol):
         return Verdict("correct", 1.0, extracted=found.number.text,
                        reason=f"{details['value']} ({found.source}) equals the gold {gold_text}", details=details)

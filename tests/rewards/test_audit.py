@@ -57,9 +57,9 @@ def test_a_format_reward_on_the_answer_line_can_tie_a_right_answer():
     assert verdicts(report)["tags_around_wrong"] == "fail"
 
 
-def test_the_flexible_gsm8k_verifier_pays_a_two_boxed_hedge_and_strict_mode_does_not():
-    assert verdicts(audit_reward(get_reward("gsm8k_accuracy"), ROWS))["two_boxed"] == "fail"
-    assert set(verdicts(audit_reward(get_reward("gsm8k_accuracy", mode="strict"), ROWS)).values()) == {"ok"}
+@pytest.mark.parametrize("mode", ["auto", "flexible", "strict"])
+def test_gsm8k_accuracy_passes_every_probe_in_every_mode(mode):
+    assert set(verdicts(audit_reward(get_reward("gsm8k_accuracy", mode=mode), ROWS)).values()) == {"ok"}
 
 
 def any_number_matches(prompts=None, completions=None, answer=None, **kwargs):
@@ -154,9 +154,10 @@ def test_cli_json(tmp_path, capsys):
 
 def test_cli_limit_and_fail_share(tmp_path, capsys):
     data = write_rows(tmp_path / "rows.jsonl", ROWS)
-    assert main(["audit", "gsm8k_accuracy", data, "--limit", "1", "--json"]) == 1
+    assert main(["audit", "gsm8k_accuracy + think_format", data, "--limit", "1", "--json"]) == 1
     assert json.loads(capsys.readouterr().out)["rows"] == 1
-    assert main(["audit", "gsm8k_accuracy", data, "--fail-share", "1.0"]) == 0  # two_boxed only warns now
+    # tags around a wrong answer earn on every row: past any share below 1.0, never past 1.0
+    assert main(["audit", "gsm8k_accuracy + think_format", data, "--fail-share", "1.0"]) == 0
 
 
 @pytest.mark.parametrize(("args", "message"), [

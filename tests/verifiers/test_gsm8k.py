@@ -54,6 +54,36 @@ def test_golden_shapes(completion, gold, status, source):
     assert verdict.details["source"] == source, verdict.reason
 
 
+@pytest.mark.parametrize(
+    "completion",
+    [
+        "$\\boxed{73}$ or $\\boxed{72}$",
+        "\\boxed{72}, \\boxed{73}",
+        "The answer is 71, 72 or 73.",
+        "The answer is either 72 or 73",
+        "So 9 * 8 = 72 or 73.\n#### 72 or 73",
+        "Answer: 16 - 3 = 72 or 73",
+    ],
+)
+def test_a_hedge_is_never_correct(completion):
+    verdict = gsm8k.verify(completion, 72)
+    assert verdict.status == "wrong" and "hedge" in verdict.reason, verdict.reason
+
+
+@pytest.mark.parametrize(
+    "completion",
+    [
+        "I first wrote $\\boxed{73}$. Wait, 9 * 8 = 72, so $\\boxed{72}$",
+        "$\\boxed{73}$ is wrong.\nRedoing it: $\\boxed{72}$",
+        "The answer is 72 (or 72.00 dollars).",
+        "The answer is 72 eggs, sold at $3 each on 2 days.",
+        "\\boxed{72} or, in words, \\boxed{72}",
+    ],
+)
+def test_corrections_and_restatements_are_not_hedges(completion):
+    assert gsm8k.verify(completion, 72).correct
+
+
 def test_verdict_says_what_and_why():
     verdict = gsm8k.verify("9 * 2 = 18\n#### $18", GOLD_SOLUTION)
     assert verdict == Verdict("correct", 1.0, extracted="$18", reason=verdict.reason, details=verdict.details)
