@@ -7,6 +7,11 @@ PYTEST_ARGS ?=
 .PHONY: test demo install clean
 
 install: $(VENV)/.installed
+	@# The code sandbox uses bubblewrap where it runs: install it when we can (root with apt), quietly,
+	@# never failing the build; `referee doctor` says which isolation the sandbox then has.
+	@command -v bwrap >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 && \
+	  { DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap >/dev/null 2>&1 || \
+	    { apt-get update -qq >/dev/null 2>&1 && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap >/dev/null 2>&1; }; }; } || true
 
 # torch==2.13.0 first, so the CPU build is taken before TRL asks for any torch.
 $(VENV)/.installed: pyproject.toml
