@@ -87,7 +87,8 @@ class DeadlinePool:
     Args:
         workers: how many worker processes at most (default: the cores).
         preload: modules the workers import once, before any task (their import time is not
-            paid per task, nor again when a worker is replaced).
+            paid per task, nor again when a worker is replaced); ``"module:function"`` also
+            calls ``function()`` once in the template, to warm caches every worker inherits.
         memory_limit_mb: address-space limit of each worker (``None``: no limit). A task that
             hits it usually raises ``MemoryError``, reported as ``raised``.
 

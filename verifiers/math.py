@@ -7,7 +7,9 @@ or a full solution with ``\\boxed{}``), and decides in three steps, cheapest fir
 1. **text**: equal after normalisation (``\\dfrac`` = ``\\frac``, ``\\left(`` = ``(``, spacing,
    ``^\\circ``, ``\\text{}``), in this process;
 2. **number**: both are plain numbers (decimals, fractions, percent, ``1.5\\times10^{3}``),
-   compared exactly, in this process;
+   compared exactly, in this process; a gold written in a base (``52_8``) wants those digits;
+   a number against a list, a word or an expression in a variable is wrong (``kind``), and so
+   are two simple closed forms far apart in value (``2\\sqrt{5}`` against ``6``: ``value``);
 3. **sympy**: math-verify's ``verify(gold, answer)`` (its asymmetry kept) in a worker process
    with a hard deadline enforced from outside (:mod:`referee.verifiers.deadline_pool`), so the
    timeout holds in any thread, in asyncio code and in any process. A worker that overruns is
@@ -35,20 +37,22 @@ from .math_answers import (
     Percent,
     UnusableGold,
     assignment_value,
+    base_number,
     brace_depth,
     canonical,
     exact_number,
     extract_answer,
     for_sympy,
     gold_answer,
+    never_a_number,
     numbers_match,
 )
+from .math_values import closed_form_value, far_apart, is_simple_maths, ordered_values, unordered_values
 from .verdict import Verdict
 
 # The sympy side is imported only by the workers: this process never parses with sympy.
-_WORKER_MODULES = ("referee.verifiers.math_sympy",)
-_GOLD_PROBLEM = NamedFunction("referee.verifiers.math_sympy:gold_problem")
-_EQUIVALENT = NamedFunction("referee.verifiers.math_sympy:equivalent")
+_WORKER_MODULES = ("referee.verifiers.math_sympy:_warm_up",)
+_JUDGE = NamedFunction("referee.verifiers.math_sympy:judge")
 MAX_NESTING = 64  # deeper answers only exhaust the LaTeX parser's recursion
 _SHOWN = 80  # characters of an answer quoted in a reason
 
@@ -85,6 +89,8 @@ class _Item:
     gold: str
     gold_for_sympy: str
     gold_number: ExactNumber | None
+    gold_value: complex | None  # a simple closed form's value
+    gold_vouched: bool  # certainly parses as maths: no sympy check needed
     answer: Extraction | None
     early: Verdict | None  # no answer, or over the limits: the verdict once the gold is known usable
 
@@ -100,7 +106,9 @@ def _read(completion: Any, gold: Any, options: CompareOptions, max_answer_chars:
         return Verdict("error", reason=str(exc))
     if not isinstance(completion, str):
         return Verdict("error", reason=f"completion must be a str, got {type(completion).__name__}")
-    item = functools.partial(_Item, gold_text, for_sympy(gold_text, options.percent), exact_number(gold_text))
+    gold_number = exact_number(gold_text)
+    item = functools.partial(_Item, gold_text, for_sympy(gold_text, options.percent), gold_number,
+                             closed_form_value(gold_text), gold_number is not None or is_simple_maths(gold_text))
     answer = extract_answer(completion)
     details = {"gold": _short(gold_text, 200)}
     if answer is None:
@@ -133,14 +141,38 @@ def _fast_verdict(item: _Item, options: CompareOptions) -> Verdict | None:
         if canonical(candidate) == gold_canonical:
             return Verdict("correct", 1.0, extracted=answer.text, details={**details, "method": "text"},
                            reason=f"{shown} matches the gold {_short(gold)} as written")
-    if item.gold_number is None:
-        return None
-    for candidate in candidates:
-        number = exact_number(candidate)
-        if number is not None:
-            status, verb = ("correct", "equals") if numbers_match(number, item.gold_number, options) else ("wrong", "differs from")
-            return Verdict(status, 1.0 if status == "correct" else 0.0, extracted=answer.text,
-                           details={**details, "method": "number"}, reason=f"{shown} {verb} the gold {_short(gold)}")
+    gold_base = base_number(gold)
+    if gold_base is not None:  # 52_8: the same digits (the base may be left out), nothing else
+        digits = base_number(answer.text) or (canonical(answer.text).upper(), gold_base[1])
+        status, verb = ("correct", "equals") if digits == gold_base else ("wrong", "differs from")
+        return Verdict(status, 1.0 if status == "correct" else 0.0, extracted=answer.text,
+                       details={**details, "method": "base"}, reason=f"{shown} {verb} the gold {_short(gold)}")
+    numbers = [exact_number(candidate) for candidate in candidates]
+    if item.gold_number is not None:
+        for number in numbers:
+            if number is not None:
+                equal = numbers_match(number, item.gold_number, options)
+                status, verb = ("correct", "equals") if equal else ("wrong", "differs from")
+                return Verdict(status, 1.0 if equal else 0.0, extracted=answer.text,
+                               details={**details, "method": "number"}, reason=f"{shown} {verb} the gold {_short(gold)}")
+    values = [float(n.value) if n is not None and not n.percent else closed_form_value(c) for n, c in zip(numbers, candidates)]
+    gold_is_number = item.gold_number is not None or item.gold_value is not None
+    if gold_is_number and never_a_number(answer.text) or values[0] is not None and never_a_number(gold):
+        return Verdict("wrong", 0.0, extracted=answer.text, details={**details, "method": "kind"},
+                       reason=f"{shown} and the gold {_short(gold)} are not the same kind: one is a number, one never is")
+    gold_value = item.gold_value if item.gold_number is None or item.gold_number.percent else float(item.gold_number.value)
+    if gold_value is not None:
+        for value in values:
+            if value is not None and far_apart(value, gold_value, options):
+                return Verdict("wrong", 0.0, extracted=answer.text, details={**details, "method": "value"},
+                               reason=f"{shown} is about {value:.6g}, the gold {_short(gold)} about {gold_value:.6g}")
+    for read in (ordered_values, unordered_values):  # tuples and intervals in order, sets and lists sorted
+        gold_values, answer_values = read(gold), read(answer.text)
+        if gold_values is not None and answer_values is not None and (
+                len(gold_values) != len(answer_values)
+                or any(far_apart(g, a, options) for g, a in zip(gold_values, answer_values))):
+            return Verdict("wrong", 0.0, extracted=answer.text, details={**details, "method": "value"},
+                           reason=f"{shown} and the gold {_short(gold)} differ in some element")
     return None
 
 
@@ -150,7 +182,7 @@ def _sympy_verdict(item: _Item, outcome: Outcome, timeout: float) -> Verdict:
     details = {"gold": _short(item.gold, 200), "source": answer.source, "method": "sympy"}
     shown = f"{_short(answer.text)} ({answer.source})"
     if outcome.status == "ok":
-        equal, parsed = outcome.value
+        equal, parsed = outcome.value[1]
         if equal:
             return Verdict("correct", 1.0, extracted=answer.text, details=details,
                            reason=f"{shown} is equivalent to the gold {_short(item.gold)}")
@@ -164,6 +196,15 @@ def _sympy_verdict(item: _Item, outcome: Outcome, timeout: float) -> Verdict:
                        reason=f"checking {shown} hit the worker's limits ({_short(outcome.message)})")
     return Verdict("error", extracted=answer.text, details=details,
                    reason=f"the maths checker failed on {shown}: {outcome.status}: {_short(outcome.message, 200)}")
+
+
+def _gold_verdict(gold: str, outcome: Outcome, timeout: float) -> str | None:
+    """What a gold-only check says: ``None`` (usable) or why not."""
+    if outcome.status == "ok":
+        return f"{outcome.value[0]}: {_short(gold)}" if outcome.value[0] else None
+    if outcome.status == "timeout":
+        return f"the gold {_short(gold)} took over {timeout} s to parse"
+    return f"the gold {_short(gold)} could not be checked ({outcome.status}: {_short(outcome.message)})"
 
 
 def _option_problem(options: CompareOptions, timeout: Any, max_answer_chars: Any, workers: Any,
@@ -183,28 +224,28 @@ def _option_problem(options: CompareOptions, timeout: Any, max_answer_chars: Any
     return options.problem()
 
 
-def _check_golds(items: list[_Item | Verdict], pool: Any, timeout: float,
-                 remaining: float | None) -> dict[str, str | None]:
-    """Gold text -> problem (``None`` when usable) for every gold that sympy must vouch for."""
-    problems: dict[str, str | None] = {}
-    unknown = []
-    for item in items:
-        if not isinstance(item, _Item) or item.gold_number is not None or item.gold_for_sympy in problems:
-            continue
-        known, problem = _GOLD_CHECKS.get(item.gold_for_sympy)
-        problems[item.gold_for_sympy] = problem
-        if not known:
-            unknown.append(item.gold_for_sympy)
-    for gold, outcome in zip(unknown, pool.run(_GOLD_PROBLEM, [(g,) for g in unknown], timeout=timeout,
-                                               total_timeout=remaining) if unknown else []):
-        if outcome.status == "ok":
-            problems[gold] = f"{outcome.value}: {_short(gold)}" if outcome.value else None
-            _GOLD_CHECKS.put(gold, problems[gold])
-        elif outcome.status == "timeout":
-            problems[gold] = f"the gold {_short(gold)} took over {timeout} s to parse"
-        else:
-            problems[gold] = f"the gold {_short(gold)} could not be checked ({outcome.status}: {_short(outcome.message)})"
-    return problems
+def _run_jobs(jobs: list[tuple[str, str | None]], pool: Any, options: CompareOptions, timeout: float,
+              remaining: float | None) -> tuple[dict[tuple[str, str | None], Outcome], dict[str, str | None]]:
+    """Run (gold, answer) jobs (answer ``None``: check the gold only) in one round of the pool.
+
+    Returns each job's outcome and what was learnt about the golds. A job that timed out
+    before its gold was vouched for is followed by a check of the gold alone, so that a gold
+    that hangs is the gold's fault, not the completion's.
+    """
+    outcomes = dict(zip(jobs, pool.run(_JUDGE, [(g, a, options) for g, a in jobs], timeout=timeout,
+                                       total_timeout=remaining) if jobs else []))
+    golds: dict[str, str | None] = {}
+    for (gold, answer), outcome in outcomes.items():
+        if outcome.status == "ok" or answer is None:
+            golds[gold] = _gold_verdict(gold, outcome, timeout)
+    unsure = sorted({gold for (gold, _), outcome in outcomes.items() if outcome.status == "timeout"} - set(golds))
+    if unsure:
+        for gold, outcome in zip(unsure, pool.run(_JUDGE, [(g, None, options) for g in unsure], timeout=timeout)):
+            golds[gold] = _gold_verdict(gold, outcome, timeout)
+    for gold, problem in golds.items():
+        if problem is None or "could not be checked" not in problem and "took over" not in problem:
+            _GOLD_CHECKS.put(gold, problem)
+    return outcomes, golds
 
 
 def verify_batch(
@@ -246,30 +287,39 @@ def verify_batch(
         return None if batch_timeout is None else max(1e-3, batch_timeout - (time.monotonic() - started))
 
     items = [_read(c, g, options, max_answer_chars) for c, g in zip(completions, golds)]
-    pool = shared_pool(workers, preload=_WORKER_MODULES)
-    gold_problems = _check_golds(items, pool, timeout, remaining())
-    verdicts: list[Verdict | None] = [None] * len(items)
-    jobs: dict[tuple[str, str], list[int]] = {}
+    gold_problems: dict[str, str | None] = {}
+    unchecked: set[str] = set()
+    fast: list[Verdict | None] = [None] * len(items)
+    jobs: dict[tuple[str, str | None], None] = {}
     for index, item in enumerate(items):
         if isinstance(item, Verdict):
-            verdicts[index] = item
+            continue
+        if not item.gold_vouched:
+            known, problem = _GOLD_CHECKS.get(item.gold_for_sympy)
+            if known:
+                gold_problems[item.gold_for_sympy] = problem
+            else:
+                unchecked.add(item.gold_for_sympy)
+        if item.early is None and not gold_problems.get(item.gold_for_sympy):
+            fast[index] = _fast_verdict(item, options)
+            if fast[index] is None:
+                jobs[item.gold_for_sympy, for_sympy(item.answer.text, options.percent)] = None  # type: ignore[union-attr]
+    for gold in sorted(unchecked - {gold for gold, _ in jobs}):
+        jobs[gold, None] = None
+    pool = shared_pool(workers, preload=_WORKER_MODULES)
+    outcomes, learnt = _run_jobs(list(jobs), pool, options, timeout, remaining())
+    gold_problems.update(learnt)
+    verdicts = []
+    for index, item in enumerate(items):
+        if isinstance(item, Verdict):
+            verdicts.append(item)
         elif gold_problems.get(item.gold_for_sympy):
-            verdicts[index] = Verdict("error", reason=gold_problems[item.gold_for_sympy] or "",
-                                      details={"gold": _short(item.gold, 200)})
-        elif item.early is not None:
-            verdicts[index] = item.early
+            verdicts.append(Verdict("error", reason=gold_problems[item.gold_for_sympy] or "",
+                                    details={"gold": _short(item.gold, 200)}))
         else:
-            verdicts[index] = _fast_verdict(item, options)
-            if verdicts[index] is None:
-                key = (item.gold_for_sympy, for_sympy(item.answer.text, options.percent))  # type: ignore[union-attr]
-                jobs.setdefault(key, []).append(index)
-    if jobs:
-        outcomes = pool.run(_EQUIVALENT, [(gold, answer, options) for gold, answer in jobs],
-                            timeout=timeout, total_timeout=remaining())
-        for indices, outcome in zip(jobs.values(), outcomes):
-            for index in indices:
-                verdicts[index] = _sympy_verdict(items[index], outcome, timeout)  # type: ignore[arg-type]
-    return verdicts  # type: ignore[return-value]
+            answer = None if item.answer is None else for_sympy(item.answer.text, options.percent)
+            verdicts.append(item.early or fast[index] or _sympy_verdict(item, outcomes[item.gold_for_sympy, answer], timeout))
+    return verdicts
 
 
 def verify(
@@ -306,7 +356,7 @@ def verify(
 
     Returns:
         A Verdict: ``correct``/``wrong`` with the answer read and how it was compared
-        (``details["method"]``: ``text``, ``number`` or ``sympy``), ``no_answer``, ``timeout``
+        (``details["method"]``: ``text``, ``number``, ``base``, ``kind``, ``value`` or ``sympy``), ``no_answer``, ``timeout``
         (the answer's fault: score 0), or ``error`` (an unusable gold, a bad option, a failed
         worker: not the completion's fault).
 

@@ -90,7 +90,9 @@ class UnusableGold(ValueError):
 
 _BOXED_RE = re.compile(r"\\(?:boxed|fbox)(?![A-Za-z])\s*")
 _BOXED_JOINER_RE = re.compile(r"^[\s$,.;]*(?:and|or|,)?[\s$]*$")
-_PHRASE_RE = re.compile(r"\b(?:final\s+)?answer\b[ \t*_]*(?:is\b|:)[ \t*_:]*", re.IGNORECASE)
+_PHRASE_RE = re.compile(r"\b(?P<final>final\s+)?answer\b[ \t*_]*(?:is\b|:)[ \t*_:]*", re.IGNORECASE)
+# After a plain "answer is" / "Answer:" only maths counts ("so our answer is correct" is not an answer).
+_MATHS_START_RE = re.compile(r"[-+\u2212$\\(\[{0-9.]")
 _PHRASE_TAIL_RE = re.compile(r"(?:\.\s|\n|\.?\s*I hope it is correct|\.$)", re.IGNORECASE)
 _TOKEN_RE = re.compile(r"[^\s$]+")
 _OPEN_TAG_RE = re.compile(r"<answer>", re.IGNORECASE)
@@ -184,7 +186,9 @@ def _last_phrase(text: str) -> tuple[int, str] | None:
             tail = _PHRASE_TAIL_RE.search(rest)
             answer = rest[:tail.start()] if tail else rest
         answer = answer.strip().rstrip(".").strip()
-        if answer and not answer.lower().startswith("not "):
+        if not answer or answer.lower().startswith("not "):
+            continue
+        if phrase.group("final") or _MATHS_START_RE.match(answer):
             return phrase.start(), answer
     return None
 
@@ -289,7 +293,8 @@ def gold_answer(gold: Any) -> str:
 
 
 _TEXT_COMMAND_RE = re.compile(r"\\(?:text|textbf|textit|textrm|mbox|mathrm|mathbf)\s*\{([^{}]*)\}")
-_SPACING_RE = re.compile(r"\\(?:(?:left|right|displaystyle|quad|qquad)(?![A-Za-z])|[!,;: ])|\s+")
+_SPACING_RE = re.compile(r"(?<!\\)\\(?:(?:left|right|displaystyle|quad|qquad)(?![A-Za-z])|[!,;: ])|\s+")
+_SHORT_ARGUMENT_RE = re.compile(r"\\(sqrt|frac)\s*([0-9A-Za-z])(?:\s*([0-9A-Za-z]))?")
 _DEGREES_RE = re.compile(r"\^\s*\{\s*\\circ\s*\}|\^\s*\\circ|\\circ|°|\\degree")
 _TRAILING_UNIT_RE = re.compile(r"(?<=[0-9])\s*\\(?:text|mbox|textrm|mathrm)\s*\{\s*[A-Za-z][A-Za-z .]*\}(?:\^\{?[23]\}?)?\s*$")
 _ASSIGNMENT_RE = re.compile(r"^[A-Za-z](?:_\{?[A-Za-z0-9]+\}?)?=(?!=)(.+)$")
@@ -317,6 +322,8 @@ def canonical(text: str) -> str:
         '(3,\\\\frac{\\\\pi}{2})'
         >>> canonical(r"\\text{Evelyn}"), canonical(r"30^{\\circ}"), canonical("10{,}000")
         ('Evelyn', '30', '10,000')
+        >>> canonical(r"2 \\sqrt5 + \\frac12"), canonical(r"\\begin{pmatrix} 1 \\\\ 2 \\end{pmatrix}")
+        ('2\\\\sqrt{5}+\\\\frac{1}{2}', '\\\\begin{pmatrix}1\\\\\\\\2\\\\end{pmatrix}')
     """
     text = _strip_math_delimiters(text)
     text = re.sub(r"\\[dt]frac(?![A-Za-z])", r"\\frac", text)
@@ -325,16 +332,25 @@ def canonical(text: str) -> str:
     while previous != text:
         previous, text = text, _TEXT_COMMAND_RE.sub(r"\1", text)
     text = _SPACING_RE.sub("", text).replace("{,}", ",")
+    text = _SHORT_ARGUMENT_RE.sub(_braced_arguments, text)
     return text.rstrip(".")
+
+
+def _braced_arguments(match: re.Match[str]) -> str:
+    """``\\sqrt3`` -> ``\\sqrt{3}``, ``\\frac12`` -> ``\\frac{1}{2}`` (one-character arguments)."""
+    command, first, second = match.groups()
+    if command == "sqrt":
+        return f"\\sqrt{{{first}}}" + (second or "")
+    return f"\\frac{{{first}}}{{{second}}}" if second else match.group()
 
 
 @dataclass(frozen=True)
 class ExactNumber:
-    """A plain number read exactly: its value, whether it had a percent sign or a decimal point."""
+    """A plain number read exactly: its value, whether it had a percent sign, its decimal places."""
 
     value: Fraction
     percent: bool
-    decimal: bool
+    places: int  # digits written after the decimal point (0 for integers and fractions)
 
 
 def exact_number(text: str) -> ExactNumber | None:
@@ -345,7 +361,7 @@ def exact_number(text: str) -> ExactNumber | None:
 
     Example:
         >>> exact_number(r"\\$1,234.50")
-        ExactNumber(value=Fraction(2469, 2), percent=False, decimal=True)
+        ExactNumber(value=Fraction(2469, 2), percent=False, places=2)
         >>> exact_number(r"-\\dfrac{3}{4}").value, exact_number("12.5\\\\%").percent
         (Fraction(-3, 4), True)
         >>> exact_number(r"1.5 \\times 10^{3}").value, exact_number(r"5 \\text{ cm}").value
@@ -358,14 +374,33 @@ def exact_number(text: str) -> ExactNumber | None:
     if scientific:
         exponent = int(scientific.group("exponent").strip("{}"))
         mantissa = scientific.group("mantissa")
-        return ExactNumber(Fraction(mantissa) * Fraction(10) ** exponent, False, "." in mantissa)
+        return ExactNumber(Fraction(mantissa) * Fraction(10) ** exponent, False, max(0, _places(mantissa) - exponent))
     text = _INNER_MINUS_RE.sub(lambda m: ("" if m.group(1) else "-") + r"\frac{", text)
     if not _PLAIN_NUMBER_RE.match(text):
         return None
     number = first_number(text)
     if number is None or number.end != len(text):
         return None
-    return ExactNumber(number.value, number.percent, "." in text)
+    return ExactNumber(number.value, number.percent, _places(text))
+
+
+def _places(text: str) -> int:
+    decimals = re.search(r"\.([0-9]*)", text)
+    return len(decimals.group(1)) if decimals else 0
+
+
+_BASE_NUMBER_RE = re.compile(r"^([0-9A-Za-z]+)_\{?([0-9]+)\}?$")
+
+
+def base_number(text: str) -> tuple[str, int] | None:
+    """``(digits, base)`` of a number written in a base, such as ``52_8`` or ``4210_{5}``, else ``None``.
+
+    Example:
+        >>> base_number("4210_{5}"), base_number(r"1011_2"), base_number("x_1 + 1")
+        (('4210', 5), ('1011', 2), None)
+    """
+    match = _BASE_NUMBER_RE.match(canonical(text))
+    return (match.group(1).upper(), int(match.group(2))) if match else None
 
 
 def assignment_value(text: str) -> str | None:
@@ -398,13 +433,17 @@ def numbers_match(answer: ExactNumber, gold: ExactNumber, options: CompareOption
         False
         >>> numbers_match(exact_number("0.333333"), exact_number(r"\\frac{1}{3}"), CompareOptions())
         True
+        >>> numbers_match(exact_number(".0000673"), exact_number(".0000672"), CompareOptions())
+        False
     """
-    rounded = answer.decimal or gold.decimal
+    # math-verify's rule (round to float_rounding places when a decimal is involved), but never
+    # coarser than the places actually written: .0000672 is not .0000673.
+    places = max(options.float_rounding, answer.places, gold.places) if answer.places or gold.places else None
     for a in _candidates(answer, options.percent):
         for g in _candidates(gold, options.percent):
             if a == g:
                 return True
-            if rounded and round(a, options.float_rounding) == round(g, options.float_rounding):
+            if places is not None and round(a, places) == round(g, places):
                 return True
             if abs(a - g) <= max(Fraction(options.abs_tol), Fraction(options.rel_tol) * max(abs(a), abs(g))):
                 return True
@@ -425,6 +464,43 @@ def for_sympy(text: str, percent: Percent) -> str:
         if match:
             return f"\\frac{{{match.group(1)}}}{{100}}"
     return text
+
+
+_TEXT_BLOCK_RE = re.compile(r"\\(?:text|textbf|textit|textrm|mbox|mathrm|operatorname)\s*\{[^{}]*\}")
+_RELATION_RE = re.compile(r"[=<>]|\\(?:le|ge|leq|geq|ne|neq|in|approx|equiv)(?![A-Za-z])")
+_WORD_RE = re.compile(r"(?:\\text\{)?[A-Za-z][A-Za-z ]+\}?")
+
+
+def _top_level_comma(text: str) -> bool:
+    depth = 0
+    for char in text:
+        if char == "{":
+            depth += 1
+        elif char == "}":
+            depth -= 1
+        elif char == "," and depth == 0:
+            return True
+    return False
+
+
+def never_a_number(text: str) -> bool:
+    """Whether a (non-numeric) answer can never equal a plain number, for math-verify as for sympy.
+
+    True for lists, tuples, sets, intervals and matrices, for words (``\\text{Evelyn}``), and for
+    expressions in a free variable (``3R^2``, ``x^5 - 1``) that state no relation. Closed forms
+    such as ``2\\sqrt{5}``, ``8\\pi`` or ``1+2i`` may, and are left to sympy.
+
+    Example:
+        >>> [never_a_number(t) for t in ("(1, 2)", r"\\text{Evelyn}", "3R^2", r"2\\sqrt{5}", "1+2i", "x = 5")]
+        [True, True, True, False, False, False]
+    """
+    text = canonical(text)
+    if _top_level_comma(text) or "\\cup" in text or "\\begin{" in text or _WORD_RE.fullmatch(text):
+        return True
+    if _RELATION_RE.search(text):
+        return False
+    bare = re.sub(r"\\[A-Za-z]+", "", _TEXT_BLOCK_RE.sub("", text))
+    return re.search(r"[A-Za-df-hj-z]", bare) is not None  # a letter other than e and i
 
 
 def brace_depth(text: str) -> int:

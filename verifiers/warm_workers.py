@@ -80,7 +80,9 @@ class Zygote:
     """A warm template process that forks workers (see the module docstring).
 
     Args:
-        preload: modules the template imports once, so that every worker starts with them.
+        preload: modules the template imports once, so that every worker starts with them; an
+            entry ``"module:function"`` also calls ``function()`` once, to warm caches that every
+            worker then inherits.
         memory_limit_mb: address-space limit of each worker, or ``None`` for no limit.
         start_timeout: seconds to wait for the template to import its modules.
     """
@@ -189,8 +191,11 @@ def _serve_tasks(connection: Connection) -> None:
 
 
 def _zygote_main(control_fd: int, memory_limit_mb: int, preload: list[str]) -> None:
-    for name in preload:
-        importlib.import_module(name)
+    for entry in preload:
+        module, _, function = entry.partition(":")
+        imported = importlib.import_module(module)
+        if function:
+            getattr(imported, function)()
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # the kernel reaps finished workers
     control = socket.socket(fileno=control_fd)
     control.sendall(_READY)

@@ -3,10 +3,12 @@ from fractions import Fraction
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from sympy import I
 
 from referee.verifiers import Verdict, get_verifier
 from referee.verifiers import math as math_verifier
-from referee.verifiers.math_answers import canonical, exact_number, extract_answer, gold_answer
+from referee.verifiers.math_answers import CompareOptions, canonical, exact_number, extract_answer, gold_answer, never_a_number
+from referee.verifiers.math_values import closed_form_value, far_apart
 from referee.verifiers.numeric import format_number
 
 COT = "Let me work through this. First, we simplify the expression step by step.\n\n"
@@ -51,6 +53,8 @@ EQUIVALENT = [
     (r"\$18.50", "18.5"),
     ("6 - 5i", "6-5i"),
     ("18.", "18"),
+    ("4210_5", "4210_{5}"),
+    ("52", "52_8"),
 ]
 
 # Near misses: each must be wrong.
@@ -75,6 +79,15 @@ NOT_EQUIVALENT = [
     (r"\text{Eve}", r"\text{Evelyn}"),
     (r"\begin{pmatrix} 2 \\ 1 \end{pmatrix}", r"\begin{pmatrix}1\\2\end{pmatrix}"),
     ("x^2 + 1", "x^2 - 1"),
+    ("52_9", "52_8"),
+    ("42", "52_8"),
+    (".0000673", ".0000672"),
+    ("0.5000001", "0.5"),
+    ("3R^2", "600"),
+    ("(1, 2)", "3"),
+    (r"\text{Evelyn}", "5"),
+    ("12", r"\text{(C)}"),
+    ("12", r"(-\infty, 3) \cup (5, \infty)"),
 ]
 
 
@@ -105,6 +118,9 @@ def test_fast_paths_decide_without_sympy():
     assert math_verifier.verify(r"\boxed{0.5}", r"\frac{1}{2}").details["method"] == "number"
     assert math_verifier.verify(r"\boxed{7}", "8").details["method"] == "number"
     assert math_verifier.verify(r"\boxed{2\sqrt{2}}", r"\sqrt{8}").details["method"] == "sympy"
+    assert math_verifier.verify(r"\boxed{x^2 + 1}", "5").details["method"] == "kind"
+    assert math_verifier.verify(r"\boxed{5}", "(1, 5)").details["method"] == "kind"
+    assert math_verifier.verify(r"\boxed{\frac{\sqrt{2}}{2}}", r"\frac{\sqrt2}{2}").details["method"] == "text"
 
 
 def test_math_verify_asymmetry_is_kept():
@@ -178,6 +194,8 @@ def test_bad_batch_timeout_and_length_mismatch():
     (r"<answer>$\frac{2}{3}$</answer>", r"\frac{2}{3}", "answer tag"),
     (r"We find $x = 2$ and then $y = 3$.", "y = 3", "math span"),
     (r"So \( 4\sqrt{2} \) is the length.", r"4\sqrt{2}", "math span"),
+    (r"So $17^{-1} \equiv \boxed{44}$. Check: $17 \cdot 44 = 748$, so our answer is correct.", "44", "boxed"),
+    ("The answer is yes, since $x = 3$.", "x = 3", "math span"),
 ])
 def test_extraction(completion, answer, source):
     found = extract_answer(completion)
@@ -284,7 +302,65 @@ def test_text_layer_never_raises(text):
     exact_number(text)
 
 
+_EXPRESSIONS = st.lists(st.sampled_from(["x", "y", "2", "13", r"\pi", r"\sqrt{3}", "+", "-", "^2", r"\frac{1}{2}", "i"]),
+                       min_size=1, max_size=8).map("".join)
+
+
+@given(_EXPRESSIONS, st.integers(-50, 50))
+@settings(max_examples=60, deadline=None)
+def test_never_a_number_agrees_with_math_verify(expression, number):
+    from referee.verifiers.math_sympy import equivalent  # the worker side, here in-process
+
+    if never_a_number(expression):
+        assert not equivalent(str(number), expression, CompareOptions())[0]
+
+
 @given(st.lists(_LATEX_ATOMS, min_size=1, max_size=12).map("".join))
 @settings(max_examples=200, deadline=None)
 def test_canonical_is_idempotent(text):
     assert canonical(canonical(text)) == canonical(text)
+
+
+# ---------------------------------------------------------------------------------------------
+# The closed-form fast path agrees with sympy and math-verify
+
+_CLOSED_FORMS = st.lists(
+    st.tuples(st.sampled_from(["2", "3", "17", "0.5", r"\pi", r"\sqrt{2}", r"\sqrt{7}", r"\frac{3}{4}",
+                               r"\frac{\sqrt{3}}{2}", "i", "(1+i)", "3^2", r"\sqrt[3]{5}"]),
+              st.sampled_from(["+", "-", r"\cdot", "/", ""])),
+    min_size=1, max_size=5,
+).map(lambda parts: "".join(atom + op for atom, op in parts[:-1]) + parts[-1][0])
+
+
+@given(_CLOSED_FORMS)
+@settings(max_examples=60, deadline=None)
+def test_closed_form_values_agree_with_sympy(expression):
+    from referee.verifiers.math_sympy import _parse
+
+    value = closed_form_value(expression)
+    if value is not None:
+        parsed = next(item for item in _parse(expression) if not isinstance(item, str))
+        imaginary = {symbol: I for symbol in parsed.free_symbols if symbol.name == "i"}  # math-verify may read i as a symbol
+        expected = complex(parsed.subs(imaginary).evalf())
+        assert abs(value - expected) <= 1e-9 * max(1.0, abs(expected)), (value, expected)
+
+
+@given(_CLOSED_FORMS, _CLOSED_FORMS)
+@settings(max_examples=60, deadline=None)
+def test_far_apart_closed_forms_are_never_equal_for_math_verify(gold, answer):
+    from referee.verifiers.math_sympy import equivalent
+
+    a, g = closed_form_value(answer), closed_form_value(gold)
+    if a is not None and g is not None and far_apart(a, g, CompareOptions()):
+        assert not equivalent(gold, answer, CompareOptions())[0]
+        assert math_verifier.verify(f"\\boxed{{{answer}}}", gold).status == "wrong"
+
+
+def test_value_fast_paths():
+    assert math_verifier.verify(r"\boxed{2\sqrt{5}}", "6").details["method"] == "value"
+    assert math_verifier.verify(r"\boxed{(15, -20)}", "(15,-29)").details["method"] == "value"
+    assert math_verifier.verify(r"\boxed{-2, 2}", "-2,1").details["method"] == "value"
+    assert math_verifier.verify(r"\boxed{1+3i}", "1+2i").details["method"] == "value"
+    assert math_verifier.verify(r"\boxed{1, -2}", "-2,1").correct  # same set: sympy decides equality
+    assert math_verifier.verify(r"\boxed{[-2, \infty)}", r"[-2, \infty)").correct
+    assert math_verifier.verify(r"\boxed{(-\infty, 5)}", r"(-\infty, 6)").details["method"] == "value"

@@ -26,8 +26,8 @@ ADVERSARIAL = {
 @pytest.fixture(scope="module", autouse=True)
 def warm_pool():
     """Start the shared pool once, so that timing checks measure deadlines, not start-up."""
-    assert math_verifier.verify(r"\boxed{\frac{\sqrt{5}}{2}}", GOLD).correct
-    assert math_verifier.verify(r"\boxed{\frac{\sqrt{5}}{2}}", GOLD, workers=4).correct
+    for workers in (None, 4):  # an answer only sympy can judge, so that the workers start
+        assert math_verifier.verify(r"\boxed{\sqrt{5}/2}", GOLD, workers=workers).details["method"] == "sympy"
 
 
 def _timed(completion, **options):
@@ -102,8 +102,8 @@ def test_a_gold_that_hangs_is_the_golds_fault():
 
 
 def test_a_failing_checker_is_an_error_not_the_completions_fault(monkeypatch):
-    monkeypatch.setattr(math_verifier, "_EQUIVALENT", NamedFunction("os:_exit"))  # raises TypeError in the worker
-    verdict = math_verifier.verify(r"\boxed{\sqrt{5}}", GOLD)
+    monkeypatch.setattr(math_verifier, "_JUDGE", NamedFunction("os:_exit"))  # raises TypeError in the worker
+    verdict = math_verifier.verify(r"\boxed{\sqrt{5}/2}", GOLD)
     assert verdict.status == "error" and "TypeError" in verdict.reason
 
 

@@ -1,0 +1,421 @@
+"""Maths answer checking: referee against math-verify and TRL's accuracy_reward, in one run.
+
+Golden cases come from MATH-500: every gold against equivalent rewrites of itself (as written,
+``\\dfrac``, decimal <-> fraction, ``a/b``, thousands separators, ``x = N``, ``\\left( \\right)``,
+no spaces, ``\\sqrt2``, no degree sign, no ``\\text{}``, reversed lists: label correct) and
+against near misses (one digit changed) and other problems' answers (label wrong). Each
+answer sits at the end of the row's own solution as chain of thought, in one of three formats:
+a boxed answer, a Minerva line (``Final Answer: The final answer is $X$. I hope it is
+correct.``) or ``<think>...</think><answer>X</answer>``. Golds are given bare, as the dataset's
+``answer`` column holds them.
+
+Then throughput on a GRPO-shaped batch (64 prompts x 8 completions) at 1 and 2 workers
+against math-verify called directly, the adversarial inputs against their deadline, and the
+worker pool against pebble's ProcessPool (when pebble is installed) on the same sympy jobs.
+
+    python benchmarks/math.py --data ../shared/data/math500_test.jsonl [--json OUT]
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+# This script is named math.py: keep its folder off the import path so `import math` finds the stdlib.
+sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != os.path.dirname(os.path.abspath(__file__))]
+
+import argparse  # noqa: E402
+import json  # noqa: E402
+import logging  # noqa: E402
+import random  # noqa: E402
+import re  # noqa: E402
+import statistics  # noqa: E402
+import subprocess  # noqa: E402
+import time  # noqa: E402
+from collections.abc import Callable  # noqa: E402
+from pathlib import Path  # noqa: E402
+from typing import Any  # noqa: E402
+
+from referee.verifiers import deadline_pool
+from referee.verifiers import math as referee_math
+from referee.verifiers.deadline_pool import DeadlinePool, NamedFunction
+from referee.verifiers.math_answers import CompareOptions, assignment_value, canonical, exact_number, gold_answer
+from referee.verifiers.numeric import format_number
+
+logging.disable(logging.WARNING)  # math-verify logs every timeout and parse failure
+
+FORMATS = ("boxed", "minerva", "answer tag", "boxed")
+ADVERSARIAL = {
+    "power tower in a fraction": r"\boxed{\dfrac{5^{(5^{(5^{(5^5)})}-4)}-5}{16}}",
+    "9^{9^{9^{9}}}": r"The answer is $\boxed{9^{9^{9^{9}}}}$.",
+    "100,000-character answer": "\\boxed{" + "1+" * 50_000 + "}",
+    "5,000 nested braces": "\\boxed{" + "{" * 5000 + "1" + "}" * 5000 + "}",
+}
+
+
+# ---------------------------------------------------------------------------------------------
+# Golden cases
+
+
+def rewrites(gold: str) -> list[tuple[str, str]]:
+    """(name, text) of rewrites of ``gold`` that mean the same answer."""
+    out = [("as written", gold)]
+    if r"\frac" in gold:
+        out.append((r"\dfrac", gold.replace(r"\frac", r"\dfrac")))
+    number = exact_number(gold)
+    if number is not None and not number.percent:
+        value = number.value
+        if value.denominator != 1:
+            decimal = format_number(value)
+            out.append(("decimal" if "/" not in decimal else "a/b", decimal))
+        if "." in gold:
+            out.append(("fraction", f"\\frac{{{value.numerator}}}{{{value.denominator}}}" if value >= 0
+                        else f"-\\frac{{{-value.numerator}}}{{{value.denominator}}}"))
+        if value.denominator == 1 and abs(value) >= 1000 and "," not in gold:
+            out.append(("thousands", f"{value.numerator:,}"))
+        if value.denominator == 1:
+            out.append(("x = N", f"x = {gold}"))
+    if "(" in gold and gold.count("(") == gold.count(")") and not re.search(r"[\[\]]|\\left", gold):
+        out.append((r"\left( \right)", gold.replace("(", r"\left( ").replace(")", r" \right)")))
+    if " " in gold:
+        out.append(("no spaces", gold.replace(" ", "")))
+    if re.search(r"\\sqrt\{\d\}", gold):
+        out.append((r"\sqrt2", re.sub(r"\\sqrt\{(\d)\}", r"\\sqrt\1", gold)))
+    if "^\\circ" in gold:
+        out.append(("no degree sign", gold.replace("^\\circ", "")))
+    if re.fullmatch(r"\\text\{[^{}]*\}", gold):
+        out.append((r"no \text", gold[6:-1]))
+    if number is None and re.fullmatch(r"[^(){}\[\]\\]+(?:,[^(){}\[\]\\]+)+", gold):
+        out.append(("reversed list", ", ".join(part.strip() for part in reversed(gold.split(",")))))
+    return out
+
+
+def near_miss(gold: str) -> str | None:
+    """``gold`` with its last digit changed, or ``None`` when it has no digit."""
+    digits = list(re.finditer(r"\d", gold))
+    if not digits:
+        return None
+    last = digits[-1]
+    return gold[:last.start()] + str((int(last.group()) + 1) % 10) + gold[last.end():]
+
+
+def _same(a: str, b: str) -> bool:
+    """Whether two answers are plainly the same (as text, as numbers, or ``x = 5`` against ``5``)."""
+    a, b = assignment_value(a) or a, assignment_value(b) or b
+    na, nb = exact_number(a), exact_number(b)
+    return canonical(a) == canonical(b) or (na is not None and nb is not None and na.value == nb.value)
+
+
+def _without_last_box(solution: str) -> tuple[str, str]:
+    """The solution with its last ``\\boxed{X}`` replaced by ``X``, split around where it stood."""
+    start = solution.rfind("\\boxed{")
+    depth, index = 0, start + len("\\boxed")
+    for index in range(start + len("\\boxed"), len(solution)):
+        depth += {"{": 1, "}": -1}.get(solution[index], 0)
+        if depth == 0:
+            break
+    return solution[:start], solution[index + 1:]
+
+
+def completion(solution: str, answer: str, shape: str) -> str:
+    """The row's solution as chain of thought, ending in ``answer`` written in ``shape``."""
+    before, after = _without_last_box(solution)
+    if shape == "boxed":
+        return f"{before}\\boxed{{{answer}}}{after}"
+    reasoning = before.rstrip(" $\\[") + " (see below)."
+    if shape == "minerva":
+        return f"{reasoning}\n\nFinal Answer: The final answer is ${answer}$. I hope it is correct."
+    return f"<think>\n{reasoning}\n</think>\n<answer>{answer}</answer>"
+
+
+def build_cases(rows: list[dict]) -> list[dict]:
+    """Golden cases: each gold against its rewrites (correct) and other answers (wrong)."""
+    golds = [gold_answer(row["answer"]) for row in rows]
+    cases = []
+    for i, (row, gold) in enumerate(zip(rows, golds)):
+        answers = [(name, text, True) for name, text in rewrites(gold)]
+        miss = near_miss(gold)
+        if miss is not None and not _same(miss, gold):
+            answers.append(("near miss", miss, False))
+        for step in (1, 17):
+            other = golds[(i + step) % len(golds)]
+            if not _same(other, gold):
+                answers.append(("other problem's answer", other, False))
+        for j, (kind, text, label) in enumerate(answers):
+            shape = FORMATS[(i + j) % len(FORMATS)]
+            cases.append({"row": i, "gold": row["answer"], "answer": text, "kind": kind, "shape": shape,
+                          "label": label, "completion": completion(row["solution"], text, shape)})
+    return cases
+
+
+# ---------------------------------------------------------------------------------------------
+# Checkers: each takes (completions, golds) and returns a list of True / False / None
+
+
+def referee_checker(completions: list[str], golds: list[str]) -> list[bool | None]:
+    verdicts = referee_math.verify_batch(completions, golds)
+    return [None if v.status == "error" else v.correct for v in verdicts]
+
+
+def math_verify_checker(boxed_gold: bool) -> Callable[[list[str], list[str]], list[bool | None]]:
+    from math_verify import parse, verify
+
+    def check(completions: list[str], golds: list[str]) -> list[bool | None]:
+        results: list[bool | None] = []
+        for text, gold in zip(completions, golds):
+            parsed_gold = parse(f"\\boxed{{{gold}}}" if boxed_gold else gold)
+            results.append(bool(verify(parsed_gold, parse(text))) if parsed_gold else None)
+        return results
+
+    return check
+
+
+def trl_checker(completions: list[str], golds: list[str]) -> list[bool | None]:
+    from trl.rewards import accuracy_reward
+
+    rewards = accuracy_reward([[{"role": "assistant", "content": c}] for c in completions], golds)
+    return [None if r is None else r == 1.0 for r in rewards]
+
+
+CHECKERS: dict[str, Callable[[list[str], list[str]], list[bool | None]]] = {
+    "referee math (bare gold)": referee_checker,
+    "math-verify (bare gold)": math_verify_checker(boxed_gold=False),
+    "math-verify (gold wrapped in \\boxed{})": math_verify_checker(boxed_gold=True),
+    "TRL accuracy_reward (bare gold)": trl_checker,
+}
+
+
+def score(name: str, predictions: list[bool | None], cases: list[dict], seconds: float) -> dict:
+    tp = sum(1 for p, c in zip(predictions, cases) if p and c["label"])
+    fp = sum(1 for p, c in zip(predictions, cases) if p and not c["label"])
+    fn = sum(1 for p, c in zip(predictions, cases) if not p and c["label"])
+    by_shape = {shape: sum(1 for p, c in zip(predictions, cases) if c["shape"] == shape and bool(p) == c["label"])
+                / sum(1 for c in cases if c["shape"] == shape) for shape in dict.fromkeys(FORMATS)}
+    return {"checker": name, "accuracy": (len(cases) - fp - fn) / len(cases), "precision": tp / max(1, tp + fp),
+            "recall": tp / max(1, tp + fn), "no_reward": sum(p is None for p in predictions),
+            "false_positives": fp, "false_negatives": fn, "ms_per_case": 1000 * seconds / len(cases),
+            "accuracy_by_format": by_shape}
+
+
+# ---------------------------------------------------------------------------------------------
+# Throughput
+
+
+def grpo_batch(rows: list[dict], cases: list[dict], prompts: int, group: int, seed: int = 0) -> list[dict]:
+    """``prompts`` x ``group`` completions: each prompt's cases, cycled, correct and wrong mixed."""
+    by_row: dict[int, list[dict]] = {}
+    for case in cases:
+        by_row.setdefault(case["row"], []).append(case)
+    chosen = random.Random(seed).sample(sorted(by_row), prompts)
+    return [by_row[row][j % len(by_row[row])] for row in chosen for j in range(group)]
+
+
+def _warm_math_verify() -> None:
+    """The same warm-up as referee's worker template gets, for the anchor."""
+    from math_verify import parse, verify
+
+    from referee.verifiers.math_sympy import _WARM_UP_ANSWERS
+
+    for answer in _WARM_UP_ANSWERS:
+        verify(parse(f"\\boxed{{{answer}}}"), parse(f"\\boxed{{{answer}+1}}"))
+
+
+def measure(checker: str, batch_path: str, workers: int) -> float:
+    """Seconds to judge the batch, in this fresh process, after the checker's one-off warm-up."""
+    batch = json.loads(Path(batch_path).read_text())
+    completions, golds = [c["completion"] for c in batch], [c["gold"] for c in batch]
+    if checker == "math-verify":
+        _warm_math_verify()
+        run = lambda: math_verify_checker(boxed_gold=True)(completions, golds)  # noqa: E731
+    else:
+        referee_math.verify(r"\boxed{x+1}", "1+x", workers=workers)  # a sympy check: starts the pool
+        run = lambda: referee_math.verify_batch(completions, golds, workers=workers)  # noqa: E731
+    started = time.perf_counter()
+    run()
+    return time.perf_counter() - started
+
+
+def _in_fresh_process(*args: str) -> Any:
+    command = [sys.executable, os.path.abspath(__file__), *args]
+    return json.loads(subprocess.run(command, capture_output=True, text=True, check=True).stdout)
+
+
+def throughput(batch_path: str, size: int, repeats: int) -> list[dict]:
+    """Each checker in fresh processes (cold caches, the golds new to it), median of ``repeats``."""
+    runs = [("math-verify direct (boxed gold), 1 process", "math-verify", 1),
+            ("referee math, 1 worker", "referee", 1), ("referee math, 2 workers", "referee", 2)]
+    times: dict[str, list[float]] = {name: [] for name, _, _ in runs}
+    for _ in range(repeats):  # interleaved, so that load from elsewhere hits every checker alike
+        for name, checker, workers in runs:
+            times[name].append(_in_fresh_process("--measure", checker, "--batch", batch_path, "--workers", str(workers)))
+    anchor = statistics.median(times[runs[0][0]])
+    return [{"checker": name, "workers": workers, "seconds": statistics.median(times[name]),
+             "completions_per_s": size / statistics.median(times[name]),
+             "speedup": anchor / statistics.median(times[name])} for name, _, workers in runs]
+
+
+# ---------------------------------------------------------------------------------------------
+# Adversarial inputs
+
+
+_ANCHOR_SCRIPT = """
+import logging, sys, time
+logging.disable(logging.WARNING)
+completion, gold, which = sys.argv[1], sys.argv[2], sys.argv[3]
+if which == "trl":
+    from trl.rewards import accuracy_reward
+    accuracy_reward([[{"role": "assistant", "content": completion}]], [gold])
+else:
+    from math_verify import parse, verify
+    verify(parse("\\\\boxed{" + gold + "}"), parse(completion))
+"""
+
+
+def _anchor_seconds(completion: str, gold: str, which: str, cap: float) -> float | None:
+    started = time.perf_counter()
+    try:
+        subprocess.run([sys.executable, "-c", _ANCHOR_SCRIPT, completion, gold, which], timeout=cap,
+                       capture_output=True, check=False)
+    except subprocess.TimeoutExpired:
+        return None
+    return time.perf_counter() - started
+
+
+def adversarial(deadline: float, cap: float) -> list[dict]:
+    gold = r"\frac{\sqrt{5}}{2}"
+    referee_math.verify(r"\boxed{\sqrt{5}/2}", gold)  # starts the pool: start-up is not what is timed
+    results = []
+    for name, text in ADVERSARIAL.items():
+        started = time.perf_counter()
+        verdict = referee_math.verify(text, gold, timeout=deadline)
+        results.append({"input": name, "status": verdict.status, "seconds": time.perf_counter() - started,
+                        "math_verify_s": _anchor_seconds(text, gold, "math-verify", cap),
+                        "trl_s": _anchor_seconds(text, gold, "trl", cap)})
+    return results
+
+
+# ---------------------------------------------------------------------------------------------
+# The worker pool against pebble
+
+
+def pool_comparison(batch_path: str, deadline: float) -> list[dict] | None:
+    """Our pool against pebble's on the batch's sympy jobs, both cold (run it in a fresh process)."""
+    try:
+        import pebble
+    except ImportError:
+        return None
+    import referee.verifiers.math_sympy  # noqa: F401  (pebble forks this process: same modules preloaded)
+
+    batch = json.loads(Path(batch_path).read_text())
+    options = CompareOptions()
+    jobs = [(gold_answer(c["gold"]), c["answer"], options) for c in batch]
+    function = NamedFunction("referee.verifiers.math_sympy:equivalent")
+    hang = (r"\frac{\sqrt{5}}{2}", r"9^{9^{9^{9}}}", options)
+    results = []
+
+    def ours() -> tuple[float, float]:
+        with DeadlinePool(2, preload=("referee.verifiers.math_sympy",)) as pool:  # no warm-up: as pebble
+            pool.run(abs, [(1,), (2,)], timeout=30)
+            started = time.perf_counter()
+            pool.run(function, jobs, timeout=deadline)
+            middle = time.perf_counter()
+            pool.run(function, [hang, *jobs[:20]], timeout=deadline)
+            return middle - started, time.perf_counter() - middle
+
+    def theirs() -> tuple[float, float]:
+        with pebble.ProcessPool(max_workers=2) as pool:
+            pool.map(abs, [1, 2]).result()
+            started = time.perf_counter()
+            futures = [pool.schedule(function, args=job, timeout=deadline) for job in jobs]
+            [future.result() for future in futures]
+            middle = time.perf_counter()
+            futures = [pool.schedule(function, args=job, timeout=deadline) for job in [hang, *jobs[:20]]]
+            for future in futures:
+                try:
+                    future.result()
+                except TimeoutError:
+                    pass
+            return middle - started, time.perf_counter() - middle
+
+    for name, run in (("referee DeadlinePool (warm fork template)", ours), (f"pebble {pebble.__version__} ProcessPool", theirs)):
+        batch_s, with_hang_s = run()
+        results.append({"pool": name, "sympy_jobs": len(jobs), "seconds": batch_s,
+                        "hang_plus_20_jobs_s": with_hang_s})
+    return results
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--data", help="MATH-500 JSONL (problem, solution, answer, ...)")
+    parser.add_argument("--measure", choices=("math-verify", "referee", "pools"), help=argparse.SUPPRESS)
+    parser.add_argument("--batch", help=argparse.SUPPRESS)
+    parser.add_argument("--workers", type=int, default=1, help=argparse.SUPPRESS)
+    parser.add_argument("--json", default="benchmarks/results/math.json", help="where to write the results")
+    parser.add_argument("--repeats", type=int, default=3, help="timed repetitions of the GRPO batch (median)")
+    parser.add_argument("--deadline", type=float, default=2.0, help="per-answer deadline for the adversarial inputs")
+    parser.add_argument("--anchor-cap", type=float, default=20.0, help="seconds before an anchor is stopped")
+    args = parser.parse_args()
+    if args.measure == "pools":
+        print(json.dumps(pool_comparison(args.batch, args.deadline)))
+        return
+    if args.measure:
+        print(json.dumps(measure(args.measure, args.batch, args.workers)))
+        return
+    if not args.data:
+        parser.error("--data is required")
+
+    rows = [json.loads(line) for line in Path(args.data).read_text().splitlines() if line.strip()]
+    cases = build_cases(rows)
+    completions, golds = [c["completion"] for c in cases], [c["gold"] for c in cases]
+    print(f"{len(rows)} rows, {len(cases)} golden cases ({sum(c['label'] for c in cases)} correct, "
+          f"{sum(not c['label'] for c in cases)} wrong)\n")
+
+    accuracy = []
+    for name, check in CHECKERS.items():
+        started = time.perf_counter()
+        predictions = check(completions, golds)
+        accuracy.append(score(name, predictions, cases, time.perf_counter() - started))
+        if name.startswith("referee"):
+            disagreements = [dict(c, predicted=p) for p, c in zip(predictions, cases) if bool(p) != c["label"]]
+    print(f"{'checker':42} {'accuracy':>8} {'precision':>9} {'recall':>7} {'no reward':>9} {'ms/case':>8}")
+    for r in accuracy:
+        print(f"{r['checker']:42} {r['accuracy']:8.4f} {r['precision']:9.4f} {r['recall']:7.4f} "
+              f"{r['no_reward']:9d} {r['ms_per_case']:8.2f}")
+    print("\naccuracy by answer format: " + "; ".join(
+        f"{r['checker']}: " + ", ".join(f"{k} {v:.3f}" for k, v in r["accuracy_by_format"].items()) for r in accuracy))
+
+    batch = grpo_batch(rows, cases, prompts=64, group=8)
+    batch_path = Path(args.json).with_suffix(".grpo_batch.json")
+    batch_path.parent.mkdir(parents=True, exist_ok=True)
+    batch_path.write_text(json.dumps(batch))
+    speed = throughput(str(batch_path), len(batch), args.repeats)
+    print(f"\nGRPO-shaped batch: 64 prompts x 8 completions, {deadline_pool.default_workers()} cores")
+    print(f"{'checker':42} {'seconds':>8} {'completions/s':>13} {'vs math-verify':>14}")
+    for r in speed:
+        print(f"{r['checker']:42} {r['seconds']:8.3f} {r['completions_per_s']:13.0f} {r['speedup']:13.1f}x")
+
+    attacks = adversarial(args.deadline, args.anchor_cap)
+    print(f"\nadversarial answers (referee deadline {args.deadline} s; anchors stopped after {args.anchor_cap} s)")
+    print(f"{'input':28} {'referee':>8} {'seconds':>8} {'math-verify':>12} {'TRL':>8}")
+    for r in attacks:
+        shown = [f"{s:.2f}" if s is not None else f">{args.anchor_cap:.0f}" for s in (r["math_verify_s"], r["trl_s"])]
+        print(f"{r['input']:28} {r['status']:>8} {r['seconds']:8.2f} {shown[0]:>12} {shown[1]:>8}")
+
+    pools = _in_fresh_process("--measure", "pools", "--batch", str(batch_path), "--deadline", str(args.deadline))
+    if pools:
+        print("\nworker pools on the same sympy jobs (2 workers)")
+        print(f"{'pool':42} {'jobs':>5} {'seconds':>8} {'1 hang + 20 jobs':>16}")
+        for r in pools:
+            print(f"{r['pool']:42} {r['sympy_jobs']:5d} {r['seconds']:8.3f} {r['hang_plus_20_jobs_s']:16.3f}")
+
+    Path(args.json).write_text(json.dumps({"rows": len(rows), "cases": len(cases), "accuracy": accuracy,
+                                           "throughput": speed, "adversarial": attacks, "pools": pools,
+                                           "referee_disagreements": disagreements}, indent=2))
+    print(f"\nwrote {args.json}")
+
+
+if __name__ == "__main__":
+    main()

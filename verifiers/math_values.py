@@ -1,0 +1,285 @@
+"""Values of simple closed-form LaTeX (numbers, fractions, roots, pi, i, + - x /, small powers) without sympy.
+
+A strict little grammar, evaluated with floats in time linear in the text (powers are bounded,
+so nothing can blow up). It serves two fast paths of the maths verifier:
+
+* a gold inside the grammar, or a list, tuple or interval of such values, certainly parses as
+  maths, so it needs no sympy check before the other fast paths may judge against it;
+* two closed forms whose values are far apart (``2\\sqrt{5}`` against ``6``) cannot be equal for
+  math-verify either, so they are ``wrong`` without sympy. Equality is never decided here.
+
+Anything else (symbols, ``e``, functions, percent) is outside the grammar: ``None``. ``i`` is the
+imaginary unit (math-verify reads it as that or as a symbol: either way ``1+2i`` is not ``12``).
+"""
+
+from __future__ import annotations
+
+import cmath
+import math
+import re
+
+from .math_answers import CompareOptions, canonical
+
+_TOKEN_RE = re.compile(r"\\(?:frac|sqrt|pi|infty|cdot|times|div|\{|\})|[0-9]+(?:\.[0-9]+)?|\.[0-9]+|[-+*/^(){}\[\],i]")
+_SPACED_DIGITS_RE = re.compile(r"[0-9.}](?:\s|\\[,;:! ])+[0-9.]")
+_STARTS_FACTOR = ("\\frac", "\\sqrt", "\\pi", "i", "(", "{")
+_MAX_EXPONENT = 64.0
+_MAX_MAGNITUDE = 1e300
+
+
+class _Unsupported(Exception):
+    """The text is outside the grammar."""
+
+
+def _checked(value: complex) -> complex:
+    if not cmath.isfinite(value) or abs(value) > _MAX_MAGNITUDE:
+        raise _Unsupported
+    return value
+
+
+def _real(value: complex) -> float:
+    if isinstance(value, complex):
+        if value.imag != 0:
+            raise _Unsupported
+        return value.real
+    return value
+
+
+class _Parser:
+    """Recursive descent: expression := term (+|- term)*, term := signed (*|/ signed)*, product := power+."""
+
+    def __init__(self, tokens: list[str]) -> None:
+        self.tokens = tokens
+        self.at = 0
+
+    def peek(self) -> str | None:
+        return self.tokens[self.at] if self.at < len(self.tokens) else None
+
+    def take(self, expected: str | None = None) -> str:
+        token = self.peek()
+        if token is None or (expected is not None and token != expected):
+            raise _Unsupported
+        self.at += 1
+        return token
+
+    def expression(self) -> complex:
+        value = self.term()
+        while self.peek() in ("+", "-"):
+            value = value + self.term() if self.take() == "+" else value - self.term()
+        return _checked(value)
+
+    def term(self) -> complex:
+        value = self.signed()
+        while self.peek() in ("*", "\\cdot", "\\times", "/", "\\div"):
+            if self.take() in ("/", "\\div"):
+                divisor = self.signed()
+                if divisor == 0:
+                    raise _Unsupported
+                value /= divisor
+            else:
+                value *= self.signed()
+        return _checked(value)
+
+    def signed(self) -> complex:
+        if self.peek() in ("-", "+"):
+            return -self.signed() if self.take() == "-" else self.signed()
+        return self.product()
+
+    def product(self) -> complex:
+        """Juxtaposition binds tighter than ``/``: ``1/2\\pi`` is ``1/(2 pi)``."""
+        value = self.power()
+        while (token := self.peek()) is not None and (token[0].isdigit() or token[0] == "." or token in _STARTS_FACTOR):
+            if token[0].isdigit() or token[0] == "." or token == "\\frac" and self.tokens[self.at - 1].isdigit():
+                # \\frac{3}{4}17 and 2\\frac{3}{4} (a mixed number) read otherwise in latex2sympy
+                raise _Unsupported
+            value *= self.power()
+        return _checked(value)
+
+    def power(self) -> complex:
+        base = self.atom()
+        if self.peek() != "^":
+            return base
+        self.take()
+        exponent = _real(self.group() if self.peek() == "{" else self.number())
+        if abs(exponent) > _MAX_EXPONENT or (base == 0 and exponent < 0):
+            raise _Unsupported
+        if exponent == int(exponent):
+            return _checked(base ** int(exponent))
+        real_base = _real(base)
+        if real_base < 0:
+            raise _Unsupported
+        return _checked(real_base ** exponent)
+
+    def atom(self) -> complex:
+        token = self.peek()
+        if token == "\\frac":
+            self.take()
+            numerator, denominator = self.group(), self.group()
+            if denominator == 0:
+                raise _Unsupported
+            return _checked(numerator / denominator)
+        if token == "\\sqrt":
+            self.take()
+            degree = 2.0
+            if self.peek() == "[":
+                self.take()
+                degree = _real(self.expression())
+                self.take("]")
+            radicand = _real(self.group())
+            if radicand < 0 or degree <= 0:
+                raise _Unsupported
+            return radicand ** (1 / degree)
+        if token == "\\pi":
+            self.take()
+            return math.pi
+        if token == "i":
+            self.take()
+            return 1j
+        if token in ("(", "{"):
+            return self.group()
+        return self.number()
+
+    def group(self) -> complex:
+        closer = {"(": ")", "{": "}"}.get(self.take())
+        if closer is None:
+            raise _Unsupported
+        value = self.expression()
+        self.take(closer)
+        return value
+
+    def number(self) -> float:
+        token = self.take()
+        if not (token[0].isdigit() or token[0] == "."):
+            raise _Unsupported
+        return float(token)
+
+
+def _tokens(text: str) -> list[str]:
+    tokens, at = [], 0
+    for match in _TOKEN_RE.finditer(text):
+        if match.start() != at:
+            raise _Unsupported
+        tokens.append(match.group())
+        at = match.end()
+    if at != len(text):
+        raise _Unsupported
+    return tokens
+
+
+def closed_form_value(text: str) -> complex | None:
+    """The value of a simple closed form (a float when real), or ``None`` outside the grammar.
+
+    Example:
+        >>> round(closed_form_value(r"\\frac{2\\sqrt{5}}{3} + \\pi"), 6)
+        4.632305
+        >>> closed_form_value(r"2^{10} - 1"), closed_form_value(r"\\sqrt[3]{27}"), closed_form_value("6 - 5i")
+        (1023.0, 3.0, (6-5j))
+        >>> [closed_form_value(t) for t in ("x + 1", "e^2", r"2^{2^{100}}", "(1, 2)", r"\\frac{1}{0}", r"2\\frac{3}{4}")]
+        [None, None, None, None, None, None]
+    """
+    if _SPACED_DIGITS_RE.search(text):
+        return None  # "17 3" and "1\\,000": latex2sympy's reading is not a product
+    try:
+        parser = _Parser(_tokens(canonical(text)))
+        value = parser.expression()
+        if parser.peek() is not None:
+            return None
+    except (_Unsupported, OverflowError, ZeroDivisionError, ValueError):
+        return None
+    return value.real if isinstance(value, complex) and value.imag == 0 else value
+
+
+def _split_top_level(text: str) -> list[str]:
+    items, depth, start = [], 0, 0
+    for index, char in enumerate(text):
+        if char in "{([":
+            depth += 1
+        elif char in "})]":
+            depth -= 1
+        elif char == "," and depth == 0:
+            items.append(text[start:index])
+            start = index + 1
+    return [*items, text[start:]]
+
+
+def _item_value(item: str) -> complex | None:
+    if re.fullmatch(r"[-+]?\\infty", item):
+        return -math.inf if item.startswith("-") else math.inf
+    return closed_form_value(item)
+
+
+def ordered_values(text: str) -> list[complex] | None:
+    """The values of a tuple or interval of simple closed forms, in order; ``None`` for anything else.
+
+    Example:
+        >>> ordered_values(r"\\left( 3, \\frac{1}{2} \\right)"), ordered_values(r"(-\\infty, 2]")
+        ([3.0, 0.5], [-inf, 2.0])
+        >>> ordered_values(r"\\{1, 2\\}") is None, ordered_values("1, 2") is None
+        (True, True)
+    """
+    text = canonical(text)
+    if not (text.startswith(("(", "[")) and text.endswith((")", "]"))):
+        return None
+    values = [_item_value(item) for item in _split_top_level(text[1:-1])]
+    return values if len(values) > 1 and None not in values else None  # type: ignore[return-value]
+
+
+def unordered_values(text: str) -> list[float] | None:
+    """The distinct values, sorted, of a set or bare list of simple real closed forms; else ``None``.
+
+    Example:
+        >>> unordered_values(r"\\{2, \\frac{1}{2}, 2\\}"), unordered_values("-2, 1")
+        ([0.5, 2.0], [-2.0, 1.0])
+        >>> unordered_values("(1, 2)") is None, unordered_values("3") is None
+        (True, True)
+    """
+    text = canonical(text)
+    if text.startswith("\\{") and text.endswith("\\}"):
+        text = text[2:-2]
+    elif text.startswith(("(", "[")):
+        return None
+    values = []
+    for item in _split_top_level(text):
+        value = closed_form_value(item)
+        if value is None or isinstance(value, complex):
+            return None
+        values.append(value)
+    if len(values) < 2:
+        return None
+    distinct: list[float] = []
+    for value in sorted(values):
+        if not distinct or abs(value - distinct[-1]) > 1e-9 * max(1.0, abs(value)):
+            distinct.append(value)
+    return distinct
+
+
+def is_simple_maths(text: str) -> bool:
+    """Whether ``text`` is a simple closed form, or a list, tuple, set or interval of them.
+
+    Such text always parses as maths: a gold of this shape needs no sympy check.
+
+    Example:
+        >>> is_simple_maths(r"\\left( 3, \\frac{\\pi}{2} \\right)"), is_simple_maths(r"(-\\infty, 2]")
+        (True, True)
+        >>> is_simple_maths(r"\\frac{1}{}"), is_simple_maths("p - q")
+        (False, False)
+    """
+    return (closed_form_value(text) is not None or ordered_values(text) is not None
+            or unordered_values(text) is not None)
+
+
+def far_apart(a: complex, b: complex, options: CompareOptions) -> bool:
+    """Whether two values differ beyond every rounding and tolerance math-verify and ``options`` allow.
+
+    Example:
+        >>> far_apart(2 * 5 ** 0.5, 6.0, CompareOptions()), far_apart(1 / 3, 0.3333333, CompareOptions())
+        (True, False)
+        >>> far_apart(1 / 3, 0.33, CompareOptions(float_rounding=2)), far_apart(1 + 2j, 1 + 3j, CompareOptions())
+        (False, True)
+    """
+    if a == b:  # equal infinities included
+        return False
+    if cmath.isinf(a) or cmath.isinf(b):
+        return True
+    scale = max(abs(a), abs(b))
+    return abs(a - b) > max(10.0 ** -options.float_rounding, options.abs_tol, options.rel_tol * scale, 1e-9 * scale)
