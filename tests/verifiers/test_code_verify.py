@@ -115,6 +115,13 @@ def test_program_exceptions_reach_tests_that_expect_them():
     assert not code.verify("def parse(s):\n    return 7\n", tests, **OPTIONS).correct
 
 
+def test_the_programs_imports_reach_the_asserts_only_under_their_own_names():
+    tests = {"format": "asserts", "asserts": ["assert math.isclose(area(1), 3.14159, rel_tol=1e-3)"]}  # no setup
+    assert code.verify("import math\ndef area(r):\n    return math.pi * r * r\n", tests, **OPTIONS).correct
+    verdict = code.verify("import statistics as math\ndef area(r):\n    return 3.14159 * r * r\n", tests, **OPTIONS)
+    assert verdict.status == "wrong" and "NameError" in verdict.reason  # never statistics bound as math
+
+
 def test_a_program_that_times_out_on_one_test_is_restarted_for_the_next():
     tests = {"format": "call", "fn_name": "f", "inputs": [[1], [0], [2]], "outputs": [1, 0, 2]}
     program = "import time\ndef f(x):\n    if x == 0:\n        time.sleep(60)\n    return x\n"

@@ -8,6 +8,7 @@ a child subreaper so that double-forked daemons are re-parented to it.
 from __future__ import annotations
 
 import os
+import select
 import shutil
 import signal
 import stat
@@ -103,6 +104,32 @@ def _reap(statuses: dict[int, int]) -> None:
         statuses[pid] = status
 
 
+def wait_child(pid: int, timeout: float) -> int | None:
+    """Wait up to ``timeout`` seconds for child ``pid`` to end and reap it: its wait status, or
+    ``None`` when it is still running (or was reaped before).
+
+    Example:
+        >>> child = os.fork()
+        >>> if child == 0:
+        ...     os._exit(3)
+        >>> os.waitstatus_to_exitcode(wait_child(child, 5.0))
+        3
+    """
+    try:
+        handle = os.pidfd_open(pid)
+    except ProcessLookupError:  # reaped already
+        return None
+    try:
+        select.select([handle], [], [], timeout)  # readable once the process has ended
+    finally:
+        os.close(handle)
+    try:
+        done, status = os.waitpid(pid, os.WNOHANG)
+    except ChildProcessError:
+        return None
+    return status if done == pid else None
+
+
 def kill_job(*, session: int | None, uid: int | None, pid_namespace: bool = False, children: bool = True,
              timeout: float = 2.0) -> tuple[dict[int, int], list[int]]:
     """Kill the job's process group, then every process of the job until none is left.
@@ -120,15 +147,10 @@ def kill_job(*, session: int | None, uid: int | None, pid_namespace: bool = Fals
             os.killpg(session, signal.SIGKILL)
         except OSError:  # the group is already gone
             pass
-        while children and time.monotonic() < deadline:  # the leader dies in microseconds: reap it
-            try:
-                pid, status = os.waitpid(session, os.WNOHANG)
-            except ChildProcessError:  # reaped already
-                break
-            if pid:
-                statuses[pid] = status
-                break
-            time.sleep(0.0001)
+        if children:  # the leader dies in microseconds: reap it
+            status = wait_child(session, timeout)
+            if status is not None:
+                statuses[session] = status
     while True:
         if children:  # only a fork server reaps: anywhere else waitpid(-1) would steal others' children
             _reap(statuses)

@@ -10,9 +10,10 @@ worker drains the job's stdout and stderr with a cap, enforces a backstop deadli
 
 Protocol on the control socket (framed wire messages, from the trusted judge):
 ``("start", request)`` is answered by one byte ``J`` carrying the job's channel as a passed
-file descriptor (or ``E`` then ``("error", reason)``); ``("end", grace)`` by ``("report", report)`` (``grace``: seconds to let a job whose channel
-closed finish exiting by itself, so that its exit status can be read).
-Run as ``python -I -m referee.verifiers.code.forkserver --fd N [--uid U] [--pid-namespace] [--unshare-net]``.
+file descriptor (or ``E`` then ``("error", reason)``); ``("end", grace)`` by ``("report", report)``,
+where ``grace`` is how long a job whose channel closed may take to finish exiting by itself (so
+that the report can say how it ended). Run as
+``python -I -m referee.verifiers.code.forkserver --fd N [--uid U] [--pid-namespace] [--unshare-net]``.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .channel import ChannelClosed, recv_message, send_message
-from .cleanup import SHARED_WRITABLE_DIRS, files_owned_by, kill_job, list_processes, remove_tree
+from .cleanup import SHARED_WRITABLE_DIRS, files_owned_by, kill_job, list_processes, remove_tree, wait_child
 from .isolation import SANDBOX_ENV
 from .job import run_main, serve_calls
 from .limits import Limits, apply_limits
@@ -106,7 +107,12 @@ class ForkServer:
         os.setsid()
         for target, source in enumerate((stdin, stdout, stderr, channel)):
             os.dup2(source, target)
-        os.closerange(4, 1 << 16)
+        for fd in map(int, os.listdir("/proc/self/fd")):  # nothing inherited but the channel
+            if fd > 3:
+                try:
+                    os.close(fd)
+                except OSError:  # the listing's own descriptor, already closed
+                    pass
         os.chdir(folder)
         apply_limits(Limits.from_dict(request["limits"]), processes_already=self.tasks_already)
         if self.uid is not None:
@@ -188,18 +194,18 @@ class ForkServer:
             except OSError:
                 pass
 
-    def _drain(self, job: _Job, fd: int, selector: selectors.BaseSelector | None) -> bool:
-        """Read what ``fd`` has; ``False`` once it is at EOF (and closed)."""
+    def _drain(self, job: _Job, fd: int, selector: selectors.BaseSelector | None) -> None:
+        """Read what ``fd`` has (with the output cap); close it at EOF."""
         try:
             data = os.read(fd, 1 << 16)
         except BlockingIOError:
-            return True
+            return
         if not data:
             if selector is not None:
                 selector.unregister(fd)
             os.close(fd)
             del job.pipes[fd]
-            return False
+            return
         job.output_bytes += len(data)
         if job.output_bytes > job.output_cap:
             self._kill(job, "output")
@@ -207,7 +213,6 @@ class ForkServer:
             job.stdout += data
         if job.pipes[fd] == "stderr":
             job.stderr = (job.stderr + data)[-_STDERR_TAIL:]
-        return True
 
     def _supervise(self, job: _Job) -> float | None:
         """Watch the job until the judge says ``end``; its grace seconds, or ``None`` if the judge went away."""
@@ -233,22 +238,9 @@ class ForkServer:
 
     def _finish(self, job: _Job, grace: float) -> dict[str, Any]:
         """Clean up after the job; ``grace`` seconds to let a job that closed its channel finish exiting."""
-        ended_alone, status = False, 0
-        until = time.monotonic() + grace
-        while True:
-            try:
-                pid, status = os.waitpid(job.pid, os.WNOHANG)
-            except ChildProcessError:
-                break
-            if pid == job.pid:
-                ended_alone = True
-                break
-            if time.monotonic() >= until:
-                break
-            time.sleep(0.0002)
+        alone = wait_child(job.pid, grace)
         statuses, survivors = kill_job(session=job.pid, uid=self.uid, pid_namespace=self.pid_namespace)
-        if not ended_alone:
-            status = statuses.get(job.pid, 0)
+        status = alone if alone is not None else statuses.get(job.pid, 0)
         drain_until = time.monotonic() + 1.0
         while job.pipes and time.monotonic() < drain_until:  # every writer is dead: EOF comes at once
             ready, _, _ = select.select(list(job.pipes), [], [], max(0.0, drain_until - time.monotonic()))
@@ -261,7 +253,7 @@ class ForkServer:
         for path in leftovers:
             remove_tree(path)
         return {
-            "ended_alone": ended_alone,
+            "ended_alone": alone is not None,
             "exit_code": os.WEXITSTATUS(status) if os.WIFEXITED(status) else None,
             "signal": os.WTERMSIG(status) if os.WIFSIGNALED(status) else None,
             "killed": job.killed,
@@ -279,8 +271,8 @@ class ForkServer:
                 message = recv_message(self.control)
             except ChannelClosed:
                 return
-            if message[0] != "start":
-                send_message(self.control, ("error", f"unexpected request {message[0]!r}"))
+            if type(message) is not tuple or len(message) != 2 or message[0] != "start":
+                send_message(self.control, ("error", f"unexpected request {message!r:.80}"))
                 continue
             try:
                 job = self._start(message[1])

@@ -121,7 +121,7 @@ def decode(data: bytes) -> Any:
         ...
         referee.verifiers.code.wire.WireError: count 9 at byte 1 exceeds the 0 bytes left
     """
-    reader = _Reader(memoryview(data))
+    reader = _Reader(bytes(data))
     value = reader.value(0)
     if reader.position != len(data):
         raise WireError(f"{len(data) - reader.position} stray bytes after the value")
@@ -129,57 +129,58 @@ def decode(data: bytes) -> Any:
 
 
 class _Reader:
-    __slots__ = ("data", "position")
+    __slots__ = ("data", "position", "end")
 
-    def __init__(self, data: memoryview) -> None:
+    def __init__(self, data: bytes) -> None:
         self.data = data
         self.position = 0
+        self.end = len(data)
 
-    def _take(self, size: int) -> memoryview:
-        end = self.position + size
-        if end > len(self.data):
-            raise WireError(f"truncated: {size} bytes wanted at byte {self.position}, {len(self.data) - self.position} left")
-        chunk = self.data[self.position:end]
-        self.position = end
-        return chunk
+    def _take(self, size: int) -> bytes:
+        start = self.position
+        if start + size > self.end:
+            raise WireError(f"truncated: {size} bytes wanted at byte {start}, {self.end - start} left")
+        self.position = start + size
+        return self.data[start:start + size]
 
     def _count(self) -> int:
         at = self.position
-        (count,) = _COUNT.unpack(self._take(4))
-        left = len(self.data) - self.position
-        if count > left:  # every item takes at least one byte: refuse before allocating
-            raise WireError(f"count {count} at byte {at} exceeds the {left} bytes left")
+        if at + 4 > self.end:
+            raise WireError(f"truncated: 4 bytes wanted at byte {at}, {self.end - at} left")
+        (count,) = _COUNT.unpack_from(self.data, at)
+        self.position = at + 4
+        if count > self.end - self.position:  # every item takes at least one byte: refuse before allocating
+            raise WireError(f"count {count} at byte {at} exceeds the {self.end - self.position} bytes left")
         return count
 
     def value(self, depth: int) -> Any:
         if depth > MAX_DEPTH:
             raise WireError(f"value is nested deeper than {MAX_DEPTH} levels")
-        tag = self._take(1)[0]
-        if tag == 78:  # N
-            return None
-        if tag == 84:  # T
-            return True
-        if tag == 70:  # F
-            return False
-        if tag == 105:  # i
-            return int.from_bytes(self._take(self._count()), "big", signed=True)
-        if tag == 102:  # f
-            return _FLOAT.unpack(self._take(8))[0]
-        if tag == 99:  # c
-            return complex(*_COMPLEX.unpack(self._take(16)))
+        if self.position >= self.end:
+            raise WireError(f"truncated: 1 bytes wanted at byte {self.position}, 0 left")
+        tag = self.data[self.position]
+        self.position += 1
         if tag == 115:  # s
             try:
                 return str(self._take(self._count()), "utf-8", "surrogatepass")
             except UnicodeDecodeError as exc:
                 raise WireError(f"string is not UTF-8 ({exc.reason})") from None
-        if tag == 98:  # b
-            return bytes(self._take(self._count()))
+        if tag == 105:  # i
+            return int.from_bytes(self._take(self._count()), "big", signed=True)
         if tag in _BUILDERS:
             items = [self.value(depth + 1) for _ in range(self._count())]
             try:
                 return _BUILDERS[tag](items)
             except TypeError as exc:  # an unhashable item in a set
                 raise WireError(f"bad set item ({exc})") from None
+        if tag == 78:  # N
+            return None
+        if tag == 84:  # T
+            return True
+        if tag == 70:  # F
+            return False
+        if tag == 102:  # f
+            return _FLOAT.unpack(self._take(8))[0]
         if tag in _MAPPING_BUILDERS:
             result: dict[Any, Any] = _MAPPING_BUILDERS[tag]()
             for _ in range(self._count()):
@@ -189,4 +190,8 @@ class _Reader:
                 except TypeError as exc:
                     raise WireError(f"bad dict key ({exc})") from None
             return result
+        if tag == 98:  # b
+            return self._take(self._count())
+        if tag == 99:  # c
+            return complex(*_COMPLEX.unpack(self._take(16)))
         raise WireError(f"unknown tag {tag!r} at byte {self.position - 1}")
