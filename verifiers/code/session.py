@@ -104,6 +104,19 @@ def _death(report: dict[str, Any], limits: Limits, during: str) -> CandidateFail
     return CandidateFailure("exited", f"exited (code {report['exit_code']}) {during}")
 
 
+def _well_formed(description: Any) -> tuple[Any, ...]:
+    """What the job says a name is, as sent by :func:`~referee.verifiers.code.job.serve_calls`;
+    anything malformed counts as missing."""
+    if type(description) is not tuple or not description:
+        return ("missing",)
+    if description in (("callable",), ("missing",)):
+        return description
+    if len(description) == 2 and (description[0] == "value" or (description[0] in ("module", "other")
+                                                                and type(description[1]) is str)):
+        return description
+    return ("missing",)
+
+
 def _raised(type_name: str, message: str, during: str) -> CandidateFailure:
     kind = "memory" if type_name == "MemoryError" else "exception"
     return CandidateFailure(kind, f"raised {type_name}{': ' + message if message else ''} {during}")
@@ -182,16 +195,16 @@ class ProgramSession:
         self.jobs += 1
         try:
             reply = self._receive(time.monotonic() + self.timeout, "while loading")
-            if reply[0] == "load_error":
+            if type(reply) is tuple and len(reply) == 3 and reply[0] == "load_error":
                 self._end_job()
                 raise CandidateFailure("load", f"raised {reply[1]} while loading: {reply[2]}"[:400])
-            if reply[0] != "loaded" or type(reply[1]) is not dict:
+            if type(reply) is not tuple or len(reply) != 2 or reply[0] != "loaded" or type(reply[1]) is not dict:
                 self._end_job()
                 raise CandidateFailure("unsendable", "answered nonsense while loading")
         except CandidateFailure as failure:  # every later test fails the same way: no reload
             self.load_failure = failure
             raise
-        self.described = reply[1]
+        self.described = {name: _well_formed(reply[1].get(name)) for name in self.names}
 
     def call(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any], deadline: float) -> Any:
         """Call the program's ``name`` with plain-data arguments; its plain-data result, or it raises:
