@@ -39,8 +39,8 @@ def encode(value: Any) -> bytes:
     """The bytes of ``value``; raises :class:`WireError` for anything that is not plain data.
 
     Example:
-        >>> decode(encode({"a": [1, 2.5, None], (1, "x"): {True, b"\\x00"}}))
-        {'a': [1, 2.5, None], (1, 'x'): {True, b'\\x00'}}
+        >>> decode(encode({"a": [1, 2.5, None], (1, "x"): {3}, "b": b"\\x00"}))
+        {'a': [1, 2.5, None], (1, 'x'): {3}, 'b': b'\\x00'}
         >>> class AlwaysEqual(list):
         ...     def __eq__(self, other): return True
         >>> encode(AlwaysEqual())
