@@ -42,6 +42,10 @@ class Outcome:
         value: the task's return value when ``status == "ok"``.
         message: a readable line for the other statuses.
         seconds: how long the task ran on its worker.
+
+    Example:
+        >>> Outcome("timeout", message="the task ran past its 5 s deadline").status
+        'timeout'
     """
 
     status: OutcomeStatus
@@ -66,6 +70,20 @@ class NamedFunction:
     def __call__(self, *args: Any) -> Any:
         module, _, name = self.path.partition(":")
         return getattr(importlib.import_module(module), name)(*args)
+
+
+# Tasks sent to a worker at once: the next one waits in its socket, so that a worker never idles
+# while this process is slow to wake up (a busy machine); it starts when the previous one ends.
+_QUEUED_PER_WORKER = 2
+
+
+@dataclass
+class _Flight:
+    """A worker lent to one ``run`` call: the tasks sent to it, the first one started at ``started``."""
+
+    worker: Worker
+    queue: deque[int]
+    started: float
 
 
 def default_workers() -> int:
@@ -129,77 +147,105 @@ class DeadlinePool:
         ``total_timeout`` seconds (``None``: bounded only by the per-task deadlines), after which
         unfinished tasks are ``cancelled``. Waiting for a free worker does not count against a
         task's own deadline.
+
+        Example:
+            >>> with DeadlinePool(1) as pool:
+            ...     [(o.status, o.value) for o in pool.run(divmod, [(7, 2), (1, 0)], timeout=5)]
+            [('ok', (3, 1)), ('raised', None)]
         """
         if not timeout > 0 or (total_timeout is not None and not total_timeout > 0):
             raise ValueError(f"timeout={timeout!r} and total_timeout={total_timeout!r} must be positive seconds.")
         outcomes: list[Outcome | None] = [None] * len(tasks)
         pending = deque(range(len(tasks)))
-        running: dict[Connection, tuple[Worker, int, float]] = {}
+        flights: dict[Connection, _Flight] = {}
         batch_deadline = None if total_timeout is None else time.monotonic() + total_timeout
         try:
-            while pending or running:
-                self._dispatch(function, tasks, pending, running, outcomes, batch_deadline)
-                if not running:
+            while pending or flights:
+                self._dispatch(function, tasks, pending, flights, outcomes, batch_deadline)
+                if not flights:
                     break  # the batch deadline passed while waiting for a worker
-                self._collect(running, outcomes, timeout, batch_deadline)
+                self._collect(flights, pending, outcomes, timeout, batch_deadline)
                 if batch_deadline is not None and time.monotonic() >= batch_deadline:
-                    for conn in list(running):
-                        worker, index, started = running.pop(conn)
-                        self._discard(worker)
-                        outcomes[index] = Outcome("cancelled", message=f"the batch deadline of {total_timeout} s passed",
-                                                  seconds=time.monotonic() - started)
                     break
         finally:
-            for worker, _, _ in running.values():  # interrupted: their tasks are unfinished
-                self._discard(worker)
-        return [outcome or Outcome("cancelled", message=f"the batch deadline of {total_timeout} s passed before it started")
+            for flight in flights.values():  # deadline or interruption: their tasks are unfinished
+                self._discard(flight.worker)
+        return [outcome or Outcome("cancelled", message=f"the batch deadline of {total_timeout} s passed")
                 for outcome in outcomes]
 
     def _dispatch(self, function: Callable[..., Any], tasks: Sequence[tuple[Any, ...]], pending: deque[int],
-                  running: dict[Connection, tuple[Worker, int, float]], outcomes: list[Outcome | None],
+                  flights: dict[Connection, _Flight], outcomes: list[Outcome | None],
                   batch_deadline: float | None) -> None:
+        """Give each free worker a task, then queue one more behind each busy worker's."""
         while pending:
             try:
-                worker = self._checkout(block=not running, until=batch_deadline)
+                worker = self._checkout(block=not flights, until=batch_deadline)
             except WorkerStartError as exc:
                 outcomes[pending.popleft()] = Outcome("crashed", message=str(exc))
                 continue
             if worker is None:
+                break
+            flight = _Flight(worker, deque(), time.monotonic())
+            if self._send(function, tasks, pending, flight):
+                flights[worker.connection] = flight
+        for conn, flight in list(flights.items()):
+            if not pending:
                 return
-            index = pending.popleft()
-            try:
-                worker.connection.send((function, tasks[index]))
-            except OSError as exc:
-                self._discard(worker)
-                outcomes[index] = Outcome("crashed", message=f"could not send the task to a worker ({exc})")
-                continue
-            running[worker.connection] = (worker, index, time.monotonic())
+            if len(flight.queue) < _QUEUED_PER_WORKER and not self._send(function, tasks, pending, flight):
+                del flights[conn]
+                outcomes[flight.queue.popleft()] = Outcome("crashed", message="the worker died during the task")
+                pending.extendleft(reversed(flight.queue))
 
-    def _collect(self, running: dict[Connection, tuple[Worker, int, float]], outcomes: list[Outcome | None],
+    def _send(self, function: Callable[..., Any], tasks: Sequence[tuple[Any, ...]], pending: deque[int],
+              flight: _Flight) -> bool:
+        """Send the next pending task to the flight's worker; on failure it is pending again."""
+        index = pending.popleft()
+        try:
+            flight.worker.connection.send((function, tasks[index]))
+        except OSError:
+            pending.appendleft(index)
+            self._discard(flight.worker)
+            return False
+        flight.queue.append(index)
+        return True
+
+    def _collect(self, flights: dict[Connection, _Flight], pending: deque[int], outcomes: list[Outcome | None],
                  timeout: float, batch_deadline: float | None) -> None:
-        until = min(started for _, _, started in running.values()) + timeout
+        until = min(flight.started for flight in flights.values()) + timeout
         if batch_deadline is not None:
             until = min(until, batch_deadline)
-        for conn in wait(list(running), timeout=max(0.0, until - time.monotonic())):
-            worker, index, started = running.pop(conn)  # type: ignore[call-overload]
+        for conn in wait(list(flights), timeout=max(0.0, until - time.monotonic())):
+            flight = flights[conn]  # type: ignore[index]
+            index = flight.queue.popleft()
             try:
                 status, value = conn.recv()  # type: ignore[union-attr]
             except (EOFError, OSError):
-                self._discard(worker)
+                self._end_flight(flights, conn, pending)  # type: ignore[arg-type]
                 outcomes[index] = Outcome("crashed", message="the worker died during the task",
-                                          seconds=time.monotonic() - started)
+                                          seconds=time.monotonic() - flight.started)
                 continue
-            seconds = time.monotonic() - started
-            outcomes[index] = Outcome("ok", value, seconds=seconds) if status == "ok" else \
-                Outcome("raised", message=value, seconds=seconds)
-            self._checkin(worker)
+            now = time.monotonic()
+            outcomes[index] = Outcome("ok", value, seconds=now - flight.started) if status == "ok" else \
+                Outcome("raised", message=value, seconds=now - flight.started)
+            flight.started = now  # the queued task, if any, starts now
+            if not flight.queue:
+                del flights[conn]  # type: ignore[arg-type]
+                self._checkin(flight.worker)
         now = time.monotonic()
-        for conn, (worker, index, started) in list(running.items()):
-            if now - started >= timeout:
-                del running[conn]
-                self._discard(worker)
+        for conn, flight in list(flights.items()):
+            overran = now - flight.started >= timeout
+            if overran or batch_deadline is not None and now >= batch_deadline:
+                index = flight.queue.popleft()
+                self._end_flight(flights, conn, pending)
                 outcomes[index] = Outcome("timeout", message=f"the task ran past its {timeout} s deadline",
-                                          seconds=now - started)
+                                          seconds=now - flight.started) if overran else \
+                    Outcome("cancelled", message="the batch deadline passed", seconds=now - flight.started)
+
+    def _end_flight(self, flights: dict[Connection, _Flight], conn: Connection, pending: deque[int]) -> None:
+        """Kill the flight's worker; the tasks queued behind its current one never started: pending again."""
+        flight = flights.pop(conn)
+        self._discard(flight.worker)
+        pending.extendleft(reversed(flight.queue))
 
     def _checkout(self, *, block: bool, until: float | None) -> Worker | None:
         with self._condition:
@@ -270,7 +316,14 @@ class DeadlinePool:
         return pids
 
     def close(self) -> None:
-        """Stop idle workers, kill busy ones and the template; later calls to :meth:`run` fail."""
+        """Stop idle workers, kill busy ones and the template; later calls to :meth:`run` report ``crashed``.
+
+        Example:
+            >>> pool = DeadlinePool(1)
+            >>> pool.close()
+            >>> pool.run(abs, [(-1,)], timeout=5)[0].status
+            'crashed'
+        """
         with self._condition:
             self._closed = True
             idle, self._idle = self._idle, []

@@ -74,14 +74,24 @@ class CompareOptions:
 
 @dataclass(frozen=True)
 class Extraction:
-    """The final answer read from a completion, and by which rule."""
+    """The final answer read from a completion, and by which rule.
+
+    Example:
+        >>> Extraction("18", "boxed").source
+        'boxed'
+    """
 
     text: str
     source: Source
 
 
 class UnusableGold(ValueError):
-    """The gold answer cannot be read (its message says why and what to pass instead)."""
+    """The gold answer cannot be read (its message says why and what to pass instead).
+
+    Example:
+        >>> isinstance(UnusableGold("gold '' is empty"), ValueError)
+        True
+    """
 
 
 # ---------------------------------------------------------------------------------------------
@@ -346,7 +356,12 @@ def _braced_arguments(match: re.Match[str]) -> str:
 
 @dataclass(frozen=True)
 class ExactNumber:
-    """A plain number read exactly: its value, whether it had a percent sign, its decimal places."""
+    """A plain number read exactly: its value, whether it had a percent sign, its decimal places.
+
+    Example:
+        >>> ExactNumber(Fraction(1, 2), percent=False, places=1).value
+        Fraction(1, 2)
+    """
 
     value: Fraction
     percent: bool

@@ -85,6 +85,15 @@ class Zygote:
             worker then inherits.
         memory_limit_mb: address-space limit of each worker, or ``None`` for no limit.
         start_timeout: seconds to wait for the template to import its modules.
+
+    Example:
+        >>> with Zygote(preload=("fractions",)) as zygote:
+        ...     first, second = zygote.fork_worker(), zygote.fork_worker()
+        ...     alive = zygote.alive()
+        ...     first.kill(), second.stop()
+        (None, None)
+        >>> alive, first.pid != second.pid
+        (True, True)
     """
 
     def __init__(self, preload: tuple[str, ...], *, memory_limit_mb: int | None = None,

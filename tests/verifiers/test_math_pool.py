@@ -40,6 +40,14 @@ def test_overrunning_task_is_killed_and_its_worker_replaced(pool):
     assert len(pool.processes()) <= pool.size + 1  # killed workers are gone, not leaked
 
 
+def test_tasks_queued_behind_a_killed_task_still_run():
+    with DeadlinePool(1) as single:
+        started = time.monotonic()
+        outcomes = single.run(time.sleep, [(60,), (0,), (0,), (60,), (0,)], timeout=0.5)
+        assert [o.status for o in outcomes] == ["timeout", "ok", "ok", "timeout", "ok"]
+        assert time.monotonic() - started < 2.0
+
+
 def test_worker_crash_and_exception_are_reported_not_raised(pool):
     crashed, raised, fine = pool.run(NamedFunction("os:_exit"), [(3,)], timeout=5) + \
         pool.run(int, [("x",), ("7",)], timeout=5)
