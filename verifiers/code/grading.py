@@ -67,9 +67,12 @@ def _verdict(code: str, result: dict[str, Any], level: str) -> Verdict:
     passed, total = sum(1 for o in outcomes if o["passed"]), len(outcomes)
     details = {"passed": passed, "total": total, "tests": outcomes, "isolation": level, "jobs": result["jobs"]}
     if passed == total:
-        return Verdict("correct", 1.0, extracted=code, reason=f"all {total} tests passed", details=details)
+        return Verdict("correct", 1.0, extracted=code, details=details,
+                       reason="the test passed" if total == 1 else f"all {total} tests passed")
     first = next(i for i, o in enumerate(outcomes) if not o["passed"])
-    reason = f"{passed} of {total} tests passed; test {first + 1}: {outcomes[first]['reason']}"
+    failure = outcomes[first]["reason"]
+    reason = f"the test failed: {failure}" if total == 1 else \
+        f"{passed} of {total} tests passed; test {first + 1}: {failure}"
     if passed == 0 and all(o["kind"] == "timeout" for o in outcomes):
         return Verdict("timeout", 0.0, extracted=code, reason=reason, details=details)
     return Verdict("wrong", passed / total, extracted=code, reason=reason, details=details)
