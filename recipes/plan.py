@@ -13,7 +13,8 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from referee.recipes.model_params import ModelShape, count_lora_parameters, count_parameters, kv_cache_bytes_per_token
-from referee.recipes.plan_inputs import RecipeSettings, Sharding, sharding_of
+from referee.recipes.plan_inputs import RecipeSettings
+from referee.recipes.sharding import Sharding, sharding_of
 
 GB = 1e9
 WEIGHT_BYTES = 2  # bf16 weights
@@ -117,6 +118,7 @@ def plan_run(
     params: int | None = None,
     shape: ModelShape | None = None,
     num_gpus: int = 1,
+    sharding: Sharding | None = None,
     gpu_memory_gb: float = 80.0,
     prompt_length: int | None = None,
     expected_length: float | None = None,
@@ -124,7 +126,8 @@ def plan_run(
 ) -> RunPlan:
     """Plan ``settings`` for a model given by its ``shape`` and/or ``params`` (which wins).
 
-    ``num_gpus`` training processes share the run; ``prompt_length`` (default: the recipe's
+    ``num_gpus`` training processes share the run, split as ``sharding`` says (default: the
+    recipe's ``deepspeed`` / ``fsdp`` keys); ``prompt_length`` (default: the recipe's
     ``max_prompt_length``, else 512) plus ``max_completion_length`` sizes the KV cache;
     ``expected_length`` replaces ``max_completion_length`` in the token count.
 
@@ -140,7 +143,7 @@ def plan_run(
     if num_gpus < 1 or gpu_memory_gb <= 0:
         raise ValueError(f"num_gpus={num_gpus} and gpu_memory_gb={gpu_memory_gb} must both be positive.")
     total_params = params if params is not None else count_parameters(shape)  # type: ignore[arg-type]
-    sharding = sharding_of(settings)
+    sharding = sharding or sharding_of(settings)
     warnings: list[str] = []
     irrelevant = set() if settings.use_peft else {"lora_r", "use_dora", "load_in_4bit", "load_in_8bit"}
     if not settings.use_vllm:

@@ -9,7 +9,6 @@ referee's pinned choices), and the plan lists them as assumed.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -148,75 +147,6 @@ def _checked(key: str, value: Any) -> Any:
     if key == "vllm_mode" and value not in ("colocate", "server"):
         raise ValueError(f"vllm_mode={value!r} is not 'colocate' or 'server'; pick one of them.")
     return value
-
-
-@dataclass(frozen=True)
-class Sharding:
-    """How the model states are split over the GPUs: a ZeRO stage (FSDP mapped onto one)
-    and what is offloaded to CPU memory.
-
-    Stage 1 shards the optimizer states, stage 2 also the gradients, stage 3 also the
-    weights (and a frozen reference model).
-
-    Example:
-        >>> sharding_of(RecipeSettings.from_dict({"fsdp": "full_shard auto_wrap"}))
-        Sharding(stage=3, offload_optimizer=False, offload_params=False, source='fsdp')
-    """
-
-    stage: int = 0
-    offload_optimizer: bool = False
-    offload_params: bool = False
-    source: str = "none"
-
-
-def sharding_of(settings: RecipeSettings) -> Sharding:
-    """The :class:`Sharding` a recipe's ``deepspeed`` or ``fsdp`` / ``fsdp_config`` keys ask for.
-
-    Example:
-        >>> sharding_of(RecipeSettings.from_dict({"deepspeed": {"zero_optimization": {
-        ...     "stage": 2, "offload_optimizer": {"device": "cpu"}}}}))
-        Sharding(stage=2, offload_optimizer=True, offload_params=False, source='deepspeed')
-    """
-    if settings.deepspeed:
-        zero = _load_json_config("deepspeed", settings.deepspeed, settings.base_dir).get("zero_optimization", {})
-        stage = zero.get("stage", 0)
-        if stage not in (0, 1, 2, 3):
-            raise ValueError(f"deepspeed zero_optimization.stage={stage!r} is not 0, 1, 2 or 3; set a number there.")
-        return Sharding(stage, _offloaded(zero.get("offload_optimizer")), _offloaded(zero.get("offload_param")),
-                        "deepspeed")
-    if settings.fsdp:
-        options = settings.fsdp.split() if isinstance(settings.fsdp, str) else (
-            list(settings.fsdp) if isinstance(settings.fsdp, list) else [])
-        config = _load_json_config("fsdp_config", settings.fsdp_config, settings.base_dir) if settings.fsdp_config else {}
-        reshard = config.get("reshard_after_forward", True)
-        if "no_shard" in options:
-            stage = 0
-        elif {"shard_grad_op", "hybrid_shard_zero2"} & set(options) or reshard in (False, "shard_grad_op"):
-            stage = 2
-        else:
-            stage = 3
-        offload = "offload" in options or bool(config.get("cpu_offload", False))
-        return Sharding(stage, offload, offload, "fsdp")
-    return Sharding()
-
-
-def _offloaded(section: Any) -> bool:
-    return isinstance(section, dict) and section.get("device") in ("cpu", "nvme")
-
-
-def _load_json_config(key: str, value: str | dict[str, Any], base_dir: Path) -> dict[str, Any]:
-    """A JSON config given inline (dict or JSON text) or as a path (from the cwd or the recipe's folder)."""
-    if isinstance(value, dict):
-        return value
-    if isinstance(value, str) and value.lstrip().startswith("{"):
-        return json.loads(value)
-    for candidate in (Path(value), base_dir / value):
-        if candidate.is_file():
-            try:
-                return json.loads(candidate.read_text(encoding="utf-8"))
-            except json.JSONDecodeError as exc:
-                raise ValueError(f"{key} file {str(candidate)!r} is not valid JSON ({exc.msg}); fix the file.") from None
-    raise ValueError(f"{key}={value!r} is neither a JSON object nor a readable file; give the path of its JSON config.")
 
 
 def settings_field_names() -> tuple[str, ...]:

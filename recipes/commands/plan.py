@@ -13,6 +13,7 @@ import yaml
 from referee.recipes.model_params import model_shape, read_model_config
 from referee.recipes.plan import DEFAULT_PASS_RATES, RunPlan, plan_run
 from referee.recipes.plan_inputs import RecipeSettings, settings_field_names
+from referee.recipes.sharding import read_accelerate_config
 
 _SUFFIXES = {"": 1, "K": 10**3, "M": 10**6, "B": 10**9, "G": 10**9, "T": 10**12}
 
@@ -36,7 +37,10 @@ def add_parser(subparsers: Any) -> None:
     parser.add_argument("--revision", default=None, help="hub revision of --model")
     parser.add_argument("--params", type=parse_count, metavar="N",
                         help="parameter count (e.g. 1.5B, 7e9); overrides the count from the config")
-    parser.add_argument("--num-gpus", type=int, default=1, metavar="N", help="training GPUs (default: 1)")
+    parser.add_argument("--accelerate-config", metavar="FILE",
+                        help="the 'accelerate launch --config_file' YAML: its DeepSpeed / FSDP sharding and process count")
+    parser.add_argument("--num-gpus", type=int, default=None, metavar="N",
+                        help="training GPUs (default: the accelerate config's processes, else 1)")
     parser.add_argument("--gpu-memory", type=float, default=80.0, metavar="GB", help="memory of one card in GB (default: 80)")
     parser.add_argument("--prompt-length", type=int, default=None, metavar="TOKENS",
                         help="longest prompt in tokens (default: the recipe's max_prompt_length, else 512)")
@@ -163,7 +167,10 @@ def run(args: argparse.Namespace) -> int:
         if model is None and args.params is None:
             raise ValueError("no model to plan: give --model NAME_OR_PATH, --params N, or a recipe with model_name_or_path.")
         shape = model_shape(read_model_config(model, revision=args.revision)) if model else None
-        plan = plan_run(settings, params=args.params, shape=shape, num_gpus=args.num_gpus,
+        launch = read_accelerate_config(args.accelerate_config) if args.accelerate_config else None
+        num_gpus = args.num_gpus or (launch.num_processes if launch else 1)
+        plan = plan_run(settings, params=args.params, shape=shape, num_gpus=num_gpus,
+                        sharding=launch.sharding if launch else None,
                         gpu_memory_gb=args.gpu_memory, prompt_length=args.prompt_length,
                         expected_length=args.expected_length,
                         pass_rates=tuple(args.pass_rate or DEFAULT_PASS_RATES))

@@ -3,6 +3,7 @@ sharding, vLLM and KV cache, and the command line (never the network)."""
 
 import dataclasses
 import json
+from pathlib import Path
 
 import pytest
 from hypothesis import given
@@ -17,7 +18,8 @@ from referee.recipes.model_params import (
     read_model_config,
 )
 from referee.recipes.plan import GB, degenerate_group_share, plan_run
-from referee.recipes.plan_inputs import RECIPE_DEFAULTS, RecipeSettings, Sharding, sharding_of
+from referee.recipes.plan_inputs import RECIPE_DEFAULTS, RecipeSettings
+from referee.recipes.sharding import LaunchConfig, Sharding, read_accelerate_config, sharding_of
 
 # The architecture numbers of Qwen/Qwen2.5-1.5B-Instruct's config.json.
 QWEN_1_5B = {
@@ -211,6 +213,33 @@ def test_fsdp_options_map_to_a_zero_stage(fsdp, fsdp_config, expected):
     assert sharding_of(RecipeSettings.from_dict({"fsdp": fsdp, "fsdp_config": fsdp_config})) == expected
 
 
+@pytest.mark.parametrize("name, stage, processes", [("zero1", 1, 8), ("zero2", 2, 8), ("zero3", 3, 8),
+                                                     ("fsdp1", 3, 8), ("fsdp2", 3, 8), ("multi_gpu", 0, 8),
+                                                     ("single_gpu", 0, 1)])
+def test_trl_accelerate_configs(name, stage, processes):
+    import trl
+
+    launch = read_accelerate_config(Path(trl.__file__).parent / "accelerate_configs" / f"{name}.yaml")
+    assert (launch.sharding.stage, launch.num_processes) == (stage, processes)
+    assert not launch.sharding.offload_optimizer and not launch.sharding.offload_params
+
+
+def test_accelerate_configs_with_offload_strategies_and_json_files(tmp_path):
+    (tmp_path / "ds.json").write_text(json.dumps({"zero_optimization": {"stage": 3, "offload_param": {"device": "cpu"}}}))
+    cases = {
+        "distributed_type: DEEPSPEED\nnum_machines: 2\nnum_processes: 4\ndeepspeed_config:\n"
+        "  deepspeed_config_file: ds.json\n": (Sharding(3, False, True, "deepspeed"), 8),
+        "distributed_type: DEEPSPEED\ndeepspeed_config:\n  zero_stage: 2\n  offload_optimizer_device: cpu\n":
+            (Sharding(2, True, False, "deepspeed"), 1),
+        "distributed_type: FSDP\nnum_processes: 2\nfsdp_config:\n  fsdp_version: 2\n"
+        "  fsdp_reshard_after_forward: false\n  fsdp_offload_params: true\n": (Sharding(2, True, True, "fsdp"), 2),
+        "distributed_type: FSDP\nfsdp_config:\n  fsdp_sharding_strategy: NO_SHARD\n": (Sharding(0, False, False, "fsdp"), 1),
+    }
+    for text, (sharding, processes) in cases.items():
+        (tmp_path / "launch.yaml").write_text(text)
+        assert read_accelerate_config(tmp_path / "launch.yaml") == LaunchConfig(sharding, processes), text
+
+
 def test_bad_deepspeed_configs_are_named(tmp_path):
     with pytest.raises(ValueError, match="'missing.json' is neither"):
         sharding_of(RecipeSettings.from_dict({"deepspeed": "missing.json"}, base_dir=tmp_path))
@@ -355,6 +384,17 @@ def test_cli_params_only_and_a_plan_that_does_not_fit(capsys):
     out = capsys.readouterr().out
     assert "112.00 GB" in out and "14.00 GB" in out and "does NOT fit" in out
     assert "252.0 GB" in out  # PPO: policy and critic 16 B each, reference and reward model 2 B each
+
+
+def test_cli_reads_sharding_and_gpus_from_an_accelerate_config(tmp_path, capsys):
+    launch = tmp_path / "zero3.yaml"
+    launch.write_text("distributed_type: DEEPSPEED\nnum_processes: 8\ndeepspeed_config:\n  zero_stage: 3\n")
+    args = ["plan", "--params", "7B", "--set", "use_vllm=false", "--accelerate-config", str(launch), "--json"]
+    assert main(args) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert (data["num_gpus"], data["model_states_gb"], data["sharding"]) == (8, 14.0, "deepspeed ZeRO-3")
+    assert main(args + ["--num-gpus", "16"]) == 0
+    assert json.loads(capsys.readouterr().out)["model_states_gb"] == 7.0
 
 
 def test_cli_errors_are_one_line(tmp_path, capsys):
