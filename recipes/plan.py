@@ -145,9 +145,9 @@ def plan_run(
     total_params = params if params is not None else count_parameters(shape)  # type: ignore[arg-type]
     sharding = sharding or sharding_of(settings)
     warnings: list[str] = []
-    irrelevant = set() if settings.use_peft else {"lora_r", "use_dora", "load_in_4bit", "load_in_8bit"}
+    irrelevant = set() if settings.use_peft else {"lora_r"}
     if not settings.use_vllm:
-        irrelevant |= {"vllm_mode", "vllm_gpu_memory_utilization", "vllm_enable_sleep_mode"}
+        irrelevant |= {"vllm_mode", "vllm_gpu_memory_utilization"}
     assumed = [key for key in settings.assumed if key not in irrelevant]
 
     trainable, frozen_bytes = _trainable_and_frozen(settings, total_params, shape)

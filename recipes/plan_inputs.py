@@ -46,6 +46,8 @@ RECIPE_DEFAULTS: dict[str, Any] = {
 # Not a GRPOConfig field in TRL 1.16; recipes may still set it for their dataset loader.
 _EXTRA_KEYS = ("max_prompt_length",)
 _BOOL_KEYS = {"use_vllm", "vllm_enable_sleep_mode", "use_peft", "use_dora", "load_in_4bit", "load_in_8bit"}
+# Off unless a recipe turns them on: not worth listing as assumed.
+_OPT_IN_FLAGS = {"vllm_enable_sleep_mode", "use_dora", "load_in_4bit", "load_in_8bit"}
 _FLOAT_KEYS = {"beta", "vllm_gpu_memory_utilization"}
 _COUNT_KEYS = {"per_device_train_batch_size", "gradient_accumulation_steps", "num_generations",
                "max_completion_length", "num_iterations", "steps_per_generation", "generation_batch_size",
@@ -104,7 +106,7 @@ class RecipeSettings:
                 values[key] = _checked(key, recipe[key])
             else:
                 values[key] = default
-                if default is not None:
+                if default is not None and key not in _OPT_IN_FLAGS:
                     assumed.append(key)
         for key in _EXTRA_KEYS:
             values[key] = _checked(key, recipe[key]) if recipe.get(key) is not None else None
