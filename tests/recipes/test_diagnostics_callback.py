@@ -47,7 +47,7 @@ def trained(tmp_path_factory):
     folder = save_tiny_model(tmp_path_factory.mktemp("tiny"))
     output_dir = tmp_path_factory.mktemp("run")
     rows = [{"prompt": f"{a}+{b}=", "answer": str(a + b)} for a in range(5) for b in range(5)]
-    args = GRPOConfig(output_dir=str(output_dir), use_cpu=True, bf16=False, gradient_checkpointing=False,
+    args = GRPOConfig(output_dir=str(output_dir), use_cpu=True, bf16=False, activation_checkpointing=False,
                       max_steps=3, num_generations=4, per_device_train_batch_size=4, max_completion_length=16,
                       learning_rate=1e-4, logging_steps=1, report_to="none", save_strategy="no", seed=0)
     trainer = GRPOTrainer(model=AutoModelForCausalLM.from_pretrained(folder), reward_funcs=[AnswerAndLength()],
