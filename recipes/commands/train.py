@@ -1,0 +1,70 @@
+"""``referee train CONFIG.yaml [--key value ...]``: run a YAML recipe with RefereeGRPOTrainer."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+
+def add_parser(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "train",
+        help="train with a YAML recipe (TRL keys, CLI overrides, accelerate launch for several GPUs)",
+        description=(
+            "Run the YAML recipe CONFIG with RefereeGRPOTrainer: TRL's GRPOConfig and ModelConfig keys plus "
+            "referee's (dataset_format, system_prompt, reward_funcs, loss_aggregation, diagnostics). Any "
+            "--key value after CONFIG overrides the file, as in TRL's scripts. For several GPUs or DeepSpeed/FSDP: "
+            "accelerate launch --config_file ACCELERATE.yaml -m referee.recipes.cli train CONFIG.yaml. "
+            "Shipped recipes live in referee/recipes/configs (see --list)."
+        ),
+    )
+    parser.add_argument("--dry-run", action="store_true",
+                        help="print the resolved recipe (every training field, rewards and weights) and exit; "
+                        "may also follow CONFIG")
+    parser.add_argument("--list", action="store_true", help="list the shipped recipes and exit")
+    parser.add_argument("config", metavar="CONFIG.yaml", nargs="?",
+                        help="the recipe: a path, or the name of a shipped recipe")
+    parser.add_argument("overrides", metavar="--key value", nargs=argparse.REMAINDER,
+                        help="overrides of the recipe's keys, e.g. --learning_rate 1e-6 --max_steps 10")
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from referee.recipes.shipped import recipe_path, shipped_recipes
+
+    overrides = [item for item in args.overrides if item != "--dry-run"]
+    dry_run = args.dry_run or len(overrides) != len(args.overrides)
+    if args.list:
+        print("\n".join(str(path) for path in shipped_recipes()))
+        return 0
+    if not args.config:
+        print("referee train: give a recipe (CONFIG.yaml) or --list.", file=sys.stderr)
+        return 2
+    try:
+        path = recipe_path(args.config)
+        if dry_run:
+            return _dry_run(path, overrides)
+        from referee.recipes.recipe import build_trainer, parse_recipe, train_and_save
+
+        recipe = parse_recipe(path, overrides)
+        trainer = build_trainer(recipe)
+    except (ValueError, RuntimeError, OSError) as exc:  # set-up errors are the user's to fix: one line
+        print(f"referee train: {exc}", file=sys.stderr)
+        return 2
+    train_and_save(trainer, recipe)
+    return 0
+
+
+def _dry_run(path: Any, overrides: list[str]) -> int:
+    import torch
+    import yaml
+
+    from referee.recipes.recipe import parse_recipe, recipe_summary
+    from referee.recipes.trl_version import PINNED_TRL_VERSION
+
+    without_gpu = not torch.cuda.is_available()
+    summary = recipe_summary(parse_recipe(path, overrides, without_gpu=without_gpu))
+    print(f"# {path} resolved with TRL {PINNED_TRL_VERSION}" + (" (no GPU here: bf16 device check skipped)" if without_gpu else ""))
+    print(yaml.safe_dump(summary, sort_keys=False, default_flow_style=False, width=120), end="")
+    return 0

@@ -1,0 +1,289 @@
+"""A YAML recipe, resolved the TRL way, and the trainer it describes.
+
+A recipe is a YAML file of TRL's own keys (``model_name_or_path``, ``learning_rate``,
+``per_device_train_batch_size``, ``use_peft``, ``beta``, ...), plus referee's:
+``dataset_format`` (the loader), ``system_prompt``, ``max_train_samples``, ``reward_funcs``
+(built-in reward names, ``module:attr`` paths, or ``{name, weight, options}`` entries),
+``loss_aggregation`` and ``diagnostics``. ``TrlParser`` reads it and command-line
+``--key value`` pairs override it, as in TRL's own scripts.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from trl import ModelConfig, ScriptArguments, TrlParser
+
+from .config import RefereeGRPOConfig
+from .datasets import get_dataset_format
+from .trl_version import check_trl_version
+
+
+@dataclass
+class RecipeArguments(ScriptArguments):
+    """TRL's ``ScriptArguments`` (``dataset_name``, ``dataset_config``, ``dataset_train_split``, ...) and referee's.
+
+    Example:
+        >>> RecipeArguments(dataset_name="openai/gsm8k").reward_funcs
+        ['gsm8k_accuracy']
+    """
+
+    dataset_format: str = field(default="gsm8k", metadata={"help": "Dataset loader: gsm8k, math or code."})
+    system_prompt: str | None = field(
+        default=None, metadata={"help": "System message of every prompt (default: the loader's, asking for the format)."}
+    )
+    max_train_samples: int | None = field(default=None, metadata={"help": "Train on the first N rows only."})
+    reward_funcs: list[str] = field(
+        default_factory=lambda: ["gsm8k_accuracy"],
+        metadata={"help": "Rewards: built-in names or module:attr paths (YAML may give {name, weight, options} entries); "
+                  "weights come from reward_weights or the entries."},
+    )
+    diagnostics: bool = field(default=True, metadata={"help": "Attach referee's DiagnosticsCallback."})
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """A resolved recipe: referee's arguments, the GRPO config and the model config."""
+
+    script: RecipeArguments
+    training: RefereeGRPOConfig
+    model: ModelConfig
+
+
+def recipe_parser() -> TrlParser:
+    """The parser for recipes: ``RecipeArguments``, ``RefereeGRPOConfig``, ``ModelConfig``.
+
+    Example:
+        >>> any(action.dest == "loss_aggregation" for action in recipe_parser()._actions)
+        True
+    """
+    return TrlParser((RecipeArguments, RefereeGRPOConfig, ModelConfig))
+
+
+@contextmanager
+def _bf16_allowed_without_gpu() -> Iterator[None]:
+    """Let a GPU recipe (``bf16: true``) resolve on a machine without a GPU, for ``--dry-run``."""
+    import transformers.training_args as training_args
+
+    check = training_args.is_torch_bf16_gpu_available
+    training_args.is_torch_bf16_gpu_available = lambda: True
+    try:
+        yield
+    finally:
+        training_args.is_torch_bf16_gpu_available = check
+
+
+def parse_recipe(config_path: str, overrides: Sequence[str] = (), *, without_gpu: bool = False) -> Recipe:
+    """Read the YAML recipe at ``config_path`` with ``--key value`` ``overrides`` on top.
+
+    ``without_gpu=True`` resolves a GPU recipe on a machine without one (for ``--dry-run``):
+    the bf16 device check is skipped, nothing else.
+
+    Example:
+        >>> import os, tempfile
+        >>> path = os.path.join(tempfile.mkdtemp(), "recipe.yaml")
+        >>> _ = open(path, "w").write("model_name_or_path: Qwen/Qwen2.5-1.5B-Instruct\\n"
+        ...                           "dataset_name: openai/gsm8k\\noutput_dir: runs/x\\nuse_cpu: true\\nbf16: false\\n")
+        >>> recipe = parse_recipe(path, ["--learning_rate", "3e-6", "--loss_type", "grpo"])
+        >>> recipe.training.learning_rate, recipe.training.loss_aggregation, recipe.model.model_name_or_path
+        (3e-06, 'sequence', 'Qwen/Qwen2.5-1.5B-Instruct')
+    """
+    check_trl_version()
+    argv = ["--config", str(config_path), *overrides]
+    if without_gpu:
+        with _bf16_allowed_without_gpu():
+            script, training, model = recipe_parser().parse_args_and_config(argv)
+    else:
+        script, training, model = recipe_parser().parse_args_and_config(argv)
+    if not script.dataset_name:
+        raise ValueError(f"{config_path} sets no dataset_name; give a JSONL/Parquet path, a datasets folder or a hub name.")
+    if not model.model_name_or_path:
+        raise ValueError(f"{config_path} sets no model_name_or_path; give a hub name or a local model folder.")
+    if script.dataset_streaming:
+        raise ValueError("dataset_streaming is not supported by referee's loaders; set it to false.")
+    get_dataset_format(script.dataset_format)
+    return Recipe(script, training, model)
+
+
+def resolve_rewards(recipe: Recipe) -> tuple[list[Any], list[float]]:
+    """TRL's ``reward_funcs`` and ``reward_weights`` for the recipe, through ``referee.rewards``.
+
+    With ``reward_weights`` set, ``reward_funcs`` must be names or paths, one weight each;
+    otherwise each entry carries its weight (default 1).
+
+    Example:
+        >>> from types import SimpleNamespace
+        >>> recipe = SimpleNamespace(script=SimpleNamespace(reward_funcs=["gsm8k_accuracy", "gsm8k_format"]),
+        ...                          training=SimpleNamespace(reward_weights=[1.0, 0.1]))
+        >>> funcs, weights = resolve_rewards(recipe)
+        >>> [f.__name__ for f in funcs], weights
+        (['gsm8k_accuracy', 'gsm8k_format'], [1.0, 0.1])
+    """
+    from referee.rewards import compose_rewards
+
+    entries = list(recipe.script.reward_funcs)
+    weights = recipe.training.reward_weights
+    if weights is None:
+        return compose_rewards(entries)
+    if len(weights) != len(entries) or not all(isinstance(entry, str) for entry in entries):
+        raise ValueError(f"reward_weights has {len(weights)} values for {len(entries)} reward_funcs; give one weight per "
+                         "reward name, or drop reward_weights and write {name, weight} entries.")
+    return compose_rewards(list(zip(entries, weights)))
+
+
+def recipe_summary(recipe: Recipe) -> dict[str, Any]:
+    """The resolved recipe as plain data (what ``--dry-run`` prints), rewards and weights included.
+
+    Example:
+        >>> import os, tempfile
+        >>> path = os.path.join(tempfile.mkdtemp(), "recipe.yaml")
+        >>> _ = open(path, "w").write("model_name_or_path: m\\ndataset_name: d.jsonl\\noutput_dir: runs/x\\n"
+        ...                           "use_cpu: true\\nbf16: false\\nreward_funcs: [gsm8k_accuracy, gsm8k_format]\\n"
+        ...                           "reward_weights: [1.0, 0.1]\\n")
+        >>> summary = recipe_summary(parse_recipe(path))
+        >>> summary["rewards"], summary["training"]["loss_aggregation"]
+        ({'gsm8k_accuracy': 1.0, 'gsm8k_format': 0.1}, 'token')
+    """
+    funcs, weights = resolve_rewards(recipe)
+    return {
+        "recipe": asdict(recipe.script),
+        "model": asdict(recipe.model),
+        "rewards": {getattr(func, "__name__", repr(func)): weight for func, weight in zip(funcs, weights)},
+        "training": recipe.training.to_dict(),
+    }
+
+
+def check_generation_backend(training: RefereeGRPOConfig) -> None:
+    """Refuse ``use_vllm`` where vLLM cannot run, before any model is loaded (vLLM itself is never imported here).
+
+    Example:
+        >>> from types import SimpleNamespace
+        >>> check_generation_backend(SimpleNamespace(use_vllm=False, vllm_mode="colocate"))
+    """
+    if not training.use_vllm:
+        return
+    import torch
+
+    if importlib.util.find_spec("vllm") is None:
+        raise RuntimeError("use_vllm is true but vLLM is not installed; pip install 'referee[vllm]' on a CUDA machine, "
+                           "or set use_vllm: false to generate with transformers.")
+    if training.vllm_mode == "colocate" and not torch.cuda.is_available():
+        raise RuntimeError("vllm_mode 'colocate' needs a CUDA GPU and none is visible; run on a GPU machine "
+                           "or set use_vllm: false.")
+
+
+def write_recipe(path: str | Path, **keys: Any) -> Path:
+    """Write a YAML recipe of ``keys`` to ``path`` (for scripts and tests); returns the path.
+
+    Example:
+        >>> import os, tempfile
+        >>> path = write_recipe(os.path.join(tempfile.mkdtemp(), "r.yaml"), model_name_or_path="m", beta=0.0)
+        >>> print(path.read_text(), end="")
+        beta: 0.0
+        model_name_or_path: m
+    """
+    import yaml
+
+    path = Path(path)
+    path.write_text(yaml.safe_dump(keys), encoding="utf-8")
+    return path
+
+
+def build_trainer(recipe: Recipe) -> Any:
+    """A ``RefereeGRPOTrainer`` for the recipe: data, rewards, tokenizer, model (full or LoRA), callbacks.
+
+    Example:
+        >>> import json, os, tempfile
+        >>> from referee.recipes.tiny_model import save_tiny_model
+        >>> folder = tempfile.mkdtemp()
+        >>> data = os.path.join(folder, "sums.jsonl")
+        >>> _ = open(data, "w").write("".join(json.dumps({"question": f"{a}+3", "answer": f"#### {a + 3}"}) + "\\n"
+        ...                                   for a in range(8)))
+        >>> path = write_recipe(os.path.join(folder, "r.yaml"), model_name_or_path=str(save_tiny_model(folder + "/m")),
+        ...     dataset_name=data, output_dir=folder + "/out", use_cpu=True, bf16=False, use_vllm=False,
+        ...     activation_checkpointing=False,
+        ...     per_device_train_batch_size=4, num_generations=4, max_completion_length=4, report_to="none")
+        >>> trainer = build_trainer(parse_recipe(path))
+        >>> type(trainer).__name__, trainer.aggregation.name, len(trainer.train_dataset)
+        ('RefereeGRPOTrainer', 'token', 8)
+    """
+    from trl import get_peft_config
+
+    from .datasets import load_training_dataset
+    from .loading import load_tokenizer
+    from .trainer import RefereeGRPOTrainer
+
+    script, training, model = recipe.script, recipe.training, recipe.model
+    check_generation_backend(training)
+    reward_funcs, reward_weights = resolve_rewards(recipe)
+    training.reward_weights = reward_weights
+    dataset = load_training_dataset(script.dataset_name, script.dataset_format, split=script.dataset_train_split,
+                                    config_name=script.dataset_config, system_prompt=script.system_prompt,
+                                    max_rows=script.max_train_samples)
+    tokenizer = load_tokenizer(model.model_name_or_path, revision=model.model_revision,
+                               trust_remote_code=training.trust_remote_code)
+    training.model_init_kwargs = {
+        "revision": model.model_revision,
+        "trust_remote_code": training.trust_remote_code,
+        "attn_implementation": model.attn_implementation,
+        "dtype": model.dtype,
+        **(training.model_init_kwargs or {}),
+    }
+    trainer = RefereeGRPOTrainer(model=model.model_name_or_path, reward_funcs=reward_funcs, args=training,
+                                 train_dataset=dataset, processing_class=tokenizer, peft_config=get_peft_config(model))
+    if script.diagnostics:
+        from .diagnostics import DiagnosticsCallback
+
+        DiagnosticsCallback().attach(trainer)
+    return trainer
+
+
+def run_recipe(recipe: Recipe) -> Any:
+    """Train, then save the model, its tokenizer and the trainer state to ``output_dir``; returns the trainer.
+
+    Example:
+        >>> import contextlib, io, json, os, tempfile
+        >>> from referee.recipes.tiny_model import save_tiny_model
+        >>> folder = tempfile.mkdtemp()
+        >>> data = os.path.join(folder, "sums.jsonl")
+        >>> _ = open(data, "w").write("".join(json.dumps({"question": f"{a}+3", "answer": f"#### {a + 3}"}) + "\\n"
+        ...                                   for a in range(8)))
+        >>> path = write_recipe(os.path.join(folder, "r.yaml"), model_name_or_path=str(save_tiny_model(folder + "/m")),
+        ...     dataset_name=data, output_dir=folder + "/out", use_cpu=True, bf16=False, use_vllm=False,
+        ...     activation_checkpointing=False,
+        ...     per_device_train_batch_size=4, num_generations=4, max_completion_length=4, max_steps=1,
+        ...     report_to="none", diagnostics=False, disable_tqdm=True)
+        >>> with contextlib.redirect_stdout(io.StringIO()):  # the trainer prints its logs
+        ...     trainer = run_recipe(parse_recipe(path))
+        >>> trainer.state.global_step, os.path.isfile(folder + "/out/model.safetensors")
+        (1, True)
+    """
+    return train_and_save(build_trainer(recipe), recipe)
+
+
+def train_and_save(trainer: Any, recipe: Recipe) -> Any:
+    """Train ``trainer`` (resuming if the recipe says so), then save the model, tokenizer and trainer
+    state (``trainer_state.json``, with the logged metrics) to ``output_dir``; returns the trainer.
+
+    Example:
+        >>> from types import SimpleNamespace
+        >>> calls = []
+        >>> trainer = SimpleNamespace(train=lambda **kw: calls.append("train"),
+        ...     save_model=lambda path: calls.append("model"), save_state=lambda: calls.append("state"),
+        ...     accelerator=SimpleNamespace(is_main_process=True),
+        ...     processing_class=SimpleNamespace(save_pretrained=lambda path: calls.append("tokenizer")))
+        >>> recipe = SimpleNamespace(training=SimpleNamespace(resume_from_checkpoint=None, output_dir="/tmp/x"))
+        >>> _ = train_and_save(trainer, recipe); calls
+        ['train', 'model', 'state', 'tokenizer']
+    """
+    trainer.train(resume_from_checkpoint=recipe.training.resume_from_checkpoint)
+    trainer.save_model(recipe.training.output_dir)
+    trainer.save_state()
+    if trainer.accelerator.is_main_process:
+        trainer.processing_class.save_pretrained(recipe.training.output_dir)
+    return trainer
