@@ -14,6 +14,7 @@ from referee.recipes.model_params import model_shape, read_model_config
 from referee.recipes.plan import DEFAULT_PASS_RATES, RunPlan, plan_run
 from referee.recipes.plan_inputs import RecipeSettings, settings_field_names
 from referee.recipes.sharding import read_accelerate_config
+from referee.recipes.shipped import recipe_path
 
 _SUFFIXES = {"": 1, "K": 10**3, "M": 10**6, "B": 10**9, "G": 10**9, "T": 10**12}
 
@@ -31,7 +32,8 @@ def add_parser(subparsers: Any) -> None:
             "Exits 1 when the plan does not fit the card."
         ),
     )
-    parser.add_argument("config", metavar="CONFIG.yaml", nargs="?", help="recipe YAML (optional: flags alone work)")
+    parser.add_argument("config", metavar="RECIPE", nargs="?",
+                        help="recipe YAML file or shipped recipe name, as 'referee train' takes (optional: flags alone work)")
     parser.add_argument("--model", metavar="NAME_OR_PATH",
                         help="model folder or hub name whose config.json to read (default: the recipe's model_name_or_path)")
     parser.add_argument("--revision", default=None, help="hub revision of --model")
@@ -161,7 +163,7 @@ def format_plan(plan: RunPlan, settings: RecipeSettings) -> str:
 def run(args: argparse.Namespace) -> int:
     try:
         overrides = parse_overrides(args.overrides)
-        settings = (RecipeSettings.from_yaml(args.config, overrides) if args.config
+        settings = (RecipeSettings.from_yaml(recipe_path(args.config), overrides) if args.config
                     else RecipeSettings.from_dict(overrides))
         model = args.model or (settings.model_name_or_path if args.params is None else None)
         if model is None and args.params is None:

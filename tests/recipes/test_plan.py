@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 from hypothesis import given
+
+import referee.recipes
 from hypothesis import strategies as st
 
 from referee.recipes.cli import main
@@ -384,6 +386,40 @@ def test_cli_params_only_and_a_plan_that_does_not_fit(capsys):
     out = capsys.readouterr().out
     assert "112.00 GB" in out and "14.00 GB" in out and "does NOT fit" in out
     assert "252.0 GB" in out  # PPO: policy and critic 16 B each, reference and reward model 2 B each
+
+
+SHIPPED_CONFIGS = Path(referee.recipes.__file__).parent / "configs"
+
+
+@pytest.mark.parametrize("variant", ["full", "lora"])
+def test_shipped_gsm8k_recipe_plans_offline_on_an_80_gb_card(variant, qwen_folder, monkeypatch, capsys):
+    import huggingface_hub
+
+    def no_network(*args, **kwargs):
+        raise AssertionError("referee plan must not reach the hub when given a local config")
+
+    monkeypatch.setattr(huggingface_hub, "hf_hub_download", no_network)
+    recipe = SHIPPED_CONFIGS / f"gsm8k_qwen2.5-1.5b_{variant}.yaml"
+    assert main(["plan", str(recipe), "--model", str(qwen_folder), "--gpu-memory", "80"]) == 0
+    text = capsys.readouterr().out
+    assert "1,543,714,304" in text and "of 80 GB card: fits" in text and "warning" not in text
+    assert main(["plan", str(recipe), "--model", str(qwen_folder), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    shape = model_shape(QWEN_1_5B)
+    settings = RecipeSettings.from_yaml(recipe)
+    completions = settings.per_device_train_batch_size * settings.gradient_accumulation_steps
+    assert data["tokens_per_step"] == completions * settings.max_completion_length
+    assert data["vllm_gb"] == 80 * settings.vllm_gpu_memory_utilization
+    if variant == "full":
+        assert data["trainable_params"] == 1_543_714_304
+        assert data["model_states_gb"] == pytest.approx(16 * 1_543_714_304 / GB, abs=1e-3)
+    else:
+        adapters = count_lora_parameters(shape, settings.lora_target_modules, settings.lora_r)
+        assert data["trainable_params"] == adapters
+        assert data["model_states_gb"] == pytest.approx((16 * adapters + 2 * 1_543_714_304) / GB, abs=1e-3)
+    assert data["reference_gb"] == 0.0 and data["fits"]
+    assert main(["plan", recipe.stem, "--model", str(qwen_folder), "--json"]) == 0  # a shipped name works too
+    assert json.loads(capsys.readouterr().out) == data
 
 
 def test_cli_reads_sharding_and_gpus_from_an_accelerate_config(tmp_path, capsys):
