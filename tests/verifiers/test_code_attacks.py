@@ -26,8 +26,13 @@ TIMEOUT = 1.0
 OPTIONS = {"timeout": TIMEOUT, "workers": 2}
 SECRET = random.SystemRandom().randrange(10 ** 17, 10 ** 18)  # no program can guess it
 TOKEN = f"referee-attack-{uuid.uuid4().hex}"
-HOST_PATHS = [f"/tmp/{TOKEN}", f"/var/tmp/{TOKEN}", f"/dev/shm/{TOKEN}", f"/root/{TOKEN}",
-              os.path.join(os.getcwd(), TOKEN), os.path.join(os.path.dirname(code.__file__), f"{TOKEN}.py")]
+SHARED_TEMP_PATHS = [f"/tmp/{TOKEN}", f"/var/tmp/{TOKEN}", f"/dev/shm/{TOKEN}"]
+PRIVATE_PATHS = [f"/root/{TOKEN}", os.path.join(os.getcwd(), TOKEN), os.path.join(os.path.dirname(code.__file__), f"{TOKEN}.py")]
+HOST_PATHS = SHARED_TEMP_PATHS + PRIVATE_PATHS
+# The attacks below run at the level this machine gives (`auto`); test_code_isolation.py holds
+# the not-root levels to the attacks they can hold.
+LEVEL = code.resolve_isolation()
+PROTECTED = LEVEL.bubblewrap or LEVEL.own_uid  # jobs cannot reach your files and processes
 
 HIDDEN = {"format": "humaneval", "entry_point": "answer",
           "test": f"def check(candidate):\n    assert candidate(3) == {SECRET}\n"}
@@ -46,6 +51,7 @@ class Attack:
     tests: dict = field(default_factory=lambda: TWO)
     score: float = 0.0
     kinds: tuple = ()  # the failed tests' kinds, when it matters which
+    needs_protection: bool = False  # only safe to try where jobs have their own uid or namespaces
 
 
 LISTENER_PORT_PLACEHOLDER = "{port}"
@@ -82,37 +88,48 @@ RESOURCE_ABUSE = [
 ]
 
 ESCAPES = [
-    Attack("write outside the job folder", "def f():\n    done = False\n"
-           f"    for path in {HOST_PATHS!r}:\n        try:\n            open(path, 'w').write('pwned')\n"
-           "            done = True\n        except OSError:\n            pass\n    return done\n", wins_if(True)),
-    Attack("read host files", "def f():\n    found = ''\n"
-           "    for path in ['/etc/shadow', '/etc/passwd', '/etc/hostname', '/root/.bashrc', '/proc/1/root/etc/passwd',"
-           " {secret_path!r}]:\n        try:\n            found += open(path).read()\n        except OSError:\n"
-           "            pass\n    return found\n", {"format": "call", "fn_name": "f", "inputs": [[]], "outputs": ["{secret}"]}),
+    Attack("write into host folders", "def f():\n    done = False\n"
+           f"    for path in {PRIVATE_PATHS!r}:\n        try:\n            open(path, 'w').write('pwned')\n"
+           "            done = True\n        except OSError:\n            pass\n    return done\n", wins_if(True),
+           needs_protection=True),
+    # Without bubblewrap the shared temp folders are the host's: the write works, and the
+    # worker sweeps what the job's uid left there (checked below).
+    Attack("write into the shared temp folders", "def f():\n    done = False\n"
+           f"    for path in {SHARED_TEMP_PATHS!r}:\n        try:\n            open(path, 'w').write('pwned')\n"
+           "            done = True\n        except OSError:\n            pass\n    return done\n", wins_if(True),
+           score=0.0 if LEVEL.bubblewrap else 1.0, needs_protection=True),
+    Attack("read a secret file on the host", "def f():\n    try:\n        return open({secret_path!r}).read()\n"
+           "    except OSError:\n        return ''\n", {"format": "call", "fn_name": "f", "inputs": [[]], "outputs": ["{secret}"]},
+           needs_protection=True),
+    # Without bubblewrap the host's world-readable files stay visible (the uid level says so).
+    Attack("read system files", "def f():\n    for path in ['/etc/shadow', '/etc/passwd', '/root/.bashrc',"
+           " '/proc/1/root/etc/passwd']:\n        try:\n            open(path).read()\n            return True\n"
+           "        except OSError:\n            pass\n    return False\n", wins_if(True),
+           score=0.0 if LEVEL.bubblewrap else 1.0, needs_protection=True),
     Attack("socket to 127.0.0.1", "import socket\ndef f():\n    try:\n"
            "        with socket.create_connection(('127.0.0.1', {port}), timeout=0.5) as s:\n"
            "            s.sendall(b'pwned')\n        return True\n    except OSError:\n        return False\n",
-           wins_if(True)),
+           wins_if(True), needs_protection=True),
     Attack("socket to the internet", "import socket\ndef f():\n    try:\n"
            "        socket.create_connection(('8.8.8.8', 53), timeout=0.5)\n        return True\n"
-           "    except OSError:\n        return False\n", wins_if(True)),
+           "    except OSError:\n        return False\n", wins_if(True), needs_protection=True),
     Attack("kill the parent", "import os, signal\ndef f():\n    try:\n        os.kill(os.getppid(), signal.SIGKILL)\n"
-           "        return True\n    except OSError:\n        return False\n", wins_if(True)),
+           "        return True\n    except OSError:\n        return False\n", wins_if(True), needs_protection=True),
     Attack("kill every process it can", "import os, signal\ndef f():\n    killed = 0\n    for name in os.listdir('/proc'):\n"
            "        if name.isdigit() and int(name) != os.getpid():\n            try:\n"
            "                os.kill(int(name), signal.SIGKILL)\n                killed += 1\n"
            "            except OSError:\n                pass\n    try:\n        os.kill(-1, signal.SIGKILL)\n"
-           "    except OSError:\n        pass\n    return killed > 0\n", wins_if(True)),
+           "    except OSError:\n        pass\n    return killed > 0\n", wins_if(True), needs_protection=True),
     Attack("leave a daemon behind", "import os, time\ndef f(x):\n    if os.fork() == 0:\n        os.setsid()\n"
            "        if os.fork() == 0:\n            time.sleep(1)\n"
            f"            for path in {HOST_PATHS!r}:\n                try:\n                    open(path, 'w')\n"
            "                except OSError:\n                    pass\n            time.sleep(3600)\n"
            "        os._exit(0)\n    return 2\n", score=1.0),
     Attack("become root", "import os\ndef f():\n    try:\n        os.setuid(0)\n        return os.getuid() == 0\n"
-           "    except OSError:\n        return False\n", wins_if(True)),
+           "    except OSError:\n        return False\n", wins_if(True), needs_protection=True),
     Attack("read the parent's memory", "import os\ndef f():\n    try:\n"
            "        open(f'/proc/{os.getppid()}/mem', 'rb').read(1)\n        return True\n    except OSError:\n"
-           "        return False\n", wins_if(True)),
+           "        return False\n", wins_if(True), needs_protection=True),
 ]
 
 REWARD_HACKS = [
@@ -186,7 +203,7 @@ REWARD_HACKS = [
            "        return True\ndef answer(x):\n    raise Sneaky()\n", HIDDEN, kinds=("exception",)),
 ]
 
-ATTACKS = RESOURCE_ABUSE + ESCAPES + REWARD_HACKS
+ATTACKS = [a for a in RESOURCE_ABUSE + ESCAPES + REWARD_HACKS if PROTECTED or not a.needs_protection]
 
 
 def _status(pid: str) -> dict:
@@ -309,6 +326,7 @@ def test_attack_gets_the_right_score_and_leaves_the_machine_as_it_was(attack, li
 
 def test_there_are_at_least_thirty_kinds_of_attack():
     assert len({a.name for a in ATTACKS}) == len(ATTACKS) >= 30
+    assert len(ATTACKS) == len(RESOURCE_ABUSE + ESCAPES + REWARD_HACKS) or not PROTECTED
 
 
 def test_a_daemon_cannot_act_after_its_job(listener):
@@ -323,9 +341,11 @@ def test_a_daemon_cannot_act_after_its_job(listener):
 
 
 def test_a_module_planted_for_the_next_job_is_never_imported():
+    # where jobs share your uid (no protection), writing into sys.path would plant for real
+    shared = " + ['/tmp', os.path.dirname(os.getcwd())] + [p for p in sys.path if p]" if PROTECTED else ""
     planter = ("import os, sys\nPLANT = 'def isleap(year):\\n    raise SystemExit(0)\\n'\n"
-               "def f(x):\n    places = [os.getcwd(), os.environ.get('HOME', '.'), os.environ.get('TMPDIR', '.'), '/tmp',"
-               " os.path.dirname(os.getcwd())] + [p for p in sys.path if p]\n"
+               "def f(x):\n    places = [os.getcwd(), os.environ.get('HOME', '.'), os.environ.get('TMPDIR', '.')]"
+               f"{shared}\n"
                "    for place in places:\n        for name in ('calendar.py', 'sitecustomize.py', 'usercustomize.py'):\n"
                "            try:\n                open(os.path.join(place, name), 'w').write(PLANT)\n"
                "            except OSError:\n                pass\n    return 2\n")
