@@ -3,8 +3,8 @@
 A recipe is the YAML file ``referee train`` takes, with TRL's key names
 (``per_device_train_batch_size``, ``num_generations``, ``use_peft``, ``deepspeed``, ...).
 Keys it does not need are ignored; keys it needs but the recipe leaves out take the values
-``referee train`` gives them (TRL 1.16's ``GRPOConfig`` / ``ModelConfig`` defaults under
-referee's pinned choices), and the plan lists them as assumed.
+``referee train`` gives them (TRL 1.16's ``GRPOConfig`` / ``ModelConfig`` defaults), and
+the plan lists them as assumed.
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ from typing import Any
 
 import yaml
 
-# What `referee train` uses for the keys the plan reads when a recipe leaves them out: TRL
-# 1.16's defaults, with referee's pinned choices (vLLM colocate, beta 0). Tests check them
-# against GRPOConfig, ModelConfig and referee.recipes.config, so a change there fails loudly.
+# What `referee train` uses for the keys the plan reads when a recipe leaves them out: the
+# defaults of TRL 1.16's GRPOConfig and ModelConfig, which it parses recipes into. A test
+# checks them against `referee train`'s parser, so a change there fails loudly.
 RECIPE_DEFAULTS: dict[str, Any] = {
     "per_device_train_batch_size": 8,
     "gradient_accumulation_steps": 1,
@@ -27,7 +27,7 @@ RECIPE_DEFAULTS: dict[str, Any] = {
     "num_iterations": 1,
     "steps_per_generation": None,
     "generation_batch_size": None,
-    "use_vllm": True,
+    "use_vllm": False,
     "vllm_mode": "colocate",
     "vllm_gpu_memory_utilization": 0.3,
     "vllm_enable_sleep_mode": False,

@@ -275,7 +275,7 @@ def test_lora_needs_the_architecture():
 def test_vllm_colocate_share_and_kv_cache():
     settings = RecipeSettings.from_dict({"per_device_train_batch_size": 16, "gradient_accumulation_steps": 4,
                                          "max_completion_length": 1024, "max_prompt_length": 512,
-                                         "vllm_gpu_memory_utilization": 0.3})
+                                         "use_vllm": True, "vllm_gpu_memory_utilization": 0.3})
     plan = plan_run(settings, shape=model_shape(QWEN_1_5B))
     assert plan.vllm_gb == 24.0
     assert (plan.kv_sequences, plan.sequence_length) == (64, 1536)
@@ -285,7 +285,7 @@ def test_vllm_colocate_share_and_kv_cache():
 
 
 def test_a_sleeping_vllm_gives_its_share_back_for_training():
-    settings = RecipeSettings.from_dict({"vllm_gpu_memory_utilization": 0.5})
+    settings = RecipeSettings.from_dict({"use_vllm": True, "vllm_gpu_memory_utilization": 0.5})
     awake = plan_run(settings, shape=model_shape(QWEN_1_5B))
     asleep = plan_run(dataclasses.replace(settings, vllm_enable_sleep_mode=True), shape=model_shape(QWEN_1_5B))
     assert awake.total_gb == asleep.total_gb == pytest.approx(awake.model_states_gb + 40.0, abs=1e-3)
@@ -295,9 +295,10 @@ def test_a_sleeping_vllm_gives_its_share_back_for_training():
 
 def test_vllm_share_too_small_is_a_warning():
     shape = model_shape(QWEN_1_5B)
-    tiny_share = RecipeSettings.from_dict({"vllm_gpu_memory_utilization": 0.03})
+    tiny_share = RecipeSettings.from_dict({"use_vllm": True, "vllm_gpu_memory_utilization": 0.03})
     assert "cannot hold the model's weights" in plan_run(tiny_share, shape=shape).warnings[0]
-    long_runs = RecipeSettings.from_dict({"vllm_gpu_memory_utilization": 0.1, "max_completion_length": 8192,
+    long_runs = RecipeSettings.from_dict({"use_vllm": True, "vllm_gpu_memory_utilization": 0.1,
+                                          "max_completion_length": 8192,
                                           "per_device_train_batch_size": 64, "gradient_accumulation_steps": 4})
     assert "generate in several waves" in plan_run(long_runs, shape=shape).warnings[0]
 
@@ -310,7 +311,7 @@ def test_without_vllm_the_kv_cache_is_in_the_training_process():
 
 
 def test_server_mode_sizes_the_kv_cache_of_the_global_batch():
-    settings = RecipeSettings.from_dict({"vllm_mode": "server", "per_device_train_batch_size": 8})
+    settings = RecipeSettings.from_dict({"use_vllm": True, "vllm_mode": "server", "per_device_train_batch_size": 8})
     plan = plan_run(settings, shape=model_shape(QWEN_1_5B), num_gpus=4)
     assert plan.vllm_gb == 0.0 and plan.kv_sequences == 32
 
@@ -332,13 +333,12 @@ def test_bad_recipe_values_are_named():
 
 
 def test_defaults_are_those_referee_train_uses():
-    from trl import GRPOConfig, ModelConfig
+    from referee.recipes.recipe import recipe_parser
 
-    from referee.recipes.config import PINNED_DEFAULTS
-
-    trl_defaults = {f.name: f.default for cls in (GRPOConfig, ModelConfig) for f in dataclasses.fields(cls)}
+    parsed_into = recipe_parser().dataclass_types
+    defaults = {f.name: f.default for cls in parsed_into for f in dataclasses.fields(cls)}
     for key, value in RECIPE_DEFAULTS.items():
-        assert value == PINNED_DEFAULTS.get(key, trl_defaults[key]), key
+        assert value == defaults[key], key
 
 
 # The command line.
