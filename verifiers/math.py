@@ -126,7 +126,7 @@ def _read(completion: Any, gold: Any, options: CompareOptions, max_answer_chars:
 
 
 def _fast_verdict(item: _Item, options: CompareOptions) -> Verdict | None:
-    """The verdict from text or exact-number comparison, or ``None`` when sympy must decide."""
+    """The verdict of the fast paths (text, base, number, kind, value), or ``None`` when sympy must decide."""
     answer, gold = item.answer, item.gold
     assert answer is not None  # items without an answer carry an early verdict
     details = {"gold": _short(gold, 200), "source": answer.source}

@@ -99,7 +99,8 @@ class UnusableGold(ValueError):
 
 
 _BOXED_RE = re.compile(r"\\(?:boxed|fbox)(?![A-Za-z])\s*")
-_BOXED_JOINER_RE = re.compile(r"^[\s$,.;]*(?:and|or|,)?[\s$]*$")
+# Boxes joined by "," or "and" are one answer (the roots 1 and 2); "or" offers alternatives: the last counts.
+_BOXED_JOINER_RE = re.compile(r"^[\s$,.;]*(?:and|,)?[\s$]*$")
 _PHRASE_RE = re.compile(r"\b(?P<final>final\s+)?answer\b[ \t*_]*(?:is\b|:)[ \t*_:]*", re.IGNORECASE)
 # After a plain "answer is" / "Answer:" only maths counts ("so our answer is correct" is not an answer).
 _MATHS_START_RE = re.compile(r"[-+\u2212$\\(\[{0-9.]")
@@ -185,9 +186,11 @@ def _strip_math_delimiters(text: str) -> str:
     return text
 
 
-def _last_phrase(text: str) -> tuple[int, str] | None:
+def _last_phrase(text: str, *, final_only: bool = False) -> tuple[int, str] | None:
     """Start and answer of the last final-answer phrase (``The final answer is $X$``, ``Answer: X``)."""
     for phrase in reversed(list(_PHRASE_RE.finditer(text))):
+        if final_only and not phrase.group("final"):
+            continue
         rest = text[phrase.end():phrase.end() + _PHRASE_SPAN_LIMIT]
         spans = _math_spans(rest)
         if spans and spans[0][0] == 0:
@@ -204,7 +207,10 @@ def _last_phrase(text: str) -> tuple[int, str] | None:
 
 
 def _extract_plain(text: str) -> Extraction | None:
-    boxed, phrase = _last_boxed(text), _last_phrase(text)
+    boxed = _last_boxed(text)
+    # Only a "final answer" phrase overrides an earlier box: "so our answer is ..." after a box
+    # is usually the check of that answer, not a new one.
+    phrase = _last_phrase(text, final_only=boxed is not None)
     if boxed and (phrase is None or boxed[0] >= phrase[0]):
         return Extraction(boxed[1].strip(), "boxed")
     if phrase:
@@ -217,10 +223,10 @@ def extract_answer(completion: str) -> Extraction | None:
     """The final answer stated by a completion, or ``None`` when it states none.
 
     Rules, in order: the last ``<answer>...</answer>`` block (its content is read with the
-    rules below, else taken whole); the later of the last ``\\boxed{...}`` / ``\\fbox{...}``
-    (nested braces, ``\\boxed 5``, adjacent boxes joined) and the last final-answer phrase
-    (``The final answer is $X$``, ``Answer: X``), so a self-correction wins; else the last
-    ``$...$`` / ``\\(...\\)`` / ``\\[...\\]``.
+    rules below, else taken whole); the last ``\\boxed{...}`` / ``\\fbox{...}`` (nested braces,
+    ``\\boxed 5``, boxes joined by "," or "and" read together), unless a later "final answer"
+    phrase corrects it (``Final Answer: The final answer is $X$``); else the last answer phrase
+    (``The answer is $X$``, ``Answer: X``); else the last ``$...$`` / ``\\(...\\)`` / ``\\[...\\]``.
 
     Example:
         >>> extract_answer(r"so $x = \\frac{1}{2}$ and \\boxed{\\frac{1}{2}}.")
