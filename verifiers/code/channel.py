@@ -18,15 +18,31 @@ _HEADER = struct.Struct(">I")
 
 
 class ChannelClosed(ConnectionError):
-    """The peer closed the channel (or died) before a whole message arrived."""
+    """The peer closed the channel (or died) before a whole message arrived.
+
+    Example:
+        >>> a, b = socket.socketpair(); a.close()
+        >>> recv_message(b)
+        Traceback (most recent call last):
+        ...
+        referee.verifiers.code.channel.ChannelClosed: the peer closed the channel
+    """
 
 
 class ChannelTimeout(TimeoutError):
-    """No whole message arrived before the deadline."""
+    """No whole message arrived before the deadline (see :func:`recv_message`)."""
 
 
 class MessageTooLarge(ValueError):
-    """The peer announced a message longer than the reader allows."""
+    """The peer announced a message longer than the reader allows.
+
+    Example:
+        >>> a, b = socket.socketpair(); send_message(a, "x" * 100)
+        >>> recv_message(b, max_bytes=10)
+        Traceback (most recent call last):
+        ...
+        referee.verifiers.code.channel.MessageTooLarge: a 105-byte message exceeds the 10-byte limit
+    """
 
 
 def send_message(sock: socket.socket, value: Any) -> None:
@@ -42,7 +58,13 @@ def send_message(sock: socket.socket, value: Any) -> None:
 
 
 def send_encoded(sock: socket.socket, payload: bytes) -> None:
-    """Send a value already encoded with :func:`~referee.verifiers.code.wire.encode`."""
+    """Send a value already encoded with :func:`~referee.verifiers.code.wire.encode`.
+
+    Example:
+        >>> a, b = socket.socketpair(); send_encoded(a, encode([1, 2]))
+        >>> recv_message(b)
+        [1, 2]
+    """
     sock.sendall(_HEADER.pack(len(payload)) + payload)
 
 

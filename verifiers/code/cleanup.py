@@ -22,7 +22,13 @@ SHARED_WRITABLE_DIRS: tuple[str, ...] = ("/tmp", "/var/tmp", "/dev/shm")
 
 @dataclass(frozen=True)
 class ProcessInfo:
-    """One process as ``/proc`` shows it (pids as seen from this process's pid namespace)."""
+    """One process as ``/proc`` shows it (pids as seen from this process's pid namespace).
+
+    Example:
+        >>> me = next(p for p in list_processes() if p.pid == os.getpid())
+        >>> me.ppid == os.getppid(), me.uids[0] == os.getuid()
+        (True, True)
+    """
 
     pid: int
     ppid: int
@@ -88,20 +94,10 @@ def job_processes(*, session: int | None, uid: int | None, reaper: int, pid_name
         >>> job_processes(session=None, uid=None, reaper=-1)
         []
     """
+    me = os.getpid()
     if pid_namespace:
-        return [pid for pid in _pids() if pid not in (1, reaper)]
-    return [pid for pid in _pids() if pid != reaper and _belongs(pid, session=session, uid=uid, reaper=reaper)]
-
-
-def _reap(statuses: dict[int, int]) -> None:
-    while True:
-        try:
-            pid, status = os.waitpid(-1, os.WNOHANG)
-        except ChildProcessError:
-            return
-        if pid == 0:
-            return
-        statuses[pid] = status
+        return [pid for pid in _pids() if pid not in (1, me)]
+    return [pid for pid in _pids() if pid != me and _belongs(pid, session=session, uid=uid, reaper=reaper)]
 
 
 def wait_child(pid: int, timeout: float) -> int | None:
@@ -130,14 +126,27 @@ def wait_child(pid: int, timeout: float) -> int | None:
     return status if done == pid else None
 
 
-def kill_job(*, session: int | None, uid: int | None, pid_namespace: bool = False, children: bool = True,
+def kill_job(*, session: int | None, uid: int | None, pid_namespace: bool = False, children: bool = False,
              timeout: float = 2.0) -> tuple[dict[int, int], list[int]]:
     """Kill the job's process group, then every process of the job until none is left.
 
     ``session`` is the job leader's pid (it called ``setsid``), or ``None`` to sweep only the
-    uid (and this process's children when ``children``: only a fork server, whose every child
-    is a job, may ask for that). Returns the wait statuses of the reaped children and the pids
-    that survived ``timeout`` seconds (empty when the cleanup succeeded).
+    uid. ``children``: every child of this process is a job process, so orphans re-parented to
+    it are killed too (only a fork server, a child subreaper, may say so). Returns the wait
+    statuses of the job processes this process reaped, and the pids still alive after
+    ``timeout`` seconds (empty when the cleanup succeeded).
+
+    Example:
+        >>> leader = os.fork()
+        >>> if leader == 0:
+        ...     os.setsid()
+        ...     if os.fork() == 0:  # a grandchild in the same session
+        ...         time.sleep(60)
+        ...     time.sleep(60)
+        >>> time.sleep(0.2)
+        >>> statuses, survivors = kill_job(session=leader, uid=None)
+        >>> survivors, os.WTERMSIG(statuses[leader]) == signal.SIGKILL
+        ([], True)
     """
     statuses: dict[int, int] = {}
     reaper = os.getpid() if children else -1
@@ -147,23 +156,23 @@ def kill_job(*, session: int | None, uid: int | None, pid_namespace: bool = Fals
             os.killpg(session, signal.SIGKILL)
         except OSError:  # the group is already gone
             pass
-        if children:  # the leader dies in microseconds: reap it
-            status = wait_child(session, timeout)
-            if status is not None:
-                statuses[session] = status
+        status = wait_child(session, timeout)  # the leader dies in microseconds
+        if status is not None:
+            statuses[session] = status
     while True:
-        if children:  # only a fork server reaps: anywhere else waitpid(-1) would steal others' children
-            _reap(statuses)
         left = job_processes(session=session, uid=uid, reaper=reaper, pid_namespace=pid_namespace)
+        for pid in left:
+            try:
+                os.kill(pid, signal.SIGKILL)
+                done, status = os.waitpid(pid, os.WNOHANG)  # reap the job's processes that are ours
+            except (OSError, ChildProcessError):
+                continue
+            if done:
+                statuses[pid] = status
         if not left:
             return statuses, []
         if time.monotonic() > deadline:
             return statuses, left
-        for pid in left:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except OSError:
-                pass
         time.sleep(0.0002)
 
 

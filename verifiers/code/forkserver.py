@@ -87,7 +87,7 @@ class _Job:
     killed: str | None = None  # why the worker killed it before "end": "deadline" or "output"
 
 
-class ForkServer:
+class _ForkServer:
     """Serves start/end requests from one judge over ``control``."""
 
     def __init__(self, control: socket.socket, *, uid: int | None, jobs: str, sweep_shared: bool,
@@ -239,7 +239,7 @@ class ForkServer:
     def _finish(self, job: _Job, grace: float) -> dict[str, Any]:
         """Clean up after the job; ``grace`` seconds to let a job that closed its channel finish exiting."""
         alone = wait_child(job.pid, grace)
-        statuses, survivors = kill_job(session=job.pid, uid=self.uid, pid_namespace=self.pid_namespace)
+        statuses, survivors = kill_job(session=job.pid, uid=self.uid, pid_namespace=self.pid_namespace, children=True)
         status = alone if alone is not None else statuses.get(job.pid, 0)
         drain_until = time.monotonic() + 1.0
         while job.pipes and time.monotonic() < drain_until:  # every writer is dead: EOF comes at once
@@ -319,7 +319,20 @@ def _self_test_uid(uid: int) -> bool:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Start the worker: set it up, say ``ready`` with the layers it got, then serve."""
+    """Start the worker: set it up, say ``ready`` with the layers it got, then serve until the
+    control socket closes.
+
+    Example:
+        >>> import subprocess
+        >>> ours, theirs = socket.socketpair()
+        >>> worker = subprocess.Popen([sys.executable, "-m", "referee.verifiers.code.forkserver",
+        ...                            "--fd", str(theirs.fileno())], pass_fds=[theirs.fileno()])
+        >>> theirs.close()
+        >>> recv_message(ours, deadline=time.monotonic() + 60)
+        ('ready', {'subreaper': True})
+        >>> ours.close(); worker.wait()
+        0
+    """
     parser = argparse.ArgumentParser(prog="referee-forkserver")
     parser.add_argument("--fd", type=int, required=True)
     parser.add_argument("--uid", type=int)
@@ -336,7 +349,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.unshare_net:
         layers["no network"] = _unshare_network()
     if args.uid is not None:
-        kill_job(session=None, uid=args.uid)  # leftovers of an earlier worker with this uid
+        kill_job(session=None, uid=args.uid, children=True)  # leftovers of an earlier worker with this uid
         for path in files_owned_by(args.uid, SHARED_WRITABLE_DIRS if args.sweep_shared else ()):
             remove_tree(path)
         layers["own uid"] = _self_test_uid(args.uid)
@@ -345,8 +358,8 @@ def main(argv: list[str] | None = None) -> int:
     gc.collect()
     gc.freeze()  # fewer copy-on-write faults in every job
     jobs = "/tmp" if args.pid_namespace else _jobs_folder(args.uid)
-    server = ForkServer(control, uid=args.uid, jobs=jobs, sweep_shared=args.sweep_shared,
-                        pid_namespace=args.pid_namespace and os.getpid() == 2)
+    server = _ForkServer(control, uid=args.uid, jobs=jobs, sweep_shared=args.sweep_shared,
+                         pid_namespace=args.pid_namespace and os.getpid() == 2)
     send_message(control, ("ready", layers))
     try:
         server.serve()

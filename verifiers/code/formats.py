@@ -19,12 +19,24 @@ FORMATS: tuple[str, ...] = ("humaneval", "asserts", "call", "stdio")
 
 
 class TestsError(ValueError):
-    """The tests are unusable (a dataset problem, never the completion's fault)."""
+    """The tests are unusable (a dataset problem, never the completion's fault).
+
+    Example:
+        >>> parse_tests({"format": "stdio", "inputs": ["1"], "outputs": []})
+        Traceback (most recent call last):
+        ...
+        referee.verifiers.code.formats.TestsError: tests['outputs'] must be a non-empty list, got list.
+    """
 
 
 @dataclass(frozen=True)
 class HumanEvalTests:
-    """``check(candidate)`` test code, with the entry point bound to the program's function."""
+    """``check(candidate)`` test code, with the entry point bound to the program's function.
+
+    Example:
+        >>> parse_tests({"format": "humaneval", "test": "def check(candidate): ...", "entry_point": "f"}).entry_point
+        'f'
+    """
 
     test: str
     entry_point: str
@@ -33,7 +45,12 @@ class HumanEvalTests:
 
 @dataclass(frozen=True)
 class AssertTests:
-    """Test statements (usually one assert each), each one test."""
+    """Test statements (usually one assert each), each one test.
+
+    Example:
+        >>> parse_tests({"format": "asserts", "asserts": ["assert f(1) == 2"], "setup": "import math"}).setup
+        'import math'
+    """
 
     asserts: tuple[str, ...]
     setup: str = ""
@@ -41,7 +58,12 @@ class AssertTests:
 
 @dataclass(frozen=True)
 class CallTests:
-    """Call ``fn_name(*inputs[i])`` and compare with ``outputs[i]``."""
+    """Call ``fn_name(*inputs[i])`` and compare with ``outputs[i]``.
+
+    Example:
+        >>> parse_tests({"format": "call", "fn_name": "f", "inputs": [[1, 2]], "outputs": [3]}).inputs
+        ([1, 2],)
+    """
 
     fn_name: str
     inputs: tuple[Any, ...]
@@ -50,7 +72,12 @@ class CallTests:
 
 @dataclass(frozen=True)
 class StdioTests:
-    """Run the program on ``inputs[i]`` as stdin and compare its stdout with ``outputs[i]``."""
+    """Run the program on ``inputs[i]`` as stdin and compare its stdout with ``outputs[i]``.
+
+    Example:
+        >>> parse_tests({"format": "stdio", "inputs": ["1 2\\n"], "outputs": ["3\\n"]}).outputs
+        ('3\\n',)
+    """
 
     inputs: tuple[str, ...]
     outputs: tuple[str, ...]

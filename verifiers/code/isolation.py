@@ -41,7 +41,12 @@ _SYSTEM_FILES = ("/etc/ld.so.cache", "/etc/localtime")
 
 @dataclass(frozen=True)
 class Layer:
-    """One isolation layer: its name, whether it is on, and why."""
+    """One isolation layer: its name, whether it is on, and why.
+
+    Example:
+        >>> [layer.name for layer in resolve_isolation("basic").layers]
+        ['bubblewrap', 'own uid', 'no network', 'rlimits, deadlines, cleanup, trusted judging']
+    """
 
     name: str
     on: bool

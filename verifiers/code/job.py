@@ -56,7 +56,20 @@ def _resolve(namespace: dict[str, Any], name: str) -> tuple[Callable[..., Any] |
 
 
 def serve_calls(channel: socket.socket, code: str, names: Sequence[str]) -> None:
-    """Load the program (``__name__`` is not ``"__main__"``), describe ``names``, then answer calls until EOF."""
+    """Load the program (``__name__`` is not ``"__main__"``), describe ``names``, then answer calls until EOF.
+
+    Example (in a thread here; in a locked-down job process for real):
+        >>> import threading
+        >>> judge, job = socket.socketpair()
+        >>> threading.Thread(target=serve_calls, args=(job, "def f(x):\\n    return [x, x]", ["f", "g"])).start()
+        >>> recv_message(judge)
+        ('loaded', {'f': ('callable',), 'g': ('missing',)})
+        >>> send_message(judge, ("call", "f", (1,), {})); recv_message(judge)
+        ('return', [1, 1])
+        >>> send_message(judge, ("call", "f", (), {})); recv_message(judge)[:2]
+        ('raise', 'TypeError')
+        >>> judge.close()
+    """
     try:
         namespace = _load(code, "__solution__")
     except BaseException as exc:  # SystemExit and KeyboardInterrupt too: the program ended while loading
@@ -94,6 +107,13 @@ def run_main(channel: socket.socket, code: str) -> None:
     """Run the program as ``__main__`` on its stdin, flush its stdout, and report how it ended.
 
     ``SystemExit`` is a normal end whatever its code: exit codes never decide anything.
+
+    Example:
+        >>> judge, job = socket.socketpair()
+        >>> run_main(job, "import sys\\nprint(6 * 7)\\nsys.exit(3)")
+        42
+        >>> recv_message(judge)
+        ('done', None)
     """
     outcome: tuple[str, str] | None = None
     try:

@@ -107,7 +107,12 @@ def judge_task(task: dict[str, Any]) -> dict[str, Any]:
 
 
 def close_sandboxes() -> None:
-    """Stop this process's sandboxes and give their uids back (a worker's exit does it too)."""
+    """Stop this process's sandboxes and give their uids back (a worker's exit does it too).
+
+    Example:
+        >>> close_sandboxes(); _SANDBOXES
+        {}
+    """
     for sandbox in _SANDBOXES.values():
         sandbox.close()
     _SANDBOXES.clear()

@@ -56,6 +56,15 @@ def apply_limits(limits: Limits, *, processes_already: int = 0) -> None:
 
     ``processes_already`` is how many processes its uid already counts when the job keeps the
     worker's uid, so the cap still leaves it ``limits.processes`` more.
+
+    Example (in a forked child: the limits are for good):
+        >>> import os
+        >>> child = os.fork()
+        >>> if child == 0:
+        ...     apply_limits(Limits.for_tests(timeout=1.0, tests=1, memory_mb=256))
+        ...     os._exit(resource.getrlimit(resource.RLIMIT_AS)[1] >> 20)
+        >>> os.waitstatus_to_exitcode(os.waitpid(child, 0)[1])
+        0
     """
     cpu = max(1, limits.cpu_seconds)
     resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))  # SIGXCPU first, SIGKILL a second later

@@ -39,6 +39,18 @@ class Candidate:
 
     Calling it sends the arguments (plain data only) to the job and returns its plain-data
     result; the program's exceptions come back as built-in exceptions of the same name.
+
+    Example:
+        >>> from referee.verifiers.code.isolation import resolve_isolation
+        >>> from referee.verifiers.code.sandbox import Sandbox
+        >>> sandbox = Sandbox(resolve_isolation("basic"), uid=None)
+        >>> session = ProgramSession(sandbox, "def half(x):\\n    return x // 2", timeout=2.0, tests=1)
+        >>> session.describe(["half"])
+        {'half': ('callable',)}
+        >>> half = Candidate(session, "half", _Clock(time.monotonic() + 2))
+        >>> half(10), half
+        (5, <the program's half>)
+        >>> session.close(); sandbox.close()
     """
 
     def __init__(self, session: ProgramSession, name: str, clock: _Clock) -> None:

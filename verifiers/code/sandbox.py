@@ -18,7 +18,12 @@ _REPLY_SECONDS = 15.0  # a job start or a cleanup; both take milliseconds normal
 
 class SandboxBroken(BaseException):
     """The worker failed (died, hung, answered nonsense, or cannot start). A ``BaseException``, so
-    that test code's ``except Exception`` cannot mistake it for the program's failure."""
+    that test code's ``except Exception`` cannot mistake it for the program's failure.
+
+    Example:
+        >>> issubclass(SandboxBroken, Exception)
+        False
+    """
 
 
 class Sandbox:

@@ -50,7 +50,12 @@ class Outcome:
 
 class CandidateFailure(BaseException):
     """A call into the program gave no value. A ``BaseException``, so that test code's
-    ``except Exception`` cannot swallow a timeout or a crash and pass the test anyway."""
+    ``except Exception`` cannot swallow a timeout or a crash and pass the test anyway.
+
+    Example:
+        >>> CandidateFailure("timeout", "gave no answer within 1 s").outcome
+        Outcome(passed=False, kind='timeout', reason='gave no answer within 1 s')
+    """
 
     def __init__(self, kind: str, reason: str) -> None:
         super().__init__(reason)
@@ -58,7 +63,12 @@ class CandidateFailure(BaseException):
 
 
 class ProgramError(Exception):
-    """The program raised an exception that has no built-in counterpart on the trusted side."""
+    """The program raised an exception that has no built-in counterpart on the trusted side.
+
+    Example:
+        >>> str(mirror_exception("InvalidMove", "e4 is taken"))
+        'InvalidMove: e4 is taken'
+    """
 
 
 def mirror_exception(type_name: str, message: str) -> Exception:

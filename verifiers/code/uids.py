@@ -44,7 +44,13 @@ def _is_account(uid: int) -> bool:
 
 
 def lease_uid() -> UidLease:
-    """The first free uid of :data:`UID_RANGE` that no account uses; ``RuntimeError`` when none is left."""
+    """The first free uid of :data:`UID_RANGE` that no account uses; ``RuntimeError`` when none is left.
+
+    Example:
+        >>> lease = lease_uid(); lease.uid >= UID_RANGE.stop
+        True
+        >>> lease.release()
+    """
     for uid in UID_RANGE:
         if _is_account(uid):
             continue

@@ -32,7 +32,14 @@ _BASES: tuple[type, ...] = (int, float, complex, str, bytes, list, tuple, dict, 
 
 
 class WireError(ValueError):
-    """A value that is not plain data, or bytes that are not a well-formed encoding."""
+    """A value that is not plain data, or bytes that are not a well-formed encoding.
+
+    Example:
+        >>> decode(b"N" + b"N")
+        Traceback (most recent call last):
+        ...
+        referee.verifiers.code.wire.WireError: 1 stray bytes after the value
+    """
 
 
 def encode(value: Any) -> bytes:
