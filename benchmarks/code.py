@@ -168,8 +168,8 @@ def main() -> None:
     print(f"MBPP: {mbpp['passed']}/{mbpp['rows']} reference solutions pass; the others:")
     for item in mbpp["failing"]:
         print(f"  task {item['task']}: {item['status']}: {item['reason'][:160]}")
-    print(f"\n| workers | referee programs/s | human-eval-style baseline programs/s | referee / baseline |")
-    print(f"|---:|---:|---:|---:|")
+    print("\n| workers | referee programs/s | human-eval-style baseline programs/s | referee / baseline |")
+    print("|---:|---:|---:|---:|")
     for row in speed:
         print(f"| {row['workers']} | {row['referee_per_s']:,.0f} | {row['baseline_per_s']:,.0f} | {row['ratio']:.1f}x |")
     if not all(row["referee_agrees_with_labels"] and row["baseline_agrees_with_labels"] for row in speed):

@@ -93,12 +93,13 @@ def _failed_line(exc: BaseException, sources: dict[str, str]) -> str:
     return ""
 
 
-def _run_one(session: ProgramSession, test: Callable[[], Any], sources: dict[str, str]) -> Outcome:
+def _run_one(session: ProgramSession, test: Callable[[], Any], sources: dict[str, str]) -> tuple[Outcome, Any]:
+    """How ``test()`` went, and what it returned."""
     failed_before = len(session.failures)
     try:
-        test()
+        value = test()
     except CandidateFailure as failure:
-        return failure.outcome
+        return failure.outcome, None
     except WireError as exc:
         raise TestsError(f"the test passes the program an argument that is not plain data ({exc}).") from None
     except Exception as exc:
@@ -106,15 +107,14 @@ def _run_one(session: ProgramSession, test: Callable[[], Any], sources: dict[str
         program_type = getattr(exc, "program_exception", None)
         if program_type is not None:
             kind = "memory" if program_type == "MemoryError" else "exception"
-            return Outcome(False, kind, f"the program raised {program_type}{': ' + message if message else ''}")
+            return Outcome(False, kind, f"the program raised {program_type}{': ' + message if message else ''}"), None
         line = _failed_line(exc, sources)
         where = f" at {short_repr(line, 160)[1:-1]}" if line else ""
-        if isinstance(exc, AssertionError):
-            return Outcome(False, "wrong", f"assertion failed{where}{': ' + message if message else ''}")
-        return Outcome(False, "wrong", f"the test raised {type(exc).__name__}{where}{': ' + message if message else ''}")
+        what = "assertion failed" if isinstance(exc, AssertionError) else f"the test raised {type(exc).__name__}"
+        return Outcome(False, "wrong", f"{what}{where}{': ' + message if message else ''}"), None
     if len(session.failures) > failed_before:  # test code with a bare except swallowed a timeout or crash
-        return session.failures[failed_before].outcome
-    return PASSED
+        return session.failures[failed_before].outcome, None
+    return PASSED, value
 
 
 def _load_failure(session: ProgramSession, names: list[str], tests: int) -> tuple[dict[str, Any], list[Outcome]]:
@@ -171,7 +171,7 @@ def _humaneval(session: ProgramSession, spec: HumanEvalTests, timeout: float) ->
     clock = _Clock(time.monotonic() + timeout)
     candidate = Candidate(session, spec.entry_point, clock)
     namespace[spec.entry_point] = candidate
-    return [_run_one(session, lambda: check(candidate), {"<test>": spec.test, "<prompt>": spec.prompt})]
+    return [_run_one(session, functools.partial(check, candidate), {"<test>": spec.test, "<prompt>": spec.prompt})[0]]
 
 
 def _asserts(session: ProgramSession, spec: AssertTests, timeout: float) -> list[Outcome]:
@@ -201,7 +201,7 @@ def _asserts(session: ProgramSession, spec: AssertTests, timeout: float) -> list
             if value is not None:  # a plain value is copied so that one test cannot change the next
                 namespace[name] = value if described[name][0] != "value" else copy.deepcopy(value)
         clock.deadline = time.monotonic() + timeout
-        outcomes.append(_run_one(session, lambda: exec(code, namespace), {filename: source}))
+        outcomes.append(_run_one(session, functools.partial(exec, code, namespace), {filename: source})[0])
     return outcomes
 
 
@@ -214,13 +214,8 @@ def _calls(session: ProgramSession, spec: CallTests, timeout: float, abs_tol: fl
     outcomes = []
     for args, expected in zip(spec.inputs, spec.outputs):
         shown = f"{spec.fn_name}({short_repr(list(args), 60)[1:-1]})"
-        got: Any = None
-
-        def call() -> None:
-            nonlocal got
-            got = session.call(spec.fn_name, tuple(args), {}, time.monotonic() + timeout)
-
-        outcome = _run_one(session, call, {})
+        call = functools.partial(session.call, spec.fn_name, tuple(args), {}, time.monotonic() + timeout)
+        outcome, got = _run_one(session, call, {})
         if outcome.passed and not call_output_matches(got, expected, abs_tol=abs_tol, rel_tol=rel_tol):
             outcome = Outcome(False, "wrong", f"{shown} returned {short_repr(got)}, expected {short_repr(expected)}")
         outcomes.append(outcome)

@@ -53,7 +53,7 @@ def encode(value: Any) -> bytes:
         >>> encode(AlwaysEqual())
         Traceback (most recent call last):
         ...
-        referee.verifiers.code.wire.WireError: a AlwaysEqual value is not plain data (only None, bool, int, float, complex, str, bytes, list, tuple, dict, set, frozenset, Counter and OrderedDict cross)
+        referee.verifiers.code.wire.WireError: a value of type AlwaysEqual is not plain data (only None, ...)
         >>> from collections import namedtuple
         >>> decode(encode(namedtuple("Point", "x y")(1, 2)))
         (1, 2)
@@ -96,7 +96,7 @@ def _encode(value: Any, out: bytearray, depth: int) -> None:
             _encode(key, out, depth + 1)
             _encode(item, out, depth + 1)
     else:  # a base-type conversion that still gave a subclass
-        raise WireError(f"a {kind.__name__} value is not plain data")
+        raise WireError(f"a value of type {kind.__name__} is not plain data")
 
 
 _PLAIN = frozenset({bool, *_BASES, Counter, OrderedDict})
@@ -111,10 +111,10 @@ def _as_base(value: Any) -> Any:
                 try:
                     return base(value)
                 except Exception as exc:  # a subclass whose own methods fail
-                    raise WireError(f"a {kind.__name__} value could not be read as {base.__name__} ({exc})") from None
+                    raise WireError(f"a value of type {kind.__name__} could not be read as {base.__name__} ({exc})") from None
             break
-    raise WireError(f"a {kind.__name__} value is not plain data (only None, bool, int, float, complex, str, "
-                    "bytes, list, tuple, dict, set, frozenset, Counter and OrderedDict cross)")
+    raise WireError(f"a value of type {kind.__name__} is not plain data (only None, bool, int, float, complex, "
+                    "str, bytes, list, tuple, dict, set, frozenset, Counter and OrderedDict cross)")
 
 
 def decode(data: bytes) -> Any:
