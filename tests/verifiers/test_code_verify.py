@@ -194,6 +194,14 @@ def test_bad_options_are_error_verdicts(options):
     assert next(iter(options)) in verdict.reason
 
 
+@pytest.mark.parametrize("completion", ["def f(x):\n    return x\x00", "def f(x):\n    return '\ud800'", "```python",
+                                        "```python\n```\n```python\n", "x = 1\n" * 100_000, "(" * 10_000,
+                                        "def f(x):\n" + "    if x:\n" * 200 + "        pass", "\u00e9\u4e2d\U0001f600 = 1"])
+def test_junk_completions_fail_as_the_completions_fault(completion):
+    verdict = code.verify(completion, CALL, **OPTIONS)
+    assert verdict.status in ("wrong", "no_answer") and verdict.score == 0.0, verdict.reason
+
+
 def test_verify_batch_keeps_order_and_survives_bad_items():
     good = "def twoSum(nums, target):\n    return [nums.index(target - nums[-1]), len(nums) - 1]\n"
     verdicts = code.verify_batch([good, None, "```python\n```", good, "oops("], [CALL, CALL, CALL, {"format": "?"}, CALL],
