@@ -79,11 +79,9 @@ def _is_root() -> bool:
 
 def _read_only_paths() -> list[str]:
     """The folders a worker needs: the Python installation, the environment, and this package."""
-    import referee.verifiers
-
     wanted = {sys.base_prefix, sys.prefix, sys.exec_prefix, sys.base_exec_prefix,
               str(Path(os.path.realpath(sys.executable)).parent.parent),
-              str(Path(referee.verifiers.__file__).resolve().parent)}
+              str(Path(__file__).resolve().parents[1])}  # referee.verifiers, wherever it is installed
     paths = sorted(os.path.realpath(p) for p in wanted if p and os.path.isdir(p))
     kept: list[str] = []
     for path in paths:  # sorted: a parent comes before its children

@@ -41,7 +41,8 @@ def judge_program(sandbox: Sandbox, task: dict[str, Any]) -> dict[str, Any]:
         return {"error": str(exc)}
     options = {"timeout": float(task["timeout"]), "abs_tol": float(task.get("abs_tol", 0.0)),
                "rel_tol": float(task.get("rel_tol", 0.0))}
-    for attempt in (1, 2):
+    retried = False
+    while True:
         session = ProgramSession(sandbox, task["code"], timeout=options["timeout"], tests=count_tests(spec),
                                  memory_mb=int(task.get("memory_mb", 1024)),
                                  output_bytes=int(task.get("output_bytes", 4 << 20)))
@@ -56,7 +57,8 @@ def judge_program(sandbox: Sandbox, task: dict[str, Any]) -> dict[str, Any]:
                 sandbox.start()
             except SandboxBroken as failure:
                 return {"error": f"the sandbox worker failed ({exc}) and cannot restart: {failure}"}
-            if attempt == 1:
+            if not retried:
+                retried = True
                 continue  # a fresh worker, and the whole program once more
             if sandbox.isolation.own_uid:  # jobs cannot touch the worker: it failed by itself
                 return {"error": f"the sandbox worker failed twice on this program: {exc}"}
@@ -67,7 +69,6 @@ def judge_program(sandbox: Sandbox, task: dict[str, Any]) -> dict[str, Any]:
             return {"error": f"the judge failed: {type(exc).__name__}: {exc}"}
         except BaseException as exc:  # test code that raises SystemExit and the like
             return {"error": f"the test code raised {type(exc).__name__}; fix the dataset row"}
-    raise AssertionError("unreachable")
 
 
 _SANDBOXES: dict[str, Sandbox] = {}
