@@ -297,7 +297,8 @@ def adversarial(deadline: float, cap: float) -> list[dict]:
         verdict = referee_math.verify(text, gold, timeout=deadline)
         results.append({"input": name, "status": verdict.status, "seconds": time.perf_counter() - started,
                         "math_verify_s": _anchor_seconds(text, gold, "math-verify", cap),
-                        "trl_s": _anchor_seconds(text, gold, "trl", cap)})
+                        # TRL skips a bare gold it cannot parse: give it one in $...$, so it checks the answer
+                        "trl_s": _anchor_seconds(text, f"${gold}$", "trl", cap)})
     return results
 
 

@@ -9,7 +9,8 @@ or a full solution with ``\\boxed{}``), and decides in three steps, cheapest fir
 2. **number**: both are plain numbers (decimals, fractions, percent, ``1.5\\times10^{3}``),
    compared exactly, in this process; a gold written in a base (``52_8``) wants those digits;
    a number against a list, a word or an expression in a variable is wrong (``kind``), and so
-   are two simple closed forms far apart in value (``2\\sqrt{5}`` against ``6``: ``value``);
+   are two simple expressions far apart in value (``2\\sqrt{5}`` against ``6``, ``x^2+1`` against
+   ``x^2-1`` at a fixed point: ``value``);
 3. **sympy**: math-verify's ``verify(gold, answer)`` (its asymmetry kept) in a worker process
    with a hard deadline enforced from outside (:mod:`referee.verifiers.deadline_pool`), so the
    timeout holds in any thread, in asyncio code and in any process. A worker that overruns is
@@ -25,7 +26,7 @@ import functools
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -47,7 +48,7 @@ from .math_answers import (
     never_a_number,
     numbers_match,
 )
-from .math_values import closed_form_value, far_apart, is_simple_maths, ordered_values, unordered_values
+from .math_values import closed_form_value, far_apart, is_simple_maths, ordered_values, unordered_values, value_at_point
 from .verdict import Verdict
 
 # The sympy side is imported only by the workers: this process never parses with sympy.
@@ -89,7 +90,7 @@ class _Item:
     gold: str
     gold_for_sympy: str
     gold_number: ExactNumber | None
-    gold_value: complex | None  # a simple closed form's value
+    gold_value: complex | None  # its value (at the comparison point when it has variables)
     gold_vouched: bool  # certainly parses as maths: no sympy check needed
     answer: Extraction | None
     early: Verdict | None  # no answer, or over the limits: the verdict once the gold is known usable
@@ -107,8 +108,10 @@ def _read(completion: Any, gold: Any, options: CompareOptions, max_answer_chars:
     if not isinstance(completion, str):
         return Verdict("error", reason=f"completion must be a str, got {type(completion).__name__}")
     gold_number = exact_number(gold_text)
-    item = functools.partial(_Item, gold_text, for_sympy(gold_text, options.percent), gold_number,
-                             closed_form_value(gold_text), gold_number is not None or is_simple_maths(gold_text))
+    gold_value = float(gold_number.value) if gold_number is not None and not gold_number.percent else \
+        _evaluator(options)(gold_text)
+    item = functools.partial(_Item, gold_text, for_sympy(gold_text, options.percent), gold_number, gold_value,
+                             gold_number is not None or is_simple_maths(gold_text))
     answer = extract_answer(completion)
     details = {"gold": _short(gold_text, 200)}
     if answer is None:
@@ -123,6 +126,11 @@ def _read(completion: Any, gold: Any, options: CompareOptions, max_answer_chars:
         return item(answer, Verdict("timeout", extracted=_short(answer.text, 200), details={**details, "limit": "nesting"},
                                     reason=f"the answer nests brackets over {MAX_NESTING} deep; treated as a timeout"))
     return item(answer, None)
+
+
+def _evaluator(options: CompareOptions) -> Callable[[str], complex | None]:
+    """Values at a point tell expressions in variables apart, unless variables are matched loosely."""
+    return value_at_point if options.strict else closed_form_value
 
 
 def _fast_verdict(item: _Item, options: CompareOptions) -> Verdict | None:
@@ -155,17 +163,18 @@ def _fast_verdict(item: _Item, options: CompareOptions) -> Verdict | None:
                 status, verb = ("correct", "equals") if equal else ("wrong", "differs from")
                 return Verdict(status, 1.0 if equal else 0.0, extracted=answer.text,
                                details={**details, "method": "number"}, reason=f"{shown} {verb} the gold {_short(gold)}")
-    values = [float(n.value) if n is not None and not n.percent else closed_form_value(c) for n, c in zip(numbers, candidates)]
-    gold_is_number = item.gold_number is not None or item.gold_value is not None
-    if gold_is_number and never_a_number(answer.text) or values[0] is not None and never_a_number(gold):
+    gold_is_number = item.gold_number is not None or closed_form_value(gold) is not None
+    answer_is_number = numbers[0] is not None or closed_form_value(answer.text) is not None
+    if gold_is_number and never_a_number(answer.text) or answer_is_number and never_a_number(gold):
         return Verdict("wrong", 0.0, extracted=answer.text, details={**details, "method": "kind"},
                        reason=f"{shown} and the gold {_short(gold)} are not the same kind: one is a number, one never is")
-    gold_value = item.gold_value if item.gold_number is None or item.gold_number.percent else float(item.gold_number.value)
-    if gold_value is not None:
-        for value in values:
-            if value is not None and far_apart(value, gold_value, options):
+    if item.gold_value is not None:
+        evaluate = _evaluator(options)
+        for number, candidate in zip(numbers, candidates):
+            value = float(number.value) if number is not None and not number.percent else evaluate(candidate)
+            if value is not None and far_apart(value, item.gold_value, options):
                 return Verdict("wrong", 0.0, extracted=answer.text, details={**details, "method": "value"},
-                               reason=f"{shown} is about {value:.6g}, the gold {_short(gold)} about {gold_value:.6g}")
+                               reason=f"{shown} and the gold {_short(gold)} differ in value")
     for read in (ordered_values, unordered_values):  # tuples and intervals in order, sets and lists sorted
         gold_values, answer_values = read(gold), read(answer.text)
         if gold_values is not None and answer_values is not None and (

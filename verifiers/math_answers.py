@@ -504,6 +504,21 @@ def _top_level_comma(text: str) -> bool:
     return False
 
 
+_TRAILING_WORD_RE = re.compile(r"(?:[0-9}]|\s)\s*(?!i\s*$)[A-Za-z]+\s*$")  # a lone i is imaginary, no unit
+
+
+def may_end_in_unit(text: str) -> bool:
+    """Whether ``text`` ends in a bare word after a number, a brace or a space (``5 m``, ``3ab``).
+
+    math-verify drops such a word when it is a unit, so its letters are not variables.
+
+    Example:
+        >>> may_end_in_unit("5 cm"), may_end_in_unit("2x"), may_end_in_unit("x^2 + 1"), may_end_in_unit("1+2i")
+        (True, True, False, False)
+    """
+    return _TRAILING_WORD_RE.search(text) is not None
+
+
 def never_a_number(text: str) -> bool:
     """Whether a (non-numeric) answer can never equal a plain number, for math-verify as for sympy.
 
@@ -512,13 +527,13 @@ def never_a_number(text: str) -> bool:
     such as ``2\\sqrt{5}``, ``8\\pi`` or ``1+2i`` may, and are left to sympy.
 
     Example:
-        >>> [never_a_number(t) for t in ("(1, 2)", r"\\text{Evelyn}", "3R^2", r"2\\sqrt{5}", "1+2i", "x = 5")]
-        [True, True, True, False, False, False]
+        >>> [never_a_number(t) for t in ("(1, 2)", r"\\text{Evelyn}", "3R^2", r"2\\sqrt{5}", "1+2i", "x = 5", "5 cm")]
+        [True, True, True, False, False, False, False]
     """
-    text = canonical(text)
+    raw, text = text, canonical(text)
     if _top_level_comma(text) or "\\cup" in text or "\\begin{" in text or _WORD_RE.fullmatch(text):
         return True
-    if _RELATION_RE.search(text):
+    if _RELATION_RE.search(text) or may_end_in_unit(raw) or may_end_in_unit(text):
         return False
     bare = re.sub(r"\\[A-Za-z]+", "", _TEXT_BLOCK_RE.sub("", text))
     return re.search(r"[A-Za-df-hj-z]", bare) is not None  # a letter other than e and i

@@ -17,10 +17,16 @@ from __future__ import annotations
 import cmath
 import math
 import re
+import string
 
-from .math_answers import CompareOptions, canonical
+from .math_answers import CompareOptions, canonical, may_end_in_unit
 
-_TOKEN_RE = re.compile(r"\\(?:frac|sqrt|pi|infty|cdot|times|div|\{|\})|[0-9]+(?:\.[0-9]+)?|\.[0-9]+|[-+*/^(){}\[\],i]")
+_TOKEN_RE = re.compile(r"\\(?:frac|sqrt|pi|infty|cdot|times|div|\{|\})|[0-9]+(?:\.[0-9]+)?|\.[0-9]+|[-+*/^(){}\[\],A-Za-z]")
+# Where expressions in variables are compared: every letter but e and i gets a fixed value in
+# [1, 2) (golden-ratio steps), so two expressions equal as functions agree here. R and r share
+# a value: latex2sympy reads them as one symbol.
+_POINT = {letter: 1.0 + (k * 0.6180339887498949) % 1.0
+          for k, letter in enumerate(string.ascii_lowercase, start=1) if letter not in "ei"}
 _SPACED_DIGITS_RE = re.compile(r"[0-9.}](?:\s|\\[,;:! ])+[0-9.]")
 _STARTS_FACTOR = ("\\frac", "\\sqrt", "\\pi", "i", "(", "{")
 _MAX_EXPONENT = 64.0
@@ -48,8 +54,9 @@ def _real(value: complex) -> float:
 class _Parser:
     """Recursive descent: expression := term (+|- term)*, term := signed (*|/ signed)*, product := power+."""
 
-    def __init__(self, tokens: list[str]) -> None:
+    def __init__(self, tokens: list[str], variables: bool) -> None:
         self.tokens = tokens
+        self.variables = variables
         self.at = 0
 
     def peek(self) -> str | None:
@@ -88,7 +95,8 @@ class _Parser:
     def product(self) -> complex:
         """Juxtaposition binds tighter than ``/``: ``1/2\\pi`` is ``1/(2 pi)``."""
         value = self.power()
-        while (token := self.peek()) is not None and (token[0].isdigit() or token[0] == "." or token in _STARTS_FACTOR):
+        while (token := self.peek()) is not None and (token[0].isdigit() or token[0] == "." or token in _STARTS_FACTOR
+                                                      or token.isalpha()):
             if token[0].isdigit() or token[0] == "." or token == "\\frac" and self.tokens[self.at - 1].isdigit():
                 # \\frac{3}{4}17 and 2\\frac{3}{4} (a mixed number) read otherwise in latex2sympy
                 raise _Unsupported
@@ -135,6 +143,11 @@ class _Parser:
         if token == "i":
             self.take()
             return 1j
+        if token is not None and token.isalpha():
+            self.take()
+            if not self.variables or token.lower() not in _POINT or self.peek() == "(":
+                raise _Unsupported  # e, a function call f(x), or variables not wanted
+            return _POINT[token.lower()]
         if token in ("(", "{"):
             return self.group()
         return self.number()
@@ -177,10 +190,32 @@ def closed_form_value(text: str) -> complex | None:
         >>> [closed_form_value(t) for t in ("x + 1", "e^2", r"2^{2^{100}}", "(1, 2)", r"\\frac{1}{0}", r"2\\frac{3}{4}")]
         [None, None, None, None, None, None]
     """
+    return _evaluate(text, variables=False)
+
+
+def value_at_point(text: str) -> complex | None:
+    """The value of a simple expression in one-letter variables at a fixed point, else ``None``.
+
+    Two expressions equal as functions have equal values here; far-apart values prove them
+    different (``x^2 + 1`` against ``x^2 - 1``).
+
+    Example:
+        >>> square, expanded = value_at_point("(x+1)^2"), value_at_point("x^2 + 2x + 1")
+        >>> far_apart(square, expanded, CompareOptions()), far_apart(square, value_at_point("x^2 + 1"), CompareOptions())
+        (False, True)
+        >>> value_at_point("f(x)") is None, value_at_point("e^x") is None, value_at_point("3 m") is None
+        (True, True, True)
+    """
+    return _evaluate(text, variables=True)
+
+
+def _evaluate(text: str, *, variables: bool) -> complex | None:
     if _SPACED_DIGITS_RE.search(text):
         return None  # "17 3" and "1\\,000": latex2sympy's reading is not a product
+    if variables and (may_end_in_unit(text) or may_end_in_unit(canonical(text))):
+        return None  # "5 m": math-verify may drop the word as a unit
     try:
-        parser = _Parser(_tokens(canonical(text)))
+        parser = _Parser(_tokens(canonical(text)), variables)
         value = parser.expression()
         if parser.peek() is not None:
             return None
@@ -254,17 +289,17 @@ def unordered_values(text: str) -> list[float] | None:
 
 
 def is_simple_maths(text: str) -> bool:
-    """Whether ``text`` is a simple closed form, or a list, tuple, set or interval of them.
+    """Whether ``text`` is a simple expression, or a list, tuple, set or interval of closed forms.
 
     Such text always parses as maths: a gold of this shape needs no sympy check.
 
     Example:
-        >>> is_simple_maths(r"\\left( 3, \\frac{\\pi}{2} \\right)"), is_simple_maths(r"(-\\infty, 2]")
-        (True, True)
-        >>> is_simple_maths(r"\\frac{1}{}"), is_simple_maths("p - q")
+        >>> is_simple_maths(r"\\left( 3, \\frac{\\pi}{2} \\right)"), is_simple_maths(r"(-\\infty, 2]"), is_simple_maths("x^2 + 1")
+        (True, True, True)
+        >>> is_simple_maths(r"\\frac{1}{}"), is_simple_maths(r"\\sin x")
         (False, False)
     """
-    return (closed_form_value(text) is not None or ordered_values(text) is not None
+    return (value_at_point(text) is not None or ordered_values(text) is not None
             or unordered_values(text) is not None)
 
 

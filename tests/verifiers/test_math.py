@@ -8,7 +8,7 @@ from sympy import I
 from referee.verifiers import Verdict, get_verifier
 from referee.verifiers import math as math_verifier
 from referee.verifiers.math_answers import CompareOptions, canonical, exact_number, extract_answer, gold_answer, never_a_number
-from referee.verifiers.math_values import closed_form_value, far_apart
+from referee.verifiers.math_values import closed_form_value, far_apart, value_at_point
 from referee.verifiers.numeric import format_number
 
 COT = "Let me work through this. First, we simplify the expression step by step.\n\n"
@@ -54,6 +54,9 @@ EQUIVALENT = [
     ("6 - 5i", "6-5i"),
     ("18.", "18"),
     ("4210_5", "4210_{5}"),
+    ("5 cm", "5"),
+    ("3 hours", "3"),
+    ("(x+1)^2", "x^2 + 2x + 1"),
     ("52", "52_8"),
 ]
 
@@ -367,3 +370,23 @@ def test_value_fast_paths():
     assert math_verifier.verify(r"\boxed{1, -2}", "-2,1").correct  # same set: sympy decides equality
     assert math_verifier.verify(r"\boxed{[-2, \infty)}", r"[-2, \infty)").correct
     assert math_verifier.verify(r"\boxed{(-\infty, 5)}", r"(-\infty, 6)").details["method"] == "value"
+    assert math_verifier.verify(r"\boxed{x^2 - 1}", "x^2 + 1").details["method"] == "value"
+    assert math_verifier.verify(r"\boxed{y^2 - 1}", "x^2 - 1", strict=False).correct  # no point values then
+
+
+_EXPRESSIONS_IN_VARIABLES = st.lists(
+    st.tuples(st.sampled_from(["2", "x", "y", "x^2", "(x+1)", r"\frac{x}{2}", r"\sqrt{x}", "R", "r", "b^3",
+                               r"\frac{1}{y}", "(2x-1)", " m", "ab"]),
+              st.sampled_from(["+", "-", r"\cdot", "/", ""])),
+    min_size=1, max_size=4,
+).map(lambda parts: "".join(atom + op for atom, op in parts[:-1]) + parts[-1][0])
+
+
+@given(_EXPRESSIONS_IN_VARIABLES, _EXPRESSIONS_IN_VARIABLES)
+@settings(max_examples=60, deadline=None)
+def test_expressions_far_apart_at_the_point_are_never_equal_for_math_verify(gold, answer):
+    from referee.verifiers.math_sympy import equivalent
+
+    a, g = value_at_point(answer), value_at_point(gold)
+    if a is not None and g is not None and far_apart(a, g, CompareOptions()):
+        assert not equivalent(gold, answer, CompareOptions())[0]
