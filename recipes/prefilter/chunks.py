@@ -120,12 +120,14 @@ class ChunkRunner:
             "reward_metrics": metrics,
         }
 
-    def _generate(self, index: int, rendered: dict[int, RenderedPrompt]) -> tuple[dict[int, list[Sample]], dict[int, str]]:
+    def _generate(
+        self, index: int, rendered: dict[int, RenderedPrompt]
+    ) -> tuple[dict[int, list[Sample]], dict[int, str]]:
         """Samples per row offset, and a one-line error per row that could not be generated.
 
         A failed batch is retried row by row to find the rows at fault. A failure that is
-        not a row's fault (out of memory, or every row of the chunk failing) is raised: the
-        chunk is not saved and a rerun tries it again.
+        not a row's fault (out of memory, or every row of a several-row chunk failing) is
+        raised: the chunk is not saved and a rerun tries it again.
         """
         order = sorted(rendered)
         if not order:
@@ -134,8 +136,10 @@ class ChunkRunner:
         try:
             return dict(zip(order, self._checked_generate([rendered[o] for o in order], seed))), {}
         except Exception as exc:
-            if len(order) == 1 or _is_systemic(exc):
+            if _is_systemic(exc):
                 raise
+            if len(order) == 1:
+                return {}, {order[0]: f"generation failed ({type(exc).__name__}: {exc})"}
             first_failure = exc
         samples: dict[int, list[Sample]] = {}
         failures: dict[int, str] = {}

@@ -59,7 +59,8 @@ def merge_runs(folders: Sequence[str | Path], out: str | Path, *, keep: KeepBoun
     manifests = [_read_manifest(path) for path in paths]
     first = manifests[0]
     for path, manifest in zip(paths[1:], manifests[1:]):
-        difference = describe_difference(first["settings"], manifest["settings"])
+        difference = describe_difference({k: first.get(k) for k in ("version", "settings")},
+                                         {k: manifest.get(k) for k in ("version", "settings")})
         if difference:
             raise ValueError(f"{path} was run with other settings than {paths[0]} ({difference}); only shards of "
                              "one run can be merged.")

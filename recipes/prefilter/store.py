@@ -141,7 +141,7 @@ class ChunkStore:
         """The saved run description (raises ``FileNotFoundError`` when there is none)."""
         return json.loads(self.manifest_path.read_text(encoding="utf-8"))
 
-    def open(self, manifest: dict[str, Any], *, compared: Sequence[str] = ("settings", "shard")) -> None:
+    def open(self, manifest: dict[str, Any], *, compared: Sequence[str] = ("version", "settings", "shard")) -> None:
         """Start a run described by ``manifest``, or check that its ``compared`` parts match the
         run already here (the other parts, such as the keep bounds, are updated)."""
         self.folder.mkdir(parents=True, exist_ok=True)

@@ -27,8 +27,9 @@ def _resolve_device_and_dtype(device: str, dtype: str) -> tuple[str, Any]:
 class TransformersBackend:
     """Samples with ``model.generate``, ``batch_size`` prompts (times G samples) per call.
 
-    Prompts are left-padded together; each call is seeded from ``seed``, so the same prompts
-    give the same samples. ``context_length`` is the model's ``max_position_embeddings``.
+    Prompts of similar length are batched together and left-padded; each call is seeded from
+    ``seed``, so the same prompts give the same samples. ``context_length`` is the model's
+    ``max_position_embeddings``.
 
     Example:
         >>> from referee.recipes.tiny_model import build_char_tokenizer, build_tiny_model
@@ -71,9 +72,14 @@ class TransformersBackend:
         import torch
 
         torch.manual_seed(seed)
-        results: list[list[Sample]] = []
-        for start in range(0, len(prompt_ids), self.batch_size):
-            results.extend(self._generate_batch(prompt_ids[start:start + self.batch_size], num_generations, sampling))
+        # Batch prompts of similar length together: less left padding to compute through.
+        order = sorted(range(len(prompt_ids)), key=lambda index: len(prompt_ids[index]))
+        results: list[list[Sample]] = [[] for _ in prompt_ids]
+        for start in range(0, len(order), self.batch_size):
+            batch = order[start:start + self.batch_size]
+            groups = self._generate_batch([prompt_ids[index] for index in batch], num_generations, sampling)
+            for index, group in zip(batch, groups):
+                results[index] = group
         return results
 
     def _generate_batch(

@@ -161,23 +161,25 @@ def test_left_padding_gives_each_prompt_what_it_gets_alone(transformers_backend,
 
 
 def test_transformers_output_is_cut_at_end_of_sequence_and_grouped_by_prompt(tokenizer):
-    class Scripted(torch.nn.Module):
-        """Returns fixed sequences: prompt x 2 samples, left-padded prompt width 3."""
+    eos, pad = tokenizer.eos_token_id, tokenizer.pad_token_id
+    digit = tokenizer.convert_tokens_to_ids
+    # per prompt (known by its last token): its 2 completions, padded to max_new_tokens=3
+    script = {7: [[digit("1"), eos, pad], [digit("2"), digit("2"), digit("2")]],
+              8: [[digit("3"), eos, pad], [eos, pad, pad]]}
 
+    class Scripted(torch.nn.Module):
         config = SimpleNamespace(max_position_embeddings=32)
-        generation_config = SimpleNamespace(eos_token_id=tokenizer.eos_token_id)
+        generation_config = SimpleNamespace(eos_token_id=eos)
         device = torch.device("cpu")
 
         def generate(self, input_ids, attention_mask, **options):
             self.options = options
-            eos, pad = tokenizer.eos_token_id, tokenizer.pad_token_id
-            digit = tokenizer.convert_tokens_to_ids
-            completions = [[digit("1"), eos, pad], [digit("2"), digit("2"), digit("2")],
-                           [digit("3"), eos, pad], [eos, pad, pad]]
+            completions = [row for ids in input_ids.tolist() for row in script[ids[-1]]]
             return torch.cat([input_ids.repeat_interleave(2, dim=0), torch.tensor(completions)], dim=1)
 
     model = Scripted()
     backend = TransformersBackend(model, tokenizer, batch_size=8)
+    # the longer prompt comes first: batching by length must not shuffle the results
     groups = backend.generate([[5, 6, 7], [8]], 2, SamplingOptions(max_tokens=3, top_k=4), seed=0)
     assert [[(s.text, s.truncated) for s in g] for g in groups] == [[("1", False), ("222", True)],
                                                                      [("3", False), ("", False)]]
