@@ -8,6 +8,7 @@ any moment leaves only finished chunks behind and a rerun continues from them.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -21,6 +22,19 @@ from typing import IO, Any
 _CHUNK_RE = re.compile(r"^chunk-(\d{8})\.json$")
 
 
+@functools.lru_cache(maxsize=1)
+def _umask() -> int:
+    mask = os.umask(0)  # reading the umask means setting it: done once, then cached
+    os.umask(mask)
+    return mask
+
+
+def _permissions(base: int) -> int:
+    """``base`` less the umask: what a plain ``open`` would have created (mkstemp and
+    mkdtemp make private files and folders)."""
+    return base & ~_umask()
+
+
 @contextmanager
 def atomic_output(path: str | Path, mode: str = "w") -> Iterator[IO[Any]]:
     """Write ``path`` through a temporary file that replaces it only when the block succeeds.
@@ -30,12 +44,13 @@ def atomic_output(path: str | Path, mode: str = "w") -> Iterator[IO[Any]]:
         >>> path = os.path.join(tempfile.mkdtemp(), "out.txt")
         >>> with atomic_output(path) as handle:
         ...     _ = handle.write("done")
-        >>> open(path).read()
-        'done'
+        >>> open(path).read(), oct(os.stat(path).st_mode & 0o777) == oct(_permissions(0o666))
+        ('done', True)
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     descriptor, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    os.chmod(temporary, _permissions(0o666))
     try:
         with os.fdopen(descriptor, mode, **({} if "b" in mode else {"encoding": "utf-8"})) as handle:
             yield handle
@@ -77,6 +92,7 @@ def atomic_folder(path: str | Path) -> Iterator[Path]:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     temporary = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent))
+    os.chmod(temporary, _permissions(0o777))
     try:
         yield temporary
         if path.exists():
