@@ -1,11 +1,13 @@
 """Isolation levels: what the sandbox picks and why, the paths a non-root user gets, the pool's
 life cycle (reused, restarted when damaged, shut down at exit), and ``referee doctor``."""
 
+import glob
 import json
 import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 
 import pytest
@@ -141,20 +143,40 @@ def test_the_pool_is_reused_and_restarted_when_damaged():
     assert code.verify("def f(x):\n    return 2 * x\n", TWICE, workers=1).correct
 
 
-def test_everything_is_shut_down_at_exit():
-    script = ("import json\nfrom referee.verifiers import code\n"
+def _job_folders(pid: int) -> list[str]:
+    """The host folders a worker without bubblewrap keeps its job folders in."""
+    return [path for base in ("/dev/shm", tempfile.gettempdir()) for path in glob.glob(f"{base}/referee-jobs-{pid}-*")]
+
+
+@pytest.mark.parametrize("level", ["auto", "basic"])
+def test_everything_is_shut_down_at_exit(level):
+    script = ("import glob, json, os\nfrom referee.verifiers import code\n"
               "from referee.verifiers.code.grading import judge_pool\n"
+              "from tests.verifiers.test_code_isolation import _forkservers\n"
               "assert code.verify('def f(x):\\n    return 2 * x\\n', {'format': 'call', 'fn_name': 'f', "
-              "'inputs': [[1]], 'outputs': [2]}, workers=2).correct\n"
-              "print(json.dumps(judge_pool(2).processes()))\n")
+              f"'inputs': [[1]], 'outputs': [2]}}, workers=2, isolation={level!r}).correct\n"
+              "from tests.verifiers.test_code_isolation import _job_folders\n"
+              "folders = [f for pid in _forkservers(os.getpid()) for f in _job_folders(pid)]\n"
+              "print(json.dumps({'pids': judge_pool(2).processes(), 'folders': folders}))\n")
     child = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
     assert child.returncode == 0, child.stderr
-    pids = json.loads(child.stdout)
-    assert pids
+    left = json.loads(child.stdout)
+    assert left["pids"] and (level == "auto" or left["folders"])  # without bubblewrap, job folders are the host's
     deadline = time.monotonic() + 10
-    while any(os.path.exists(f"/proc/{pid}") for pid in pids) and time.monotonic() < deadline:
+    while any(os.path.exists(path) for path in left["folders"] + [f"/proc/{pid}" for pid in left["pids"]]):
+        assert time.monotonic() < deadline, left
         time.sleep(0.05)
-    assert [pid for pid in pids if os.path.exists(f"/proc/{pid}")] == []
+
+
+def test_a_worker_killed_before_cleaning_up_leaves_no_folder_for_long():
+    assert code.verify("def f(x):\n    return 2 * x\n", TWICE, isolation="basic", workers=1).correct
+    killed = _forkservers(os.getpid())
+    stale = [path for pid in killed for path in _job_folders(pid)]
+    assert stale
+    for pid in killed:
+        os.kill(pid, signal.SIGKILL)  # no chance to clean up
+    assert code.verify("def f(x):\n    return 2 * x\n", TWICE, isolation="basic", workers=1).correct
+    assert [path for path in stale if os.path.exists(path)] == []  # the next worker swept them
 
 
 def test_doctor_prints_the_level_and_proves_the_sandbox_works(capsys):

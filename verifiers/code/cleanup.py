@@ -137,13 +137,16 @@ def kill_job(*, session: int | None, uid: int | None, pid_namespace: bool = Fals
     ``timeout`` seconds (empty when the cleanup succeeded).
 
     Example:
+        >>> ready, say_ready = os.pipe()
         >>> leader = os.fork()
         >>> if leader == 0:
         ...     os.setsid()
         ...     if os.fork() == 0:  # a grandchild in the same session
         ...         time.sleep(60)
+        ...     os.write(say_ready, b"!")
         ...     time.sleep(60)
-        >>> time.sleep(0.2)
+        >>> os.read(ready, 1)
+        b'!'
         >>> statuses, survivors = kill_job(session=leader, uid=None)
         >>> survivors, os.WTERMSIG(statuses[leader]) == signal.SIGKILL
         ([], True)

@@ -289,17 +289,17 @@ class _ForkServer:
                 return  # a job we cannot clean up taints the worker: stop, the judge starts a fresh one
 
 
-def _jobs_folder(uid: int | None) -> str:
+def _jobs_folder() -> str:
     """A fresh folder for job folders on the host (no private /tmp without bubblewrap), in memory
-    when /dev/shm is there, after removing those an earlier worker with this uid left when killed."""
+    when /dev/shm is there, after removing those that workers killed before they could clean up
+    left behind (the folder is named after its worker's pid)."""
     base = "/dev/shm" if os.access("/dev/shm", os.W_OK) else tempfile.gettempdir()  # rmdir on disk is slow
-    prefix = f"referee-jobs-{uid if uid is not None else 'u' + str(os.getuid())}-"
-    if uid is not None:
-        for name in os.listdir(base):
-            path = os.path.join(base, name)
-            if name.startswith(prefix) and os.lstat(path).st_uid == os.getuid():
-                remove_tree(path)
-    folder = tempfile.mkdtemp(prefix=prefix, dir=base)
+    for name in os.listdir(base):
+        pid = name.split("-")[2] if name.startswith("referee-jobs-") else ""
+        path = os.path.join(base, name)
+        if pid.isdigit() and not os.path.exists(f"/proc/{pid}") and os.lstat(path).st_uid == os.getuid():
+            remove_tree(path)
+    folder = tempfile.mkdtemp(prefix=f"referee-jobs-{os.getpid()}-", dir=base)
     os.chmod(folder, 0o711)  # the jobs' uid may pass through to its own folder, not list the others
     return folder
 
@@ -340,11 +340,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sweep-shared", action="store_true")
     parser.add_argument("--pid-namespace", action="store_true", help="bubblewrap: own pid namespace, private /tmp")
     args = parser.parse_args(argv)
+    # No death signal from the judge: when it dies its end of the control socket closes, and the
+    # worker then ends the job, cleans up and exits (a signal could cut that cleanup short).
     control = socket.socket(fileno=args.fd)
-    parent = os.getppid()
-    _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
-    if os.getppid() != parent:
-        return 1
     layers = {"subreaper": _prctl(_PR_SET_CHILD_SUBREAPER, 1)}
     if args.unshare_net:
         layers["no network"] = _unshare_network()
@@ -357,14 +355,15 @@ def main(argv: list[str] | None = None) -> int:
         importlib.import_module(name)
     gc.collect()
     gc.freeze()  # fewer copy-on-write faults in every job
-    jobs = "/tmp" if args.pid_namespace else _jobs_folder(args.uid)
+    jobs = "/tmp" if args.pid_namespace else _jobs_folder()
     server = _ForkServer(control, uid=args.uid, jobs=jobs, sweep_shared=args.sweep_shared,
                          pid_namespace=args.pid_namespace and os.getpid() == 2)
     send_message(control, ("ready", layers))
     try:
         server.serve()
     finally:
-        if not args.pid_namespace:
+        if not args.pid_namespace:  # bubblewrap's namespaces vanish with the worker; the host's folders do not
+            kill_job(session=None, uid=args.uid, children=True)
             remove_tree(jobs)
     return 0
 

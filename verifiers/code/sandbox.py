@@ -153,9 +153,11 @@ class Sandbox:
 
     def _kill(self) -> None:
         if self.process is not None:
-            if self.process.poll() is None:
+            try:  # with its control socket closed, a healthy worker cleans up and exits at once
+                self.process.wait(timeout=2.0)
+            except subprocess.TimeoutExpired:
                 self.process.kill()
-            self.process.wait()
+                self.process.wait()
             if self.process.stderr is not None:
                 self.process.stderr.close()
             self.process = None
