@@ -23,6 +23,7 @@ Whose fault: an answer that overruns the deadline, or is longer or deeper than t
 from __future__ import annotations
 
 import functools
+import os
 import threading
 import time
 from collections import OrderedDict
@@ -79,8 +80,13 @@ class _GoldChecks:
             if len(self._known) > self._size:
                 self._known.popitem(last=False)
 
+    def after_fork(self) -> None:
+        """In a forked child: a lock another thread held at the fork would stay held forever."""
+        self._lock = threading.Lock()
+
 
 _GOLD_CHECKS = _GoldChecks()
+os.register_at_fork(after_in_child=_GOLD_CHECKS.after_fork)
 
 
 @dataclass(frozen=True)
