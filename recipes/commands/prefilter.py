@@ -64,6 +64,14 @@ def scope_reward_options(pairs: list[str], rewards: list[str]) -> dict[str, dict
 
 
 def add_parser(subparsers: Any) -> None:
+    """Add ``prefilter`` to the ``referee`` subcommands.
+
+    Example:
+        >>> parser = argparse.ArgumentParser()
+        >>> add_parser(parser.add_subparsers())
+        >>> parser.parse_args(["prefilter", "--out", "runs/x", "--keep", "0.125:0.875"]).keep
+        KeepBounds(low=0.125, high=0.875)
+    """
     parser = subparsers.add_parser("prefilter", help="keep the prompts whose pass rate lies in a band",
                                    description=_DESCRIPTION)
     sampling, engine = SamplingOptions(), EngineOptions()
@@ -184,7 +192,17 @@ def summary_lines(report: dict[str, Any], out: str) -> list[str]:
 
 
 def run_command(args: argparse.Namespace) -> int:
+    """Run (or merge) the pre-filter ``args`` describe; 0 on success, 2 for a user error, 130
+    after Ctrl-C.
+
+    Example:
+        >>> parser = argparse.ArgumentParser()
+        >>> add_parser(parser.add_subparsers())
+        >>> run_command(parser.parse_args(["prefilter", "--out", "runs/x", "--merge", "no/such/shard"]))
+        2
+    """
     from referee.recipes.prefilter import merge_runs, run_prefilter
+    from referee.recipes.prefilter.parallel import WorkerError
 
     try:
         if args.merge:
@@ -199,5 +217,8 @@ def run_command(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"referee prefilter: {exc}", file=sys.stderr)
         return 2
+    except WorkerError as exc:
+        print(f"referee prefilter: {exc}", file=sys.stderr)
+        return 1
     print("\n".join(summary_lines(report, args.out)))
     return 0

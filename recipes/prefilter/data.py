@@ -21,7 +21,12 @@ _FINGERPRINT_SAMPLES = 64  # rows hashed to recognise a dataset again (on resume
 
 @dataclass(frozen=True)
 class BadRow:
-    """A row that could not be read; ``reason`` says why in one line."""
+    """A row that could not be read; ``reason`` says why in one line.
+
+    Example:
+        >>> BadRow("line 3: not valid JSON").reason
+        'line 3: not valid JSON'
+    """
 
     reason: str
 

@@ -86,7 +86,12 @@ class EngineOptions:
 @dataclass(frozen=True)
 class Sample:
     """One generated completion: its text (special tokens dropped), its token ids (up to the
-    end-of-sequence token), and whether it stopped at the token limit instead."""
+    end-of-sequence token), and whether it stopped at the token limit instead.
+
+    Example:
+        >>> Sample("#### 4", (19, 19, 19, 19, 31, 8, 3), truncated=False).text
+        '#### 4'
+    """
 
     text: str
     token_ids: tuple[int, ...]
@@ -99,6 +104,15 @@ class GenerationBackend(Protocol):
     ``context_length`` is the most tokens (prompt plus completion) the model takes, or
     ``None`` when unknown. ``generate`` returns one list of samples per prompt, in order, and
     gives the same samples for the same prompts, options and ``seed``.
+
+    Example:
+        >>> class Constant:  # every sample is "42"
+        ...     context_length = None
+        ...     def generate(self, prompt_ids, num_generations, sampling, seed):
+        ...         return [[Sample("42", (), False)] * num_generations for _ in prompt_ids]
+        >>> backend: GenerationBackend = Constant()
+        >>> [[s.text for s in group] for group in backend.generate([[1], [2]], 2, SamplingOptions(), seed=0)]
+        [['42', '42'], ['42', '42']]
     """
 
     context_length: int | None
@@ -109,7 +123,12 @@ class GenerationBackend(Protocol):
 
 
 def cuda_available() -> bool:
-    """Whether torch sees a CUDA GPU (``False`` when torch is not installed)."""
+    """Whether torch sees a CUDA GPU (``False`` when torch is not installed).
+
+    Example:
+        >>> isinstance(cuda_available(), bool)
+        True
+    """
     if importlib.util.find_spec("torch") is None:
         return False
     import torch

@@ -26,8 +26,24 @@ if TYPE_CHECKING:
 _LOG_TAIL = 2000  # characters of a failed worker's log shown in the error
 
 
+class WorkerError(RuntimeError):
+    """A data-parallel worker process failed; the message ends with its log.
+
+    Example:
+        >>> issubclass(WorkerError, RuntimeError)
+        True
+    """
+
+
 def visible_gpus() -> list[str]:
-    """The GPUs this process may use, as ``CUDA_VISIBLE_DEVICES`` entries (``[]`` on CPU)."""
+    """The GPUs this process may use, as ``CUDA_VISIBLE_DEVICES`` entries (``[]`` on CPU).
+
+    Example:
+        >>> from unittest import mock
+        >>> with mock.patch.dict(os.environ, {"CUDA_VISIBLE_DEVICES": "2,3"}):
+        ...     visible_gpus()
+        ['2', '3']
+    """
     listed = os.environ.get("CUDA_VISIBLE_DEVICES")
     if listed is not None:
         return [device.strip() for device in listed.split(",") if device.strip()]
@@ -84,7 +100,19 @@ def _tail(path: Any) -> str:
 def run_workers(run: OpenedRun, advance: Callable[[int], Any], *, poll_seconds: float = 1.0) -> None:
     """Process ``run.pending`` in ``data_parallel_size`` worker processes and wait for them,
     calling ``advance(rows)`` as chunks finish. Ctrl-C stops the workers (finished chunks
-    stay); a failed worker raises ``RuntimeError`` with the end of its log."""
+    stay); a failed worker raises :class:`WorkerError` with the end of its log.
+
+    Example:
+        >>> import json, tempfile
+        >>> from referee.recipes.prefilter import EngineOptions, PrefilterConfig
+        >>> from referee.recipes.prefilter.pipeline import open_run
+        >>> folder = tempfile.mkdtemp()
+        >>> _ = open(f"{folder}/rows.jsonl", "w").write(json.dumps({"prompt": "1 + 1 = "}))
+        >>> run = open_run(PrefilterConfig(model="unused", data=f"{folder}/rows.jsonl", out=f"{folder}/out",
+        ...                                rewards=("gsm8k_accuracy",), engine=EngineOptions(data_parallel_size=2)))
+        >>> run.pending = []  # nothing left to do: no worker is started
+        >>> run_workers(run, print)
+    """
     engine = run.config.engine
     workers = min(engine.data_parallel_size, len(run.pending))
     devices = worker_devices(workers, engine.tensor_parallel_size, visible_gpus())
@@ -125,5 +153,5 @@ def run_workers(run: OpenedRun, advance: Callable[[int], Any], *, poll_seconds: 
     failed = [rank for rank, process in enumerate(processes) if process.returncode != 0]
     if failed:
         log = folder / f"rank-{failed[0]}.log"
-        raise RuntimeError(f"Data-parallel worker(s) {failed} failed; rerun the command to resume. "
+        raise WorkerError(f"Data-parallel worker(s) {failed} failed; rerun the command to resume. "
                            f"End of {log}:\n{_tail(log)}")

@@ -37,6 +37,12 @@ def build_manifest(config: PrefilterConfig, rows: Rows, scorer: Scorer) -> dict[
     ``settings`` (what decides the samples and scores) must match to resume a run or merge
     shards; ``shard`` must match to resume; the rest (keep bounds, group size, output format,
     the data path) may change between reruns.
+
+    Example:
+        >>> config = PrefilterConfig(model="m", data="d.jsonl", rewards=("gsm8k_accuracy",), out="o")
+        >>> manifest = build_manifest(config, Rows([{"prompt": "1 + 1 = "}]), Scorer(config.rewards))
+        >>> manifest["settings"]["rewards"], manifest["settings"]["data"]["rows"], manifest["shard"]
+        (['gsm8k_accuracy'], 1, {'index': 0, 'count': 1})
     """
     return {
         "version": MANIFEST_VERSION,
@@ -65,7 +71,14 @@ def build_manifest(config: PrefilterConfig, rows: Rows, scorer: Scorer) -> dict[
 
 
 def report_header(manifest: dict[str, Any]) -> dict[str, Any]:
-    """What a report says about the run it summarises (copied from the manifest)."""
+    """What a report says about the run it summarises (copied from the manifest).
+
+    Example:
+        >>> config = PrefilterConfig(model="m", data="d.jsonl", rewards=("gsm8k_accuracy",), out="o")
+        >>> header = report_header(build_manifest(config, Rows([]), Scorer(config.rewards)))
+        >>> header["model"], header["success_reward"], header["num_generations"]
+        ('m', 'gsm8k_accuracy', 8)
+    """
     settings = manifest["settings"]
     return {
         "model": settings["model"],
@@ -82,7 +95,19 @@ def report_header(manifest: dict[str, Any]) -> dict[str, Any]:
 
 @dataclass
 class OpenedRun:
-    """A run's rows, scorer and store, the chunks it must have and those still to do."""
+    """A run's rows, scorer and store, the chunks it must have and those still to do.
+
+    Example:
+        >>> import json, tempfile
+        >>> folder = tempfile.mkdtemp()
+        >>> with open(f"{folder}/rows.jsonl", "w") as rows:
+        ...     _ = rows.write("\\n".join(json.dumps({"prompt": f"{i} + 1 = ", "answer": i + 1}) for i in range(5)))
+        >>> config = PrefilterConfig(model="unused", data=f"{folder}/rows.jsonl", out=f"{folder}/out", chunk_size=2,
+        ...                          rewards=("gsm8k_accuracy",), shard_index=1, num_shards=2)
+        >>> run = open_run(config)  # 5 rows in chunks of 2: shard 1 of 2 takes chunk 1
+        >>> run.assigned, run.pending, run.rows_in(run.assigned)
+        ([1], [1], 2)
+    """
 
     config: PrefilterConfig
     rows: Rows
@@ -98,7 +123,19 @@ class OpenedRun:
 
 
 def open_run(config: PrefilterConfig) -> OpenedRun:
-    """Load the data and rewards, and start (or check and resume) the run in ``config.out``."""
+    """Load the data and rewards, and start (or check and resume) the run in ``config.out``.
+
+    Example:
+        >>> import json, tempfile
+        >>> folder = tempfile.mkdtemp()
+        >>> with open(f"{folder}/rows.jsonl", "w") as rows:
+        ...     _ = rows.write("\\n".join(json.dumps({"prompt": f"{i} + 1 = ", "answer": i + 1}) for i in range(5)))
+        >>> config = PrefilterConfig(model="unused", data=f"{folder}/rows.jsonl", out=f"{folder}/out", chunk_size=2,
+        ...                          rewards=("gsm8k_accuracy",), shard_index=1, num_shards=2)
+        >>> run = open_run(config)
+        >>> run.scorer.names, len(run.rows), run.pending
+        (('gsm8k_accuracy',), 5, [1])
+    """
     scorer = Scorer(config.rewards, reward_options=config.reward_options, success_reward=config.success_reward,
                     threshold=config.threshold)
     rows = load_rows(config.data, split=config.split, config_name=config.data_config)
@@ -112,7 +149,26 @@ def open_run(config: PrefilterConfig) -> OpenedRun:
 
 def process_chunks(run: OpenedRun, chunks: Sequence[int], backend: GenerationBackend, tokenizer: Any,
                    on_chunk: Callable[[dict[str, Any]], None] | None = None) -> None:
-    """Generate, score and save ``chunks`` one after the other (each saved atomically)."""
+    """Generate, score and save ``chunks`` one after the other (each saved atomically).
+
+    Example:
+        >>> from referee.recipes.tiny_model import build_char_tokenizer
+        >>> from referee.recipes.prefilter.generation import Sample
+        >>> import json, tempfile
+        >>> folder = tempfile.mkdtemp()
+        >>> with open(f"{folder}/rows.jsonl", "w") as rows:
+        ...     _ = rows.write("\\n".join(json.dumps({"prompt": f"{i} + 1 = ", "answer": i + 1}) for i in range(5)))
+        >>> config = PrefilterConfig(model="unused", data=f"{folder}/rows.jsonl", out=f"{folder}/out", chunk_size=2,
+        ...                          rewards=("gsm8k_accuracy",), shard_index=1, num_shards=2)
+        >>> class Twos:  # every sample answers 2
+        ...     context_length = None
+        ...     def generate(self, prompt_ids, n, sampling, seed):
+        ...         return [[Sample("#### 2", (), False)] * n for _ in prompt_ids]
+        >>> run = open_run(config)
+        >>> process_chunks(run, run.pending, Twos(), build_char_tokenizer())
+        >>> [(row["answer"], row["pass_rate"]) for row in run.store.read(1)["rows"]]
+        [(3, 0.0), (4, 0.0)]
+    """
     runner = ChunkRunner(run.config, run.rows, tokenizer, backend, run.scorer)
     for index in chunks:
         payload = runner.run(index)

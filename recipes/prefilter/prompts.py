@@ -18,12 +18,22 @@ CHAT_TEMPLATE_MODES: tuple[str, ...] = ("auto", "always")
 
 
 class PromptError(ValueError):
-    """A row whose prompt cannot be generated from; the message says why in one line."""
+    """A row whose prompt cannot be generated from; the message says why in one line.
+
+    Example:
+        >>> str(PromptError("prompt is empty"))
+        'prompt is empty'
+    """
 
 
 @dataclass(frozen=True)
 class RenderedPrompt:
-    """The prompt as reward functions receive it, its token ids, and whether it is a chat."""
+    """The prompt as reward functions receive it, its token ids, and whether it is a chat.
+
+    Example:
+        >>> RenderedPrompt(prompt="1 + 1 = ", token_ids=[5, 32, 15, 32, 5, 32, 17, 32], conversational=False).prompt
+        '1 + 1 = '
+    """
 
     prompt: Any
     token_ids: list[int]

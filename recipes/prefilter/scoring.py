@@ -101,7 +101,12 @@ def pass_counts(values: Sequence[float | None], threshold: float) -> tuple[int, 
 class RowScores:
     """One prompt's scores: ``rewards[name][j]`` is sample j's value under reward ``name``,
     ``extras[j]`` what the rewards logged for sample j through ``log_extra``, ``errors`` one
-    line per problem, ``failed`` the rewards that could not score this row at all."""
+    line per problem, ``failed`` the rewards that could not score this row at all.
+
+    Example:
+        >>> RowScores(rewards={"is_seven": [1.0, None]}, extras=[{}, {}]).rewards["is_seven"]
+        [1.0, None]
+    """
 
     rewards: dict[str, list[float | None]]
     extras: list[dict[str, Any]]

@@ -109,7 +109,12 @@ def atomic_folder(path: str | Path) -> Iterator[Path]:
 
 
 class RunMismatchError(ValueError):
-    """The output folder holds a run with other settings than the ones asked for."""
+    """The output folder holds a run with other settings than the ones asked for.
+
+    Example:
+        >>> issubclass(RunMismatchError, ValueError)
+        True
+    """
 
 
 def describe_difference(saved: dict[str, Any], wanted: dict[str, Any], prefix: str = "") -> str | None:

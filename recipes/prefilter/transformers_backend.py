@@ -36,10 +36,10 @@ class TransformersBackend:
         >>> tokenizer = build_char_tokenizer()
         >>> backend = TransformersBackend(build_tiny_model(tokenizer), tokenizer, batch_size=2)
         >>> prompts = [tokenizer("1 + 1 = ")["input_ids"], tokenizer("2 + 2 = ")["input_ids"]]
-        >>> samples = backend.generate(prompts, 3, SamplingOptions(max_tokens=5), seed=0)
-        >>> [len(group) for group in samples], len(samples[0][0].token_ids) <= 5
+        >>> samples = backend.generate(prompts, 3, SamplingOptions(max_tokens=2), seed=0)
+        >>> [len(group) for group in samples], len(samples[0][0].token_ids) <= 2
         ([3, 3], True)
-        >>> samples == backend.generate(prompts, 3, SamplingOptions(max_tokens=5), seed=0)
+        >>> samples == backend.generate(prompts, 3, SamplingOptions(max_tokens=2), seed=0)
         True
     """
 

@@ -17,12 +17,23 @@ if TYPE_CHECKING:
     from transformers import PreTrainedTokenizerBase
 
 
+def _generation_config(model: str) -> Any:
+    """The model's ``generation_config.json`` (its end-of-sequence ids), or ``None``."""
+    from transformers import GenerationConfig
+
+    try:
+        return GenerationConfig.from_pretrained(model)
+    except OSError:
+        return None
+
+
 class VLLMBackend:
     """Samples with a ``vllm.LLM``: prompts go in as token ids, each with its own seed
     (``seed + position``), so a chunk of prompts always gets the same samples.
 
-    Completions are decoded with referee's tokenizer (special tokens skipped, as TRL does);
-    ``truncated`` is vLLM's ``finish_reason == "length"``.
+    Completions stop at the tokenizer's and the generation config's end-of-sequence tokens and
+    are decoded with referee's tokenizer (special tokens skipped, as TRL does); ``truncated``
+    is vLLM's ``finish_reason == "length"``.
 
     Example:
         >>> from types import SimpleNamespace
@@ -39,11 +50,12 @@ class VLLMBackend:
     """
 
     def __init__(
-        self, llm: Any, tokenizer: PreTrainedTokenizerBase, *, context_length: int | None, sampling_params: Any = None
+        self, llm: Any, tokenizer: PreTrainedTokenizerBase, *, context_length: int | None, sampling_params: Any = None,
+        generation_config: Any = None,
     ) -> None:
         self.llm = llm
         self.tokenizer = tokenizer
-        self.eos_ids = eos_token_ids(tokenizer)
+        self.eos_ids = eos_token_ids(tokenizer, generation_config)
         self.context_length = context_length
         if sampling_params is None:
             from vllm import SamplingParams
@@ -69,7 +81,8 @@ class VLLMBackend:
             enable_prefix_caching=engine.enable_prefix_caching,
             dtype=engine.dtype,
         )
-        return cls(llm, tokenizer, context_length=llm.llm_engine.model_config.max_model_len)
+        return cls(llm, tokenizer, context_length=llm.llm_engine.model_config.max_model_len,
+                   generation_config=_generation_config(model))
 
     def generate(
         self, prompt_ids: Sequence[Sequence[int]], num_generations: int, sampling: SamplingOptions, seed: int

@@ -44,7 +44,12 @@ def run_worker(spec_path: str | Path) -> list[int]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the worker process (one argument: the spec file)."""
+    """Entry point of the worker process (one argument: the spec file).
+
+    Example:
+        >>> main([])  # the usage goes to standard error
+        2
+    """
     arguments = list(sys.argv[1:] if argv is None else argv)
     if len(arguments) != 1:
         print("usage: python -m referee.recipes.prefilter.worker SPEC.json", file=sys.stderr)

@@ -16,7 +16,6 @@ from referee.recipes.prefilter import (
     degenerate_share,
     run_prefilter,
 )
-from referee.recipes.prefilter.transformers_backend import TransformersBackend
 from referee.recipes.tiny_model import save_tiny_model
 
 torch.set_num_threads(1)

@@ -97,6 +97,13 @@ def test_vllm_gets_token_ids_n_samples_and_one_seed_per_prompt(fake_vllm, model_
     assert groups[0][0].token_ids == (tokenizer.convert_tokens_to_ids("0"), tokenizer.eos_token_id)
 
 
+def test_vllm_also_stops_at_the_generation_configs_end_of_sequence_tokens(fake_vllm, tmp_path, tokenizer):
+    (tmp_path / "generation_config.json").write_text(json.dumps({"eos_token_id": [tokenizer.eos_token_id, 42]}))
+    backend = build_backend(str(tmp_path), tokenizer, EngineOptions(backend="vllm"))
+    backend.generate([[5]], 2, SamplingOptions(), seed=0)
+    assert fake_vllm.LLM.built[-1].calls[-1][1][0].stop_token_ids == [tokenizer.eos_token_id, 42]
+
+
 def test_the_whole_run_works_on_the_vllm_path(fake_vllm, model_dir, tmp_path):
     data = tmp_path / "rows.jsonl"
     data.write_text("".join(json.dumps({"prompt": p}) + "\n" for p in ("1 + 1 = ", "2 + 2 = ", "9" * 70)))
