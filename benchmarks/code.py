@@ -11,33 +11,27 @@ does: per program, a ``multiprocessing.Manager`` for the result, a forked proces
 ``exec``s prompt + completion + test + ``check(entry_point)`` in-process under a timer, and a
 thread pool of N workers around it. Both at 1 and 2 workers, pools warm, same machine, same run.
 
-    python benchmarks/code.py --humaneval ../shared/data/humaneval.jsonl.gz --mbpp ../shared/data/mbpp.jsonl
+    python -m benchmarks.code --humaneval ../shared/data/humaneval.jsonl.gz --mbpp ../shared/data/mbpp.jsonl
 """
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
+import argparse
+import contextlib
+import gzip
+import io
+import json
+import multiprocessing
+import os
+import signal
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
-# Run as a script, this folder comes first on sys.path, and it holds benchmarks named like
-# standard modules (code.py, math.py): keep it off the path before anything imports them.
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
-
-import argparse  # noqa: E402
-import contextlib  # noqa: E402
-import gzip  # noqa: E402
-import io  # noqa: E402
-import json  # noqa: E402
-import multiprocessing  # noqa: E402
-import os  # noqa: E402
-import signal  # noqa: E402
-import tempfile  # noqa: E402
-import time  # noqa: E402
-from concurrent.futures import ThreadPoolExecutor  # noqa: E402
-from typing import Any  # noqa: E402
-
-from referee.verifiers import code  # noqa: E402
-from referee.verifiers.code.isolation import resolve_isolation  # noqa: E402
+from referee.verifiers import code
+from referee.verifiers.code.isolation import resolve_isolation
 
 
 def load_jsonl(path: str) -> list[dict]:

@@ -7,7 +7,7 @@ self-correction, ...), each once with the gold number (label: correct) and once 
 wrong number (label: wrong). Every checker judges every case; the table gives accuracy,
 precision and recall of "correct", and cases per second in this one process.
 
-    python benchmarks/gsm8k.py --data ../shared/data/gsm8k_test.jsonl [--limit N] [--json OUT]
+    python -m benchmarks.gsm8k --data ../shared/data/gsm8k_test.jsonl [--limit N] [--json OUT]
 """
 
 from __future__ import annotations
@@ -175,8 +175,8 @@ def main() -> None:
     results = [evaluate(name, check, cases) for name, check in checkers.items()]
     anchor = next(r for r in results if r["checker"] == "math-verify (parse per call)")["cases_per_s"]
     print(f"{len(rows)} GSM8K rows, {len(SHAPES)} answer shapes, {len(cases)} cases (half correct)\n")
-    print(f"| checker | accuracy | precision | recall | cases/s | x math-verify |")
-    print(f"|---|---:|---:|---:|---:|---:|")
+    print("| checker | accuracy | precision | recall | cases/s | x math-verify |")
+    print("|---|---:|---:|---:|---:|---:|")
     for r in results:
         r["speed_vs_math_verify"] = r["cases_per_s"] / anchor
         print(f"| {r['checker']} | {r['accuracy']:.3f} | {r['precision']:.3f} | {r['recall']:.3f} "

@@ -13,28 +13,23 @@ Then throughput on a GRPO-shaped batch (64 prompts x 8 completions) at 1 and 2 w
 against math-verify called directly, the adversarial inputs against their deadline, and the
 worker pool against pebble's ProcessPool (when pebble is installed) on the same sympy jobs.
 
-    python benchmarks/math.py --data ../shared/data/math500_test.jsonl [--json OUT]
+    python -m benchmarks.math --data ../shared/data/math500_test.jsonl [--json OUT]
 """
 
 from __future__ import annotations
 
-import os
 import sys
-
-# This script is named math.py: keep its folder off the import path so `import math` finds the stdlib.
-sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != os.path.dirname(os.path.abspath(__file__))]
-
-import argparse  # noqa: E402
-import json  # noqa: E402
-import logging  # noqa: E402
-import random  # noqa: E402
-import re  # noqa: E402
-import statistics  # noqa: E402
-import subprocess  # noqa: E402
-import time  # noqa: E402
-from collections.abc import Callable  # noqa: E402
-from pathlib import Path  # noqa: E402
-from typing import Any  # noqa: E402
+import argparse
+import json
+import logging
+import random
+import re
+import statistics
+import subprocess
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
 
 from referee.verifiers import deadline_pool
 from referee.verifiers import math as referee_math
@@ -236,7 +231,7 @@ def measure(checker: str, batch_path: str, workers: int) -> float:
 
 
 def _in_fresh_process(*args: str) -> Any:
-    command = [sys.executable, os.path.abspath(__file__), *args]
+    command = [sys.executable, "-m", "benchmarks.math", *args]
     return json.loads(subprocess.run(command, capture_output=True, text=True, check=True).stdout)
 
 
