@@ -34,6 +34,15 @@ def logged_reward(prompts, completions, **kwargs):
 
 
 @pytest.fixture(autouse=True)
+def one_thread(monkeypatch):
+    """Runs compared with each other use one torch thread, whatever other tests set."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+@pytest.fixture(autouse=True)
 def reward_importable(monkeypatch):
     monkeypatch.syspath_prepend(str(HERE))  # so REWARD resolves as module:attribute in this process
 

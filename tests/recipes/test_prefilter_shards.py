@@ -33,6 +33,16 @@ def has_two(prompts, completions, **kwargs):
 
 
 @pytest.fixture(autouse=True)
+def one_thread(monkeypatch):
+    """Runs compared with each other use one torch thread, whatever other tests set."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")  # worker processes too
+    yield
+    torch.set_num_threads(threads)
+
+
+@pytest.fixture(autouse=True)
 def reward_importable(monkeypatch):
     # rewards are given as module:attribute, which worker processes import too
     monkeypatch.syspath_prepend(str(HERE))
@@ -192,3 +202,30 @@ def test_config_survives_the_trip_to_a_worker():
     assert PrefilterConfig.from_dict(json.loads(json.dumps(config.to_dict()))) == config
     with pytest.raises(ValueError, match="worker processes"):
         dataclasses.replace(config, rewards=(has_one,)).to_dict()
+
+
+def test_each_worker_gets_its_own_group_of_gpus(tmp_path, model_dir, data, monkeypatch):
+    from referee.recipes.prefilter import parallel
+    from referee.recipes.prefilter.pipeline import open_run
+
+    launched = []
+
+    class Launched:
+        returncode = 0
+
+        def __init__(self, command, env, stdout, stderr):
+            launched.append((command, env["CUDA_VISIBLE_DEVICES"]))
+
+        def poll(self):
+            return 0
+
+    monkeypatch.setattr(parallel, "visible_gpus", lambda: ["0", "1", "2", "3", "4"])
+    monkeypatch.setattr(parallel.subprocess, "Popen", Launched)
+    run = open_run(base_config(model_dir, data, tmp_path / "out",
+                               engine=EngineOptions(backend="vllm", tensor_parallel_size=2, data_parallel_size=2)))
+    parallel.run_workers(run, lambda rows: None, poll_seconds=0)
+    assert [devices for _, devices in launched] == ["0,1", "2,3"]
+    assert [command[1:3] for command, _ in launched] == [["-m", "referee.recipes.prefilter.worker"]] * 2
+    specs = [json.loads(Path(command[-1]).read_text()) for command, _ in launched]
+    assert [spec["chunks"] for spec in specs] == [[0, 2, 4], [1, 3]]
+    assert specs[0]["config"]["engine"]["tensor_parallel_size"] == 2
