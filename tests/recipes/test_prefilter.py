@@ -5,6 +5,8 @@ from pathlib import Path
 
 import pytest
 import torch
+from hypothesis import given
+from hypothesis import strategies as st
 
 from referee.recipes.loading import load_tokenizer
 from referee.recipes.prefilter import (
@@ -16,6 +18,7 @@ from referee.recipes.prefilter import (
     degenerate_share,
     run_prefilter,
 )
+from referee.recipes.prefilter.scoring import pass_counts
 from referee.recipes.tiny_model import save_tiny_model
 
 torch.set_num_threads(1)
@@ -343,3 +346,30 @@ def test_the_trainers_gsm8k_reward_scores_the_samples_and_its_verdicts_are_kept(
     assert bad_gold["pass_rate"] is None and bad_gold["num_unscored"] == 4
     assert "gsm8k_accuracy gave no score to 4 of 4 samples" in bad_gold["errors"][0]
     assert report["kept"] == 1 and report["rows_unscored"] == 1
+
+
+unit = st.floats(min_value=0.0, max_value=1.0, allow_nan=False)
+
+
+@given(unit, unit, st.integers(min_value=1, max_value=16), st.integers(min_value=0, max_value=16))
+def test_keep_bounds_parse_and_contain_exactly_the_band(a, b, samples, correct):
+    low, high = min(a, b), max(a, b)
+    bounds = KeepBounds.parse(f"{low!r}:{high!r}")
+    assert (bounds.low, bounds.high) == (low, high)
+    assert bounds.contains(low) and bounds.contains(high)
+    rate = min(correct, samples) / samples
+    assert bounds.contains(rate) == (low <= rate <= high)
+
+
+@given(st.lists(st.one_of(st.none(), unit), max_size=20), unit)
+def test_pass_counts_split_every_sample_into_passed_failed_or_unscored(values, threshold):
+    correct, scored, unscored = pass_counts(values, threshold)
+    assert scored + unscored == len(values)
+    assert correct == sum(v is not None and v >= threshold for v in values) <= scored
+
+
+@given(st.lists(unit, min_size=1, max_size=10), st.integers(min_value=2, max_value=16))
+def test_degenerate_share_is_a_share_and_least_at_even_odds(rates, group_size):
+    share = degenerate_share(rates, group_size)
+    assert 0.0 <= share <= 1.0 + 1e-12
+    assert share >= degenerate_share([0.5] * len(rates), group_size) - 1e-12
