@@ -21,6 +21,7 @@ from fractions import Fraction
 from functools import lru_cache
 from typing import Any, Literal, NamedTuple
 
+from .latex import boxed_spans
 from .numeric import NumberMatch, first_number, format_number, iter_numbers, last_number, parse_number
 from .verdict import Verdict
 
@@ -39,7 +40,6 @@ _PHRASE_TAIL = (
 # lower-cased copy when lowering keeps every index (ASCII text), else case-insensitively.
 _PHRASE_RE = re.compile(_PHRASE_TAIL)
 _PHRASE_RE_ANY_CASE = re.compile(_PHRASE_TAIL, re.IGNORECASE)
-_BOXED_RE = re.compile(r"\\(?:boxed|fbox)\s*(?=[{\s])")
 _BOLD_RE = re.compile(r"\*\*([^*\n]{1,80})\*\*")
 # A bold span is an answer only when it is a number with at most a unit around it, so a
 # heading such as "**Step 3: add**" is never read as the answer 3.
@@ -86,20 +86,6 @@ def _until_sentence_end(text: str, start: int, limit: int = 300) -> str:
     return window[: end.start()] if end else window
 
 
-def _braced(text: str, open_index: int) -> str | None:
-    """The content of the brace group opening at ``open_index``, or ``None`` if unbalanced."""
-    depth = 0
-    for index in range(open_index, len(text)):
-        char = text[index]
-        if char == "{":
-            depth += 1
-        elif char == "}":
-            depth -= 1
-            if depth == 0:
-                return text[open_index + 1:index]
-    return None
-
-
 def _strict(text: str) -> Extraction | None:
     if "####" not in text:
         return None
@@ -112,34 +98,25 @@ def _strict(text: str) -> Extraction | None:
     return None
 
 
-def _boxed_answer(text: str, boxed: re.Match[str]) -> tuple[NumberMatch, tuple[NumberMatch, ...]] | None:
-    rest = text[boxed.end():]
-    stripped = rest.lstrip()
-    if stripped.startswith("{"):
-        content = _braced(text, boxed.end() + len(rest) - len(stripped))
-    else:  # "\boxed 5"
-        content = stripped.split(None, 1)[0] if stripped else None
-    return _span_answer(content) if content else None
-
-
 def _last_boxed(text: str) -> tuple[int, Extraction] | None:
-    found = list(_BOXED_RE.finditer(text))
-    for index in range(len(found) - 1, -1, -1):
-        answer = _boxed_answer(text, found[index])
+    spans = boxed_spans(text)
+    for index in range(len(spans) - 1, -1, -1):
+        start, _, content = spans[index]
+        answer = _span_answer(content)
         if answer is None:
             continue
         number, alternatives = answer
         # Earlier boxed answers on the same line, with no correction between, are a hedge.
-        later_start = found[index].start()
-        for earlier in reversed(found[:index]):
-            between = text[earlier.end():later_start]
+        later_start = start
+        for earlier_start, earlier_end, earlier_content in reversed(spans[:index]):
+            between = text[earlier_end:later_start]
             if "\n" in between or _CORRECTION_RE.search(between):
                 break
-            other = _boxed_answer(text, earlier)
+            other = _span_answer(earlier_content)
             if other is not None and other[0].value != number.value:
                 alternatives += (other[0],)
-            later_start = earlier.start()
-        return found[index].start(), Extraction(number, "boxed", alternatives)
+            later_start = earlier_start
+        return start, Extraction(number, "boxed", alternatives)
     return None
 
 

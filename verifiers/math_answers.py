@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Literal
 
+from .latex import BOXED_RE, boxed_spans
 from .numeric import first_number, format_number
 
 Percent = Literal["either", "divide", "ignore"]
@@ -98,14 +99,12 @@ class UnusableGold(ValueError):
 # Extraction
 
 
-_BOXED_RE = re.compile(r"\\(?:boxed|fbox)(?![A-Za-z])\s*")
 # Boxes joined by "," or "and" are one answer (the roots 1 and 2); "or" offers alternatives: the last counts.
 _BOXED_JOINER_RE = re.compile(r"^[\s$,.;]*(?:and|,)?[\s$]*$")
 _PHRASE_RE = re.compile(r"\b(?P<final>final\s+)?answer\b[ \t*_]*(?:is\b|:)[ \t*_:]*", re.IGNORECASE)
 # After a plain "answer is" / "Answer:" only maths counts ("so our answer is correct" is not an answer).
 _MATHS_START_RE = re.compile(r"[-+\u2212$\\(\[{0-9.]")
 _PHRASE_TAIL_RE = re.compile(r"(?:\.\s|\n|\.?\s*I hope it is correct|\.$)", re.IGNORECASE)
-_TOKEN_RE = re.compile(r"[^\s$]+")
 _OPEN_TAG_RE = re.compile(r"<answer>", re.IGNORECASE)
 _CLOSE_TAG_RE = re.compile(r"</answer>", re.IGNORECASE)
 _DELIMITER_RE = re.compile(r"(?<!\\)\$\$|(?<!\\)\$|\\\(|\\\)|\\\[|\\\]")
@@ -113,42 +112,9 @@ _CLOSERS = {"$$": "$$", "$": "$", "\\(": "\\)", "\\[": "\\]"}
 _PHRASE_SPAN_LIMIT = 300
 
 
-def _closing_braces(text: str, start: int = 0) -> dict[int, int]:
-    """Position of each ``{`` (from ``start`` on) -> its matching ``}``, in one linear pass."""
-    stack: list[int] = []
-    pairs: dict[int, int] = {}
-    for match in re.finditer(r"(?<!\\)[{}]", text[start:]):
-        position = match.start() + start
-        if match.group() == "{":
-            stack.append(position)
-        elif stack:
-            pairs[stack.pop()] = position
-    return pairs
-
-
-def _boxed_spans(text: str) -> list[tuple[int, int, str]]:
-    """(start, end, content) of every readable ``\\boxed{...}`` / ``\\fbox{...}`` / ``\\boxed 5``."""
-    found = list(_BOXED_RE.finditer(text))
-    if not found:
-        return []
-    pairs = _closing_braces(text, found[0].start())
-    spans = []
-    for boxed in found:
-        after = boxed.end()
-        if text.startswith("{", after):
-            close = pairs.get(after)
-            if close is not None:
-                spans.append((boxed.start(), close + 1, text[after + 1:close]))
-        elif boxed.group() != boxed.group().rstrip():  # "\boxed 5": a space, then one token
-            word = _TOKEN_RE.match(text, after)
-            if word:
-                spans.append((boxed.start(), word.end(), word.group().rstrip(".,;")))
-    return spans
-
-
 def _last_boxed(text: str) -> tuple[int, str] | None:
     """Start and content of the last non-empty boxed answer; adjacent boxes (``\\boxed{1}, \\boxed{2}``) join."""
-    spans = [span for span in _boxed_spans(text) if span[2].strip()]
+    spans = [span for span in boxed_spans(text) if span[2].strip()]
     if not spans:
         return None
     start, end, content = spans[-1]
@@ -293,7 +259,7 @@ def gold_answer(gold: Any) -> str:
     if len(gold) > MAX_GOLD_CHARS:
         raise UnusableGold(f"gold is {len(gold)} characters long (over {MAX_GOLD_CHARS}); pass only the final answer")
     boxed = _last_boxed(gold)
-    if boxed is None and _BOXED_RE.search(gold):
+    if boxed is None and BOXED_RE.search(gold):
         raise UnusableGold(f"gold {gold[-80:]!r} has no readable \\boxed{{}} answer; fix its braces or pass the answer")
     text = boxed[1] if boxed else _strip_math_delimiters(gold)
     text = text.strip()

@@ -1,3 +1,4 @@
+import time
 from fractions import Fraction
 
 import pytest
@@ -141,6 +142,18 @@ def test_bad_completions_give_a_verdict(completion):
     assert verdict.status in ("no_answer", "wrong", "error")
     if not isinstance(completion, str):
         assert verdict.status == "error"
+
+
+@pytest.mark.parametrize(
+    "completion",
+    ["\\boxed{" * 5000, "\\boxed{1" * 20000, "\\boxed{1}, " * 20000, "The answer is " * 30000, "#### \n" * 50000,
+     "**1** " * 50000, "1 or " * 50000],
+)
+def test_adversarial_shapes_stay_linear(completion):
+    # A quadratic extractor takes minutes on these (it did: 78 s for 160 KB of unclosed boxes).
+    started = time.perf_counter()
+    gsm8k.verify(completion, 1)
+    assert time.perf_counter() - started < 2.0
 
 
 def test_unknown_mode_is_an_error_verdict():
