@@ -13,26 +13,20 @@ on everything else (loading, chunk writes, report), and the speed as a ratio of 
 ``--warm-start-steps`` first teaches the tiny model the data's answers (supervised steps on
 prompt + gold), so the rewards score answer-shaped completions rather than noise.
 
-    python benchmarks/prefilter.py --data ../shared/data/gsm8k_test.jsonl --prompt-column question \
+    python -m benchmarks.prefilter --data ../shared/data/gsm8k_test.jsonl --prompt-column question \
         [--limit 32] [--num-generations 8] [--max-tokens 48] [--batch-sizes 1,8] [--warm-start-steps 0]
 """
 
 from __future__ import annotations
 
-import os
-import sys
+import argparse
+import json
+import random
+import tempfile
+import time
+from pathlib import Path
 
-# benchmarks/math.py would shadow the stdlib math module: keep this folder off the import path.
-sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != os.path.dirname(os.path.abspath(__file__))]
-
-import argparse  # noqa: E402
-import json  # noqa: E402
-import random  # noqa: E402
-import tempfile  # noqa: E402
-import time  # noqa: E402
-from pathlib import Path  # noqa: E402
-
-import torch  # noqa: E402
+import torch
 
 
 def build_model(folder: Path, rows: list[dict], prompt_column: str, gold_column: str, steps: int, seed: int) -> str:
