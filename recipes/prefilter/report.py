@@ -13,6 +13,8 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from referee.recipes.plan import degenerate_group_share
+
 from .bounds import KeepBounds
 from .store import atomic_output
 
@@ -34,7 +36,7 @@ def degenerate_share(pass_rates: Sequence[float], group_size: int) -> float | No
         raise ValueError(f"Group size {group_size} must be at least 1.")
     if not pass_rates:
         return None
-    return sum(p ** group_size + (1 - p) ** group_size for p in pass_rates) / len(pass_rates)
+    return sum(degenerate_group_share(p, group_size) for p in pass_rates) / len(pass_rates)
 
 
 def _mean(values: Sequence[float]) -> float | None:
