@@ -8,7 +8,6 @@ Every other field is passed to the reward as a column too.
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -16,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from .completions import completion_text
+from .jsonl import jsonl_rows, open_jsonl
 
 _RESERVED = ("completion", "expected", "prompt", "completion_ids")
 
@@ -119,14 +119,10 @@ def load_golden(path: str | Path) -> list[GoldenCase]:
         {'answer': '18'}
     """
     cases = []
-    with open(path, encoding="utf-8") as stream:
-        for line, text in enumerate(stream, start=1):
-            if not text.strip():
-                continue
-            try:
-                row = json.loads(text)
-            except json.JSONDecodeError as exc:
-                raise ValueError(f"{path} line {line} is not valid JSON ({exc.msg}).") from None
+    with open_jsonl(path) as stream:
+        for line, row in jsonl_rows(stream):
+            if isinstance(row, str):
+                raise ValueError(f"{path} line {line}: {row}.")
             cases.append(_case(row, str(path), line))
     if not cases:
         raise ValueError(f"{path} holds no golden cases; write one JSON object per line.")

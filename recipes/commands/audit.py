@@ -13,6 +13,7 @@ from referee.recipes.commands.check import REWARD_HELP
 from referee.recipes.commands.score import parse_options
 from referee.rewards.audit import AuditReport, audit_reward
 from referee.rewards.compose import parse_reward_sum
+from referee.rewards.jsonl import jsonl_rows, open_jsonl
 
 
 def add_parser(subparsers: Any) -> None:
@@ -82,16 +83,10 @@ def report_table(report: AuditReport) -> str:
 
 def _read_rows(path: str, limit: int) -> list[dict[str, Any]]:
     rows = []
-    with open(path, encoding="utf-8") as stream:
-        for number, line in enumerate(islice(stream, limit), start=1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise ValueError(f"{path} line {number} is not valid JSON ({exc.msg}).") from None
-            if not isinstance(row, dict):
-                raise ValueError(f"{path} line {number} is a JSON {type(row).__name__}; each line must be a row object.")
+    with open_jsonl(path) as stream:
+        for number, row in jsonl_rows(islice(stream, limit)):
+            if isinstance(row, str):
+                raise ValueError(f"{path} line {number}: {row}.")
             rows.append(row)
     return rows
 

@@ -13,6 +13,7 @@ from typing import Any, TextIO
 from tqdm import tqdm
 
 from referee.rewards.completions import completion_text
+from referee.rewards.jsonl import jsonl_rows
 from referee.verifiers import STATUSES, VERIFIER_NAMES, Verdict, get_verifier
 from referee.verifiers.registry import default_gold_field
 
@@ -63,32 +64,31 @@ def parse_options(pairs: list[str]) -> dict[str, Any]:
     return options
 
 
-def _read_rows(stream: TextIO, completion_field: str, gold_field: str) -> Iterator[tuple[Any, Any, Verdict | None]]:
-    """(completion, gold, None) per line, or (None, None, error Verdict) for a bad line."""
-    for number, line in enumerate(stream, start=1):
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            yield None, None, Verdict("error", reason=f"line {number}: not valid JSON ({exc.msg})")
-            continue
-        if not isinstance(row, dict):
-            yield None, None, Verdict("error", reason=f"line {number}: a JSON object is needed, got {type(row).__name__}")
+_Pending = tuple[int, Any, Any, "Verdict | None"]
+
+
+def _read_rows(stream: TextIO, completion_field: str, gold_field: str) -> Iterator[_Pending]:
+    """(line number, completion, gold, None) per row, or (line number, None, None, error Verdict)."""
+    for number, row in jsonl_rows(stream):
+        if isinstance(row, str):
+            yield number, None, None, Verdict("error", reason=f"line {number}: {row}")
             continue
         missing = [f for f in (completion_field, gold_field) if f not in row]
         if missing:
-            yield None, None, Verdict("error", reason=f"line {number}: no field {', '.join(map(repr, missing))}")
+            yield number, None, None, Verdict("error", reason=f"line {number}: no field {', '.join(map(repr, missing))}")
             continue
         text = completion_text(row[completion_field])
         if text is None:
-            yield None, None, Verdict("error", reason=f"line {number}: field {completion_field!r} is not text or chat messages")
+            yield number, None, None, Verdict(
+                "error", reason=f"line {number}: field {completion_field!r} is not text or chat messages")
             continue
-        yield text, row[gold_field], None
+        yield number, text, row[gold_field], None
 
 
-def _judge(verifier: Any, pending: list[tuple[Any, Any, Verdict | None]], options: dict[str, Any]) -> list[Verdict]:
-    todo = [i for i, (_, _, verdict) in enumerate(pending) if verdict is None]
-    judged = verifier.verify_batch([pending[i][0] for i in todo], [pending[i][1] for i in todo], **options)
-    verdicts = [verdict for _, _, verdict in pending]
+def _judge(verifier: Any, pending: list[_Pending], options: dict[str, Any]) -> list[Verdict]:
+    todo = [i for i, (_, _, _, verdict) in enumerate(pending) if verdict is None]
+    judged = verifier.verify_batch([pending[i][1] for i in todo], [pending[i][2] for i in todo], **options)
+    verdicts = [verdict for _, _, _, verdict in pending]
     for i, verdict in zip(todo, judged):
         verdicts[i] = verdict
     return verdicts  # type: ignore[return-value]
@@ -130,18 +130,18 @@ def run(args: argparse.Namespace) -> int:
     sink = open(args.output, "w", encoding="utf-8") if args.output else sys.stdout
     report = sys.stdout if args.output else sys.stderr
     counts: Counter[str] = Counter()
-    score_sum, line = 0.0, 0
+    score_sum, judged = 0.0, 0
     with source, tqdm(desc=f"scoring ({args.verifier})", unit=" lines", disable=args.no_progress,
                       file=sys.stderr) as progress:
         rows = _read_rows(source, args.completion_field, gold_field)
         while chunk := [row for _, row in zip(range(_CHUNK), rows)]:
-            for verdict in _judge(verifier, chunk, options):
-                line += 1
+            for (line, _, _, _), verdict in zip(chunk, _judge(verifier, chunk, options)):
+                judged += 1
                 counts[verdict.status] += 1
                 score_sum += verdict.score
                 sink.write(json.dumps({"line": line, **verdict.to_dict()}, ensure_ascii=False) + "\n")
             progress.update(len(chunk))
     if sink is not sys.stdout:
         sink.close()
-    print("\n".join(summary_lines(counts, line, score_sum)), file=report)
+    print("\n".join(summary_lines(counts, judged, score_sum)), file=report)
     return 0

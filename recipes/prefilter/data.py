@@ -6,12 +6,13 @@ other formats are read with ``datasets`` / ``pyarrow`` and have a fixed schema.
 
 from __future__ import annotations
 
-import gzip
 import hashlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Union
+
+from referee.rewards.jsonl import jsonl_rows, open_jsonl
 
 if TYPE_CHECKING:
     from datasets import Dataset
@@ -81,22 +82,8 @@ def read_jsonl(path: str | Path) -> list[Row]:
         [{'prompt': '2 + 2 = '}, BadRow(reason='line 3: not valid JSON (Expecting property name enclosed in
         double quotes)'), BadRow(reason='line 4: a JSON object is needed, got list')]
     """
-    opener = gzip.open if str(path).endswith(".gz") else open
-    rows: list[Row] = []
-    with opener(path, "rt", encoding="utf-8", errors="replace") as lines:
-        for number, line in enumerate(lines, start=1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                rows.append(BadRow(f"line {number}: not valid JSON ({exc.msg})"))
-                continue
-            if not isinstance(row, dict):
-                rows.append(BadRow(f"line {number}: a JSON object is needed, got {type(row).__name__}"))
-                continue
-            rows.append(row)
-    return rows
+    with open_jsonl(path) as lines:
+        return [BadRow(f"line {number}: {row}") if isinstance(row, str) else row for number, row in jsonl_rows(lines)]
 
 
 def _pick_split(loaded: Any, split: str, source: str) -> Dataset:

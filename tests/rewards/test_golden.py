@@ -73,7 +73,7 @@ def test_check_weighted_sums_options_and_module_paths(tmp_path):
     ("gsm8k_accuracy", [{"completion": "x"}], "line 1 has no 'expected'"),
     ("gsm8k_accuracy", [{"completion": "x", "expected": "yes"}], "not a number or null"),
     ("gsm8k_accuracy", [], "holds no golden cases"),
-    ("gsm8k_accuracy", [[1, 2]], "JSON list"),
+    ("gsm8k_accuracy", [[1, 2]], "line 1: a JSON object is needed, got list"),
 ])
 def test_check_exits_2_on_unusable_input(tmp_path, capsys, reward, rows, message):
     golden = write_jsonl(tmp_path / "g.jsonl", rows)
@@ -84,7 +84,7 @@ def test_check_exits_2_on_unusable_input(tmp_path, capsys, reward, rows, message
 def test_invalid_json_line_is_named(tmp_path):
     path = tmp_path / "g.jsonl"
     path.write_text('{"completion": "x", "expected": 0}\n\n{oops\n', encoding="utf-8")
-    with pytest.raises(ValueError, match="line 3 is not valid JSON"):
+    with pytest.raises(ValueError, match="line 3: not valid JSON"):
         load_golden(path)
 
 
