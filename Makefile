@@ -23,5 +23,9 @@ $(VENV)/.installed: pyproject.toml
 test: install
 	$(PY) -m pytest -q $(PYTEST_ARGS)
 
+# GRPO on a CPU in a few minutes: a tiny local model learns sums; writes runs/demo/.
+demo: install
+	$(PY) -m referee.recipes.cli demo
+
 clean:
 	rm -rf $(VENV) runs .pytest_cache

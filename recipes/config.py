@@ -8,7 +8,6 @@ batch, temperature 1. ``profile="cpu"`` swaps in what works without a GPU.
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -94,13 +93,6 @@ class RefereeGRPOConfig(GRPOConfig):
                 "or leave loss_aggregation unset."
             )
         get_aggregation(self.loss_aggregation)
-        implied = TRL_LOSS_AGGREGATIONS[self.loss_type]
-        if implied != self.loss_aggregation and self.loss_aggregation in BUILTIN_AGGREGATIONS:
-            warnings.warn(
-                f"loss_type={self.loss_type!r} aggregates as {implied!r} but loss_aggregation={self.loss_aggregation!r} "
-                "decides; leave loss_aggregation unset to follow loss_type.",
-                stacklevel=2,
-            )
 
 
 def build_grpo_config(

@@ -34,7 +34,7 @@ class DemoSettings:
 
     Example:
         >>> DemoSettings().grpo_steps, DemoSettings(grpo_steps=10).grpo_steps
-        (400, 10)
+        (600, 10)
     """
 
     low: int = 0
@@ -45,7 +45,7 @@ class DemoSettings:
     warm_start_steps: int = 300
     warm_start_batch_size: int = 64
     warm_start_learning_rate: float = 1e-3
-    grpo_steps: int = 400
+    grpo_steps: int = 600
     grpo_batch_size: int = 64  # completions per step: 8 prompts x G=8
     num_generations: int = 8
     grpo_learning_rate: float = 5e-5

@@ -18,7 +18,7 @@ def add_parser(subparsers: Any) -> None:
         ),
     )
     parser.add_argument("--output-dir", default="runs/demo", metavar="OUT", help="where to write (default: runs/demo)")
-    parser.add_argument("--grpo-steps", type=int, default=None, metavar="N", help="GRPO steps (default: 400)")
+    parser.add_argument("--grpo-steps", type=int, default=None, metavar="N", help="GRPO steps (default: 600)")
     parser.add_argument("--threads", type=int, default=None, metavar="N",
                         help="torch threads (default: 1, the fastest on a shared 2-core machine)")
     parser.add_argument("--seed", type=int, default=None, metavar="S", help="seed of data, model and training (default: 0)")

@@ -63,10 +63,9 @@ def test_unknown_aggregation_is_refused(tmp_path):
         cpu_config(tmp_path, loss_aggregation="nowhere.module:rule")
 
 
-def test_disagreeing_loss_type_warns_and_aggregation_decides(tmp_path):
-    with pytest.warns(UserWarning, match="loss_type='grpo' aggregates as 'sequence' but loss_aggregation='token' decides"):
-        config = cpu_config(tmp_path, loss_type="grpo", loss_aggregation="token")
-    assert config.loss_aggregation == "token"
+def test_set_aggregation_decides_over_loss_type(tmp_path):
+    config = cpu_config(tmp_path, loss_type="grpo", loss_aggregation="token")
+    assert (config.loss_type, config.loss_aggregation) == ("grpo", "token")
 
 
 @pytest.mark.parametrize("installed", ["1.15.2", "1.17.0rc1", "1.16.0.dev0"])
