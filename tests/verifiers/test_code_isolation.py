@@ -5,6 +5,7 @@ import glob
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -15,6 +16,8 @@ import pytest
 from referee.recipes.cli import main as referee_main
 from referee.verifiers import code
 from referee.verifiers.code import isolation as iso
+from referee.verifiers.code.channel import recv_message
+from referee.verifiers.code.cleanup import running_since
 from referee.verifiers.code.grading import judge_pool
 from referee.verifiers.code.uids import lease_uid
 
@@ -177,6 +180,39 @@ def test_a_worker_killed_before_cleaning_up_leaves_no_folder_for_long():
         os.kill(pid, signal.SIGKILL)  # no chance to clean up
     assert code.verify("def f(x):\n    return 2 * x\n", TWICE, isolation="basic", workers=1).correct
     assert [path for path in stale if os.path.exists(path)] == []  # the next worker swept them
+
+
+def _bare_worker() -> tuple[subprocess.Popen, socket.socket]:
+    """A fork-server worker at the basic level, started straight, ready to serve."""
+    ours, theirs = socket.socketpair()
+    worker = subprocess.Popen([sys.executable, "-m", "referee.verifiers.code.forkserver", "--fd", str(theirs.fileno())],
+                              pass_fds=[theirs.fileno()])
+    theirs.close()
+    assert recv_message(ours, deadline=time.monotonic() + 60)[0] == "ready"
+    return worker, ours
+
+
+def test_a_killed_worker_not_yet_reaped_or_whose_pid_was_reused_leaves_no_folder():
+    killed, _ = _bare_worker()
+    [stale] = _job_folders(killed.pid)
+    os.kill(killed.pid, signal.SIGKILL)
+    os.waitid(os.P_PID, killed.pid, os.WEXITED | os.WNOWAIT)  # dead, but its parent has not reaped it: a zombie
+    base, me = os.path.dirname(stale), os.getpid()
+    reused = f"{base}/referee-jobs-{me}-{running_since(me) - 1}-reused"  # an older process that had our pid
+    live = f"{base}/referee-jobs-{me}-{running_since(me)}-live"  # looks like ours: in use
+    for folder in (reused, live):
+        os.mkdir(folder)
+    try:
+        assert os.path.exists(f"/proc/{killed.pid}")
+        swept, control = _bare_worker()
+        assert [path for path in (stale, reused) if os.path.exists(path)] == [] and os.path.isdir(live)
+        control.close()
+        assert swept.wait(timeout=10) == 0 and _job_folders(swept.pid) == []  # the new worker removes its own
+    finally:
+        killed.wait()
+        os.rmdir(live)
+        if os.path.exists(reused):
+            os.rmdir(reused)
 
 
 def test_doctor_prints_the_level_and_proves_the_sandbox_works(capsys):

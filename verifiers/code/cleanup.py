@@ -69,6 +69,29 @@ def list_processes() -> list[ProcessInfo]:
     return [info for info in map(_read_status, _pids()) if info is not None]
 
 
+def running_since(pid: int) -> int | None:
+    """When ``pid`` started (clock ticks after boot), while it runs; ``None`` once it has ended,
+    reaped or not: a killed process stays in ``/proc`` as a zombie until its parent reaps it.
+    With the start, a pid that the kernel gave to a new process is not mistaken for the old one.
+
+    Example:
+        >>> child = os.fork()
+        >>> if child == 0:
+        ...     os._exit(0)
+        >>> _ = os.waitid(os.P_PID, child, os.WEXITED | os.WNOWAIT)  # it has ended; not reaped yet
+        >>> running_since(child), os.path.exists(f"/proc/{child}")
+        (None, True)
+        >>> _ = os.waitpid(child, 0); running_since(os.getpid()) > 0
+        True
+    """
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            fields = handle.read().rsplit(b")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    return None if fields[0] in (b"Z", b"X") else int(fields[19])
+
+
 def _belongs(pid: int, *, session: int | None, uid: int | None, reaper: int) -> bool:
     """Cheap test on ``/proc/<pid>/stat`` and the owner of ``/proc/<pid>`` (its effective uid)."""
     try:

@@ -23,6 +23,7 @@ import ctypes
 import gc
 import importlib
 import os
+import re
 import select
 import selectors
 import signal
@@ -34,7 +35,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .channel import ChannelClosed, recv_message, send_message
-from .cleanup import SHARED_WRITABLE_DIRS, files_owned_by, kill_job, list_processes, remove_tree, wait_child
+from .cleanup import (SHARED_WRITABLE_DIRS, files_owned_by, kill_job, list_processes, remove_tree, running_since,
+                      wait_child)
 from .isolation import SANDBOX_ENV
 from .job import run_main, serve_calls
 from .limits import Limits, apply_limits
@@ -50,6 +52,7 @@ _PR_SET_NO_NEW_PRIVS = 38
 _PR_SET_CHILD_SUBREAPER = 36
 _CLONE_NEWNET = 0x40000000
 _STDERR_TAIL = 2000
+_JOBS_FOLDER_NAME = re.compile(r"referee-jobs-(?P<pid>\d+)-(?:(?P<start>\d+)-)?[^-]+")  # no start: older releases
 _LIBC = ctypes.CDLL(None, use_errno=True)
 
 
@@ -292,14 +295,20 @@ class _ForkServer:
 def _jobs_folder() -> str:
     """A fresh folder for job folders on the host (no private /tmp without bubblewrap), in memory
     when /dev/shm is there, after removing those that workers killed before they could clean up
-    left behind (the folder is named after its worker's pid)."""
+    left behind. The folder is named after its worker's pid and start time: a worker that was
+    killed and not yet reaped by its judge (a zombie) has ended too, and a pid used again by
+    another process does not keep the folder."""
     base = "/dev/shm" if os.access("/dev/shm", os.W_OK) else tempfile.gettempdir()  # rmdir on disk is slow
     for name in os.listdir(base):
-        pid = name.split("-")[2] if name.startswith("referee-jobs-") else ""
+        owner = _JOBS_FOLDER_NAME.fullmatch(name)
+        if owner is None:
+            continue
+        started = running_since(int(owner["pid"]))
         path = os.path.join(base, name)
-        if pid.isdigit() and not os.path.exists(f"/proc/{pid}") and os.lstat(path).st_uid == os.getuid():
+        if ((started is None or owner["start"] not in (None, str(started)))
+                and os.lstat(path).st_uid == os.getuid()):
             remove_tree(path)
-    folder = tempfile.mkdtemp(prefix=f"referee-jobs-{os.getpid()}-", dir=base)
+    folder = tempfile.mkdtemp(prefix=f"referee-jobs-{os.getpid()}-{running_since(os.getpid())}-", dir=base)
     os.chmod(folder, 0o711)  # the jobs' uid may pass through to its own folder, not list the others
     return folder
 

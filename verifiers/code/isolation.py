@@ -110,7 +110,10 @@ def bubblewrap_argv(bwrap: str, *, user_namespace: bool) -> list[str]:
             argv += ["--symlink", os.readlink(top), top]
         elif os.path.isdir(top):
             argv += ["--ro-bind", top, top]
-    made: set[str] = set()
+    # The fresh /proc, /dev and /tmp first: mounted after the binds, they would hide a Python or a
+    # checkout that lives under them (a clone in /tmp, say).
+    argv += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
+    made: set[str] = {"/proc", "/dev", "/tmp"}
     for path in [f for f in _SYSTEM_FILES if os.path.exists(f)] + _read_only_paths():
         parent = Path(path).parent
         for folder in reversed([parent, *parent.parents]):
@@ -119,7 +122,7 @@ def bubblewrap_argv(bwrap: str, *, user_namespace: bool) -> list[str]:
                 made.add(str(folder))
                 argv += ["--perms", "0755", "--dir", str(folder)]
         argv += ["--ro-bind", path, path]
-    argv += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--chdir", "/tmp", "--"]
+    argv += ["--chdir", "/tmp", "--"]
     return argv
 
 
