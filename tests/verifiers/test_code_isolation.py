@@ -100,6 +100,15 @@ def test_the_uid_level_without_bubblewrap(level):
     assert verdict.correct, verdict.reason  # not root, no network, the worker out of reach
 
 
+@pytest.mark.parametrize("level", ["uid"] if IS_ROOT else [])
+def test_the_uid_level_imports_the_whole_standard_library_wherever_python_lives(level):
+    # none of these is imported by the worker; pyenv keeps them in a 0700 /root, for one
+    program = ("import calendar, email.mime.text, json.tool, sqlite3, zoneinfo\ndef f(x):\n"
+               "    return 2 * x if calendar.isleap(2024) else 0\n")
+    verdict = code.verify(program, TWICE, isolation=level, workers=1)
+    assert verdict.correct, verdict.reason
+
+
 def test_uid_leases_are_unique_until_released():
     first, second = lease_uid(), lease_uid()
     assert first.uid != second.uid

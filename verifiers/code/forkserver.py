@@ -37,9 +37,10 @@ from typing import Any
 from .channel import ChannelClosed, recv_message, send_message
 from .cleanup import (SHARED_WRITABLE_DIRS, files_owned_by, kill_job, list_processes, remove_tree, running_since,
                       wait_child)
-from .isolation import SANDBOX_ENV
+from .isolation import SANDBOX_ENV, read_only_paths
 from .job import run_main, serve_calls
 from .limits import Limits, apply_limits
+from .mounts import let_others_reach
 
 # Imported once here so that jobs find them warm (a fork shares them, copy-on-write).
 PRELOADED_MODULES: tuple[str, ...] = (
@@ -347,6 +348,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--uid", type=int)
     parser.add_argument("--unshare-net", action="store_true")
     parser.add_argument("--sweep-shared", action="store_true")
+    parser.add_argument("--reach-python", action="store_true", help="own mount namespace where the jobs' uid "
+                                                                    "can reach the Python installation")
     parser.add_argument("--pid-namespace", action="store_true", help="bubblewrap: own pid namespace, private /tmp")
     args = parser.parse_args(argv)
     # No death signal from the judge: when it dies its end of the control socket closes, and the
@@ -355,6 +358,8 @@ def main(argv: list[str] | None = None) -> int:
     layers = {"subreaper": _prctl(_PR_SET_CHILD_SUBREAPER, 1)}
     if args.unshare_net:
         layers["no network"] = _unshare_network()
+    if args.reach_python:
+        layers["python reachable"] = let_others_reach(read_only_paths())
     if args.uid is not None:
         kill_job(session=None, uid=args.uid, children=True)  # leftovers of an earlier worker with this uid
         for path in files_owned_by(args.uid, SHARED_WRITABLE_DIRS if args.sweep_shared else ()):

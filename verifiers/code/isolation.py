@@ -6,7 +6,8 @@ Levels, best first:
   root; a private ``/tmp``) and, because we are root, an unprivileged uid for each worker's jobs.
 * ``namespaces``: bubblewrap inside a user namespace (not root): jobs keep the worker's uid.
 * ``uid``: root without bubblewrap: own uid per worker and a network namespace, but the host's
-  file system and process table stay visible.
+  file system and process table stay visible (a private folder on the way to Python, such as
+  pyenv's ``/root``, is covered in the worker's own mount namespace: see :mod:`.mounts`).
 * ``basic``: neither: rlimits, a process group, outside deadlines and cleanup only.
 
 Every level keeps the rest: per-job rlimits, a fresh job folder, capped output, deadlines
@@ -77,8 +78,14 @@ def _is_root() -> bool:
     return os.geteuid() == 0
 
 
-def _read_only_paths() -> list[str]:
-    """The folders a worker needs: the Python installation, the environment, and this package."""
+def read_only_paths() -> list[str]:
+    """The folders a worker and its jobs need besides the system's: the Python installation, the
+    environment, and this package, none inside another.
+
+    Example:
+        >>> any(sys.base_prefix.startswith(path) for path in ["/usr", *read_only_paths()])
+        True
+    """
     wanted = {sys.base_prefix, sys.prefix, sys.exec_prefix, sys.base_exec_prefix,
               str(Path(os.path.realpath(sys.executable)).parent.parent),
               str(Path(__file__).resolve().parents[1])}  # referee.verifiers, wherever it is installed
@@ -114,7 +121,7 @@ def bubblewrap_argv(bwrap: str, *, user_namespace: bool) -> list[str]:
     # checkout that lives under them (a clone in /tmp, say).
     argv += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
     made: set[str] = {"/proc", "/dev", "/tmp"}
-    for path in [f for f in _SYSTEM_FILES if os.path.exists(f)] + _read_only_paths():
+    for path in [f for f in _SYSTEM_FILES if os.path.exists(f)] + read_only_paths():
         parent = Path(path).parent
         for folder in reversed([parent, *parent.parents]):
             # bubblewrap makes missing parents 0700, which would lock the jobs' uid out
@@ -196,7 +203,8 @@ def _layers(level: str, bubblewrap: bool, own_uid: bool, bwrap_why: str) -> tupl
     if own_uid:
         hidden = None if bubblewrap else unreadable_for_others(sysconfig.get_paths()["stdlib"])
         uid = Layer("own uid", True, "running as root: each worker's jobs run as their own unprivileged uid"
-                    + (f"; they cannot read {hidden}, so they can import only the modules the worker preloads"
+                    + (f"; they cannot pass through {hidden}, so the worker covers it, in a mount namespace of "
+                       "its own, with an empty folder into which only Python and this package are bound back"
                        if hidden else ""))
     else:
         why = f"not used at the {level!r} level" if _is_root() else "not root"

@@ -62,7 +62,7 @@ class Sandbox:
         if self.isolation.bubblewrap:
             args.append("--pid-namespace")
         elif self.isolation.own_uid:
-            args += ["--unshare-net", "--sweep-shared"]
+            args += ["--unshare-net", "--sweep-shared", "--reach-python"]
         return args
 
     def start(self) -> dict[str, bool]:
@@ -85,7 +85,8 @@ class Sandbox:
             reason = self._stderr_tail() or str(exc)
             self._kill()
             raise SandboxBroken(f"the sandbox worker did not start: {reason}") from None
-        wanted = {"own uid": self.isolation.own_uid, "no network": self.isolation.own_uid and not self.isolation.bubblewrap}
+        uid_level = self.isolation.own_uid and not self.isolation.bubblewrap
+        wanted = {"own uid": self.isolation.own_uid, "no network": uid_level, "python reachable": uid_level}
         missing = [name for name, want in wanted.items() if want and not layers.get(name)]
         if kind != "ready" or missing:
             ours.close()
