@@ -10,11 +10,13 @@ sequence-sum/luspo), on the same model weights and the same buffered batches:
 * a whole optimizer step (generation, rewards, loss, backward, optimizer), from TRL's
   ``step_time`` metric, the two trainers' runs interleaved.
 
-The overhead is reported as a share of the step time. The model is the demo's ~0.6M-parameter
+Times are the fastest of N (the same work each time, so the fastest is the least disturbed by
+other load on a shared machine). The overhead is reported as a share of the step time. The
+model is the demo's ~0.6M-parameter
 Qwen2 with a character tokenizer: the smallest step, so the largest share. Prompts are GSM8K
 questions (cut to fit the tiny model's context).
 
-    python benchmarks/loss.py --data ../shared/data/gsm8k_test.jsonl
+    python -m benchmarks.loss --data ../shared/data/gsm8k_test.jsonl
 """
 
 from __future__ import annotations
@@ -23,7 +25,6 @@ import argparse
 import contextlib
 import io
 import json
-import statistics
 import tempfile
 import time
 from pathlib import Path
@@ -88,7 +89,7 @@ def loss_backward_seconds(trainer: Any, batches: list[dict[str, Any]]) -> float:
 
 
 def layer_seconds(trainer: Any, batches: list[dict[str, Any]], repeats: int) -> float:
-    """The layer's own work per accumulation window, median of ``repeats``."""
+    """The layer's own work per accumulation window, fastest of ``repeats``."""
     times = []
     for _ in range(repeats):
         started = time.perf_counter()
@@ -98,7 +99,7 @@ def layer_seconds(trainer: Any, batches: list[dict[str, Any]], repeats: int) -> 
             advantages = batch["advantages"].unsqueeze(1)
             _ = {**batch, "advantages": advantages * scale}
         times.append(time.perf_counter() - started)
-    return statistics.median(times)
+    return min(times)
 
 
 def step_seconds(trainer_factory: Any, rounds: int) -> list[float]:
@@ -117,9 +118,9 @@ def main() -> None:
     parser.add_argument("--batch", type=int, default=32, help="completions per micro-batch (default 32)")
     parser.add_argument("--accumulation", type=int, default=2, help="micro-batches per optimizer step (default 2)")
     parser.add_argument("--completion-length", type=int, default=32, help="max completion tokens (default 32)")
-    parser.add_argument("--steps", type=int, default=6, help="optimizer steps per timed run (default 6)")
-    parser.add_argument("--rounds", type=int, default=3, help="interleaved runs per trainer (default 3)")
-    parser.add_argument("--repeats", type=int, default=30, help="timed loss+backward windows per trainer (default 30)")
+    parser.add_argument("--steps", type=int, default=3, help="optimizer steps per timed run, the first not timed (default 3)")
+    parser.add_argument("--rounds", type=int, default=6, help="interleaved runs per trainer (default 6)")
+    parser.add_argument("--repeats", type=int, default=20, help="timed loss+backward windows per trainer (default 20)")
     parser.add_argument("--threads", type=int, default=1)
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
@@ -147,8 +148,8 @@ def main() -> None:
         for _ in range(args.rounds):
             step_times["trl"] += step_seconds(trl_trainer, 1)
             step_times["referee"] += step_seconds(referee_trainer, 1)
-        trl_loss, referee_loss = (statistics.median(loss_times[k]) for k in ("trl", "referee"))
-        trl_step, referee_step = (statistics.median(step_times[k]) for k in ("trl", "referee"))
+        trl_loss, referee_loss = (min(loss_times[k]) for k in ("trl", "referee"))
+        trl_step, referee_step = (min(step_times[k]) for k in ("trl", "referee"))
         rows.append({
             "rule": rule, "trl_loss_type": loss_type, "base_loss_type": get_aggregation(rule).base_loss_type,
             "layer_ms_per_step": 1000 * own,

@@ -13,7 +13,9 @@ The KL term is added by TRL after the advantages are used, so it is not scaled b
 When ``beta > 0`` the trainer multiplies ``beta`` by the scale for the call; that is exact
 only when the scale is one number per micro-batch (all built-in rules: ``sequence`` runs on
 ``grpo`` with scale 1). A rule whose scale differs between completions is refused with
-``beta > 0``. The KL metric reads the unscaled KL, so it is TRL's too.
+``beta > 0``. The KL metric reads the unscaled KL, so it is TRL's too. One metric follows
+the base type's convention: with an entropy bonus TRL logs ``policy_loss`` before dividing by
+the accumulation steps for ``grpo``/``dr_grpo`` but after for ``dapo``.
 """
 
 from __future__ import annotations
