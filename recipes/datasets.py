@@ -34,7 +34,7 @@ def _column(row: dict[str, Any], name: str, format_name: str) -> Any:
     value = row.get(name)
     if value is None:
         present = ", ".join(sorted(row)) or "none"
-        raise ValueError(f"The {format_name} loader needs a {name!r} column (this dataset has: {present}); "
+        raise ValueError(f"The {format_name} loader needs the {name!r} column (this dataset has: {present}); "
                          f"pick the right dataset_format or rename the column.")
     return value
 
