@@ -158,6 +158,16 @@ def recipe_summary(recipe: Recipe) -> dict[str, Any]:
     }
 
 
+def vllm_installed() -> bool:
+    """Whether vLLM can be imported here (found without importing it).
+
+    Example:
+        >>> isinstance(vllm_installed(), bool)
+        True
+    """
+    return importlib.util.find_spec("vllm") is not None
+
+
 def check_generation_backend(training: RefereeGRPOConfig) -> None:
     """Refuse ``use_vllm`` where vLLM cannot run, before any model is loaded (vLLM itself is never imported here).
 
@@ -169,7 +179,7 @@ def check_generation_backend(training: RefereeGRPOConfig) -> None:
         return
     import torch
 
-    if importlib.util.find_spec("vllm") is None:
+    if not vllm_installed():
         raise RuntimeError("use_vllm is true but vLLM is not installed; pip install 'referee[vllm]' on a CUDA machine, "
                            "or set use_vllm: false to generate with transformers.")
     if training.vllm_mode == "colocate" and not torch.cuda.is_available():

@@ -76,13 +76,14 @@ def test_setup_errors_are_one_line(capsys, argv, message):
 
 
 def test_vllm_recipe_without_vllm_stops_before_loading_anything(capsys, monkeypatch):
-    monkeypatch.setattr(recipe_module.importlib.util, "find_spec", lambda name: None)
+    monkeypatch.setattr(recipe_module, "vllm_installed", lambda: False)
     assert main(["train", "gsm8k_qwen2.5-1.5b_lora", "--use_cpu", "true", "--bf16", "false"]) == 2
     assert "use_vllm is true but vLLM is not installed; pip install 'referee[vllm]'" in capsys.readouterr().err
 
 
 def test_vllm_colocate_needs_cuda(monkeypatch):
-    monkeypatch.setattr(recipe_module.importlib.util, "find_spec", lambda name: object())
+    monkeypatch.setattr(recipe_module, "vllm_installed", lambda: True)
+    monkeypatch.setattr("torch.cuda.is_available", lambda: False)
     training = parse_recipe(str(recipe_path("gsm8k_qwen2.5-1.5b_full")), ["--use_cpu", "true", "--bf16", "false"]).training
     with pytest.raises(RuntimeError, match="vllm_mode 'colocate' needs a CUDA GPU"):
         check_generation_backend(training)
