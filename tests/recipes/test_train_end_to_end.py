@@ -100,7 +100,7 @@ def test_two_processes_share_the_data(tmp_path, warm_model, sums_jsonl):
     import sys
 
     path = recipe(tmp_path, warm_model, sums_jsonl, per_device_train_batch_size=8, max_steps=2, diagnostics=False)
-    done = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2",
+    done = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2",
                            "-m", "referee.recipes.cli", "train", str(path)], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     history = json.loads((tmp_path / "out" / "trainer_state.json").read_text())["log_history"]
