@@ -48,7 +48,14 @@ class RecipeArguments(ScriptArguments):
 
 @dataclass(frozen=True)
 class Recipe:
-    """A resolved recipe: referee's arguments, the GRPO config and the model config."""
+    """A resolved recipe: referee's arguments, the GRPO config and the model config.
+
+    Example:
+        >>> from referee.recipes.shipped import recipe_path
+        >>> recipe = parse_recipe(str(recipe_path("gsm8k_qwen2.5-1.5b_lora")), ["--use_cpu", "true", "--bf16", "false"])
+        >>> recipe.script.dataset_format, recipe.model.lora_r, recipe.training.num_generations
+        ('gsm8k', 16, 8)
+    """
 
     script: RecipeArguments
     training: RefereeGRPOConfig

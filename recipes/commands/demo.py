@@ -7,6 +7,15 @@ from typing import Any
 
 
 def add_parser(subparsers: Any) -> None:
+    """Add ``demo`` to the ``referee`` subcommands.
+
+    Example:
+        >>> import argparse
+        >>> parser = argparse.ArgumentParser()
+        >>> add_parser(parser.add_subparsers())
+        >>> parser.parse_args(["demo", "--grpo-steps", "50"]).grpo_steps
+        50
+    """
     parser = subparsers.add_parser(
         "demo",
         help="train a tiny local model with GRPO on a CPU (about two minutes, nothing downloaded)",
@@ -26,6 +35,16 @@ def add_parser(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Run the demo with the options given (others keep ``DemoSettings``' defaults); returns 0.
+
+    Example:
+        >>> from unittest import mock
+        >>> with mock.patch("referee.recipes.demo.run_demo") as demo:
+        ...     run(argparse.Namespace(output_dir="runs/x", grpo_steps=None, threads=2, seed=None))
+        ...     demo.call_args.args[1].threads, demo.call_args.args[1].grpo_steps
+        0
+        (2, 600)
+    """
     from dataclasses import replace
 
     from referee.recipes.demo import DemoSettings, run_demo

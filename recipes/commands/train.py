@@ -8,6 +8,16 @@ from typing import Any
 
 
 def add_parser(subparsers: Any) -> None:
+    """Add ``train`` to the ``referee`` subcommands.
+
+    Example:
+        >>> import argparse
+        >>> parser = argparse.ArgumentParser()
+        >>> add_parser(parser.add_subparsers())
+        >>> args = parser.parse_args(["train", "my.yaml", "--learning_rate", "1e-6"])
+        >>> args.config, args.overrides
+        ('my.yaml', ['--learning_rate', '1e-6'])
+    """
     parser = subparsers.add_parser(
         "train",
         help="train with a YAML recipe (TRL keys, CLI overrides, accelerate launch for several GPUs)",
@@ -31,6 +41,14 @@ def add_parser(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    """List the recipes, print one resolved (``--dry-run``), or train; returns the exit status.
+
+    Example:
+        >>> run(argparse.Namespace(list=True, dry_run=False, config=None, overrides=[]))  # doctest: +ELLIPSIS
+        /.../configs/code_qwen2.5-coder-1.5b_lora.yaml
+        ...
+        0
+    """
     from referee.recipes.shipped import recipe_path, shipped_recipes
 
     overrides = [item for item in args.overrides if item != "--dry-run"]
