@@ -99,6 +99,8 @@ def _strict(text: str) -> Extraction | None:
 
 
 def _last_boxed(text: str) -> tuple[int, Extraction] | None:
+    if "\\boxed" not in text and "\\fbox" not in text:
+        return None
     spans = boxed_spans(text)
     for index in range(len(spans) - 1, -1, -1):
         start, _, content = spans[index]
@@ -135,6 +137,8 @@ def _last_phrase(text: str) -> tuple[int, Extraction] | None:
 
 
 def _last_bold(text: str) -> NumberMatch | None:
+    if "**" not in text:
+        return None
     for bold in reversed(list(_BOLD_RE.finditer(text))):
         content = bold.group(1)
         if _BOLD_ANSWER_RE.match(content):
