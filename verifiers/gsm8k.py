@@ -65,6 +65,12 @@ class Extraction(NamedTuple):
 
 
 def _span_answer(span: str) -> tuple[NumberMatch, tuple[NumberMatch, ...]] | None:
+    # The G completions of one prompt often end on the same few answer spans; long spans
+    # (a huge boxed content) are not kept, so the cache stays small.
+    return _short_span_answer(span) if len(span) <= _CACHED_SPAN_CHARS else _read_span_answer(span)
+
+
+def _read_span_answer(span: str) -> tuple[NumberMatch, tuple[NumberMatch, ...]] | None:
     """The answer stated in a short span (the number after the last ``=``, else the first),
     with the other values it offers when the span hedges ("18 or 20")."""
     if "=" in span:
@@ -78,6 +84,10 @@ def _span_answer(span: str) -> tuple[NumberMatch, tuple[NumberMatch, ...]] | Non
         others = tuple(n for n in iter_numbers(span) if n.value != number.value)
         return number, others
     return number, ()
+
+
+_CACHED_SPAN_CHARS = 200
+_short_span_answer = lru_cache(maxsize=4096)(_read_span_answer)
 
 
 def _until_sentence_end(text: str, start: int, limit: int = 300) -> str:
@@ -287,7 +297,8 @@ def verify(
         where = "no '#### N' answer line" if mode == "strict" else "no number"
         return Verdict("no_answer", reason=f"{where} in the completion", details={"mode": mode, "gold": gold_text})
     value = found.number.value
-    value_text = gold_text if value == gold_number else format_number(value)
+    equal = value == gold_number
+    value_text = gold_text if equal else format_number(value)
     details = {"mode": mode, "source": found.source, "value": value_text, "gold": gold_text}
     if found.alternatives:
         offered = ", ".join([value_text, *(format_number(n.value) for n in found.alternatives)])
@@ -295,7 +306,7 @@ def verify(
         return Verdict("wrong", 0.0, extracted=found.number.text,
                        reason=f"offers several different answers ({offered}, {found.source}): a hedge is not an answer",
                        details=details)
-    if _close(value, gold_number, abs_tol, rel_tol):
+    if equal or _close(value, gold_number, abs_tol, rel_tol):
         return Verdict("correct", 1.0, extracted=found.number.text,
                        reason=f"{details['value']} ({found.source}) equals the gold {gold_text}", details=details)
     return Verdict("wrong", 0.0, extracted=found.number.text,
