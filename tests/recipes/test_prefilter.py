@@ -8,7 +8,6 @@ import torch
 from hypothesis import given
 from hypothesis import strategies as st
 
-from referee.recipes.loading import load_tokenizer
 from referee.recipes.prefilter import (
     EngineOptions,
     KeepBounds,
@@ -19,7 +18,6 @@ from referee.recipes.prefilter import (
     run_prefilter,
 )
 from referee.recipes.prefilter.scoring import pass_counts
-from referee.recipes.tiny_model import save_tiny_model
 
 torch.set_num_threads(1)
 
@@ -49,16 +47,6 @@ class ScriptedBackend:
             assert len(texts) == num_generations
             groups.append([Sample(text, tuple(self.tokenizer(text)["input_ids"]), False) for text in texts])
         return groups
-
-
-@pytest.fixture(scope="module")
-def model_dir(tmp_path_factory):
-    return str(save_tiny_model(tmp_path_factory.mktemp("tiny")))
-
-
-@pytest.fixture(scope="module")
-def tokenizer(model_dir):
-    return load_tokenizer(model_dir)
 
 
 def contains_answer(prompts, completions, answer, **kwargs):

@@ -9,24 +9,12 @@ from types import SimpleNamespace
 import pytest
 import torch
 
-from referee.recipes.loading import load_tokenizer
 from referee.recipes.prefilter import EngineOptions, KeepBounds, PrefilterConfig, SamplingOptions, run_prefilter
 from referee.recipes.prefilter import generation
 from referee.recipes.prefilter.generation import build_backend, resolve_backend
 from referee.recipes.prefilter.transformers_backend import TransformersBackend
-from referee.recipes.tiny_model import save_tiny_model
 
 torch.set_num_threads(1)
-
-
-@pytest.fixture(scope="module")
-def model_dir(tmp_path_factory):
-    return str(save_tiny_model(tmp_path_factory.mktemp("tiny")))
-
-
-@pytest.fixture(scope="module")
-def tokenizer(model_dir):
-    return load_tokenizer(model_dir)
 
 
 @pytest.fixture

@@ -13,7 +13,6 @@ import torch
 from referee.recipes.cli import main
 from referee.recipes.prefilter import EngineOptions, KeepBounds, PrefilterConfig, SamplingOptions, run_prefilter
 from referee.recipes.prefilter.store import RunMismatchError
-from referee.recipes.tiny_model import save_tiny_model
 
 torch.set_num_threads(1)
 HERE = Path(__file__).parent
@@ -45,11 +44,6 @@ def one_thread(monkeypatch):
 @pytest.fixture(autouse=True)
 def reward_importable(monkeypatch):
     monkeypatch.syspath_prepend(str(HERE))  # so REWARD resolves as module:attribute in this process
-
-
-@pytest.fixture(scope="module")
-def model_dir(tmp_path_factory):
-    return str(save_tiny_model(tmp_path_factory.mktemp("tiny")))
 
 
 @pytest.fixture

@@ -18,7 +18,6 @@ from referee.recipes.prefilter import (
     run_prefilter,
 )
 from referee.recipes.prefilter.transformers_backend import TransformersBackend
-from referee.recipes.tiny_model import save_tiny_model
 
 torch.set_num_threads(1)
 HERE = Path(__file__).parent
@@ -47,11 +46,6 @@ def reward_importable(monkeypatch):
     # rewards are given as module:attribute, which worker processes import too
     monkeypatch.syspath_prepend(str(HERE))
     monkeypatch.setenv("PYTHONPATH", str(HERE))
-
-
-@pytest.fixture(scope="module")
-def model_dir(tmp_path_factory):
-    return str(save_tiny_model(tmp_path_factory.mktemp("tiny")))
 
 
 @pytest.fixture(scope="module")
