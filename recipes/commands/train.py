@@ -64,13 +64,16 @@ def run(args: argparse.Namespace) -> int:
         if dry_run:
             return _dry_run(path, overrides)
         from referee.recipes.recipe import build_trainer, parse_recipe, train_and_save
+        from referee.recipes.teardown import holding_process_group
 
         recipe = parse_recipe(path, overrides)
         trainer = build_trainer(recipe)
     except (ValueError, RuntimeError, OSError) as exc:  # set-up errors are the user's to fix: one line
         print(f"referee train: {exc}", file=sys.stderr)
         return 2
-    train_and_save(trainer, recipe)
+    with holding_process_group():
+        train_and_save(trainer, recipe)
+        del trainer  # freed while the process group is still held (see referee.recipes.teardown)
     return 0
 
 

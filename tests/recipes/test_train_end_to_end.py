@@ -93,6 +93,12 @@ def test_lora_recipe_trains_adapters(tmp_path, warm_model, sums_jsonl):
     assert json.loads((tmp_path / "out" / "adapter_config.json").read_text())["r"] == 4
 
 
+def ranks_output(stderr: str) -> str:
+    """What the ranks printed before torchrun's own failure summary (which names no cause)."""
+    summary = stderr.find("elastic/multiprocessing/api.py")
+    return stderr[:summary if summary > 0 else len(stderr)][-6000:]
+
+
 def test_two_processes_share_the_data(tmp_path, warm_model, sums_jsonl):
     """`referee train` under a distributed launcher (torchrun, what accelerate launch runs): two CPU
     processes, each with its own micro-batch, so two optimizer steps see four prompts."""
@@ -102,7 +108,7 @@ def test_two_processes_share_the_data(tmp_path, warm_model, sums_jsonl):
     path = recipe(tmp_path, warm_model, sums_jsonl, per_device_train_batch_size=8, max_steps=2, diagnostics=False)
     done = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2",
                            "-m", "referee.recipes.cli", "train", str(path)], capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.returncode == 0, ranks_output(done.stderr)
     history = json.loads((tmp_path / "out" / "trainer_state.json").read_text())["log_history"]
     assert history[-1]["step"] == 2 and history[-1]["epoch"] == pytest.approx(4 / len(SUMS))
     assert (tmp_path / "out" / "model.safetensors").is_file()

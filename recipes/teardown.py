@@ -1,0 +1,42 @@
+"""Ending a distributed run cleanly: every rank meets, then the process group goes, GIL released.
+
+Under a distributed launcher, DDP's C++ ``Reducer`` holds the process group. If the Reducer
+is its last holder, the group is destroyed with the GIL held, and a Gloo worker thread that
+still has to release a finished collective's Python tensors waits for the GIL forever: the
+rank hangs. Left to interpreter exit instead, the same release aborts the rank (SIGABRT) and
+torchrun fails the whole launch. Both were seen on two CPU ranks after a successful run.
+"""
+
+from __future__ import annotations
+
+import gc
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+
+@contextmanager
+def holding_process_group() -> Iterator[None]:
+    """Hold the default process group while the block trains and drops its trainer; then tear it down.
+
+    When the block ends normally every rank meets at a barrier, the group is unregistered, the
+    block's garbage (the DDP model and its Reducer) is collected while this function still holds
+    the group, and dropping that last reference destroys the group through torch's binding, which
+    releases the GIL first. An exception skips all of it (the other ranks may be gone) and
+    propagates. Without an initialised process group this is a no-op.
+
+    Example:
+        >>> with holding_process_group():
+        ...     trainer = "trained"
+        ...     del trainer
+    """
+    import torch.distributed as dist
+
+    if not (dist.is_available() and dist.is_initialized()):
+        yield
+        return
+    group = dist.group.WORLD
+    yield
+    dist.barrier()
+    dist.destroy_process_group()
+    gc.collect()
+    del group  # the last reference: the binding releases the GIL while Gloo's threads are joined

@@ -1,0 +1,55 @@
+"""`holding_process_group`: a distributed run ends with the group destroyed, never a hang or an abort."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from referee.recipes.teardown import holding_process_group
+
+# One Gloo rank with a DDP model that has trained a step and gathered, as a trainer leaves it.
+SCRIPT = textwrap.dedent("""
+    import os, sys, tempfile
+    import torch, torch.distributed as dist
+    from referee.recipes.teardown import holding_process_group
+
+    dist.init_process_group("gloo", init_method="file://" + os.path.join(tempfile.mkdtemp(), "store"),
+                            rank=0, world_size=1)
+    def trained_model():
+        model = torch.nn.parallel.DistributedDataParallel(torch.nn.Linear(4, 2))
+        model(torch.ones(3, 4)).sum().backward()
+        dist.all_gather_object([None], {"reward": 1.0})
+        return model
+
+    if sys.argv[1] == "raises":
+        try:
+            with holding_process_group():
+                model = trained_model()
+                raise KeyError("a rank failed")
+        except KeyError:
+            print("raised; group kept:", dist.is_initialized())
+        sys.exit(0)
+    with holding_process_group():
+        model = trained_model()
+        del model
+    print("group destroyed:", not dist.is_initialized())
+""")
+
+
+@pytest.mark.parametrize("case, expected", [("normal", "group destroyed: True"), ("raises", "raised; group kept: True")])
+def test_process_group_is_destroyed_after_a_ddp_model_unless_the_block_raises(tmp_path, case, expected):
+    script = tmp_path / "rank.py"
+    script.write_text(SCRIPT)
+    done = subprocess.run([sys.executable, str(script), case], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.strip() == expected
+
+
+def test_without_a_process_group_the_block_just_runs():
+    ran = []
+    with holding_process_group():
+        ran.append(True)
+    assert ran == [True]
