@@ -22,13 +22,12 @@ from functools import lru_cache
 from typing import Any, Literal, NamedTuple
 
 from .latex import boxed_spans
-from .numeric import NumberMatch, first_number, format_number, iter_numbers, last_number, parse_number
+from .numeric import Exact, NumberMatch, exact, first_number, format_number, iter_numbers, last_number, parse_number
 from .verdict import Verdict
 
 Mode = Literal["strict", "flexible", "auto"]
 MODES: tuple[str, ...] = ("strict", "flexible", "auto")
 
-_ANSWER_LINE_RE = re.compile(r"^[ \t>]*####[ \t]*(?P<content>[^\n]*)$", re.MULTILINE)
 # An answer line starts with the number, possibly behind markup: "#### $18", "#### **18**",
 # "#### \boxed{18}", "#### -3".
 _ANSWER_LINE_START_RE = re.compile(r"^(?:[*_$\s]|\\\$|\\\(|\\\[|\\boxed\{|\\text\{)*[-\u2212+]?\s?\$?\s?\.?[0-9]")
@@ -97,14 +96,21 @@ def _until_sentence_end(text: str, start: int, limit: int = 300) -> str:
 
 
 def _strict(text: str) -> Extraction | None:
-    if "####" not in text:
-        return None
-    for line in reversed(list(_ANSWER_LINE_RE.finditer(text))):
-        content = line.group("content")
-        if _ANSWER_LINE_START_RE.match(content):
-            answer = _span_answer(_until_sentence_end(content, 0))
-            if answer is not None:
-                return Extraction(answer[0], "####", answer[1])
+    # Answer lines are found from the end with str.rfind: a line is one when it starts, after
+    # spaces, tabs or quote marks (">"), with "####"; the rest of the line is its content.
+    at = text.rfind("####")
+    while at >= 0:
+        line_start = text.rfind("\n", 0, at) + 1
+        line_end = text.find("\n", at)
+        line = text[line_start:] if line_end < 0 else text[line_start:line_end]
+        body = line.lstrip(" \t>")
+        if body.startswith("####"):
+            content = body[4:].lstrip(" \t")
+            if _ANSWER_LINE_START_RE.match(content):
+                answer = _span_answer(_until_sentence_end(content, 0))
+                if answer is not None:
+                    return Extraction(answer[0], "####", answer[1])
+        at = text.rfind("####", 0, line_start)
     return None
 
 
@@ -176,31 +182,35 @@ def extract_answer(completion: str, *, mode: Mode = "auto") -> Extraction | None
 
     Example:
         >>> extract_answer("16 - 3 - 4 = 9 eggs, 9 * 2 = 18.\\n#### $18").number.value
-        Fraction(18, 1)
+        18
         >>> extract_answer("So she makes $\\\\boxed{18}$ dollars.").source
         'boxed'
         >>> extract_answer("no digits here") is None
         True
     """
-    if mode not in MODES:
+    extract = _EXTRACTORS.get(mode) if isinstance(mode, str) else None
+    if extract is None:
         raise ValueError(f"mode={mode!r} is not one of {', '.join(MODES)}.")
-    if mode == "strict":
-        return _strict(completion)
-    if mode == "flexible":
-        return _flexible(completion)
-    return _strict(completion) or _flexible(completion)
+    return extract(completion)
 
 
-def _parse_gold(gold: Any) -> tuple[Fraction, str] | str:
+def _auto(text: str) -> Extraction | None:
+    return _strict(text) or _flexible(text)
+
+
+_EXTRACTORS = {"strict": _strict, "flexible": _flexible, "auto": _auto}
+
+
+def _parse_gold(gold: Any) -> tuple[Exact, str] | str:
     """(exact value, canonical text) of a gold, or an error message naming what is wrong."""
     if isinstance(gold, bool) or gold is None:
         return f"gold {gold!r} is not a number"
     if isinstance(gold, (int, Fraction)):
-        value = Fraction(gold)
+        value = exact(Fraction(gold))
     elif isinstance(gold, float):
         if gold != gold or gold in (float("inf"), float("-inf")):
             return f"gold {gold!r} is not a finite number"
-        value = Fraction(repr(gold))
+        value = exact(Fraction(repr(gold)))
     elif not isinstance(gold, str):
         return f"gold of type {type(gold).__name__} is not a number or a string"
     elif "####" in gold:
@@ -219,21 +229,22 @@ def _parse_gold(gold: Any) -> tuple[Fraction, str] | str:
 _parse_gold_cached = lru_cache(maxsize=8192, typed=True)(_parse_gold)  # typed: True == 1 must not share
 
 
-def _gold(gold: Any) -> tuple[Fraction, str] | str:
+def _gold(gold: Any) -> tuple[Exact, str] | str:
     try:
         return _parse_gold_cached(gold)
     except TypeError:  # unhashable gold: parse without the cache
         return _parse_gold(gold)
 
 
-def gold_value(gold: Any) -> Fraction | str:
+def gold_value(gold: Any) -> Exact | str:
     """Parse a gold answer (number, string, or a full GSM8K solution ending in ``#### N``).
 
-    Returns the exact value, or a one-line message saying why the gold is unusable.
+    Returns the exact value (an ``int`` when whole, else a ``Fraction``), or a one-line message
+    saying why the gold is unusable.
 
     Example:
-        >>> gold_value("Janet sells 16 - 3 - 4 = 9 eggs.\\n#### 18")
-        Fraction(18, 1)
+        >>> gold_value("Janet sells 16 - 3 - 4 = 9 eggs.\\n#### 18"), gold_value(0.5)
+        (18, Fraction(1, 2))
         >>> gold_value("eighteen")
         "gold 'eighteen' is not a single number"
     """
@@ -241,7 +252,7 @@ def gold_value(gold: Any) -> Fraction | str:
     return parsed if isinstance(parsed, str) else parsed[0]
 
 
-def _close(a: Fraction, b: Fraction, abs_tol: float, rel_tol: float) -> bool:
+def _close(a: Exact, b: Exact, abs_tol: float, rel_tol: float) -> bool:
     if a == b:
         return True
     if abs_tol == 0 and rel_tol == 0:
@@ -282,9 +293,12 @@ def verify(
         >>> verify("The answer is 18", "eighteen").status
         'error'
     """
-    if mode not in MODES:
+    extract = _EXTRACTORS.get(mode) if isinstance(mode, str) else None
+    if extract is None:
         return Verdict("error", reason=f"mode={mode!r} is not one of {', '.join(MODES)}")
-    if not isinstance(abs_tol, (int, float)) or not isinstance(rel_tol, (int, float)) or abs_tol < 0 or rel_tol < 0:
+    if (abs_tol != 0 or rel_tol != 0) and not (  # exact comparison (the default) needs no checks
+        isinstance(abs_tol, (int, float)) and isinstance(rel_tol, (int, float)) and abs_tol >= 0 and rel_tol >= 0
+    ):
         return Verdict("error", reason=f"tolerances must be non-negative numbers, got abs_tol={abs_tol!r}, rel_tol={rel_tol!r}")
     gold_parsed = _gold(gold)
     if isinstance(gold_parsed, str):
@@ -292,7 +306,7 @@ def verify(
     if not isinstance(completion, str):
         return Verdict("error", reason=f"completion must be a str, got {type(completion).__name__}")
     gold_number, gold_text = gold_parsed
-    found = extract_answer(completion, mode=mode)
+    found = extract(completion)
     if found is None:
         where = "no '#### N' answer line" if mode == "strict" else "no number"
         return Verdict("no_answer", reason=f"{where} in the completion", details={"mode": mode, "gold": gold_text})

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -43,16 +42,23 @@ class Verdict:
     details: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        if self.status not in STATUSES:
-            raise ValueError(f"Verdict status {self.status!r} is not one of {', '.join(STATUSES)}.")
-        score = float(self.score)
-        if math.isnan(score) or not 0.0 <= score <= 1.0:
-            raise ValueError(f"Verdict score {self.score!r} must be a number in [0, 1].")
-        if self.status == "correct" and score != 1.0:
-            raise ValueError(f"A correct Verdict must score 1.0, got {self.score!r}.")
-        if self.status in ("no_answer", "timeout", "error") and score != 0.0:
-            raise ValueError(f"A {self.status} Verdict must score 0.0, got {self.score!r}.")
-        object.__setattr__(self, "score", score)
+        # Verifiers build one Verdict per completion: the checks take the cheapest path.
+        score = self.score
+        if type(score) is not float:
+            score = float(score)
+            object.__setattr__(self, "score", score)
+        status = self.status
+        if status == "correct":
+            if score != 1.0:
+                raise ValueError(f"A correct Verdict must score 1.0, got {self.score!r}.")
+        elif status == "wrong":
+            if not 0.0 <= score <= 1.0:  # NaN fails every comparison
+                raise ValueError(f"Verdict score {self.score!r} must be a number in [0, 1].")
+        elif status in ("no_answer", "timeout", "error"):
+            if score != 0.0:
+                raise ValueError(f"A {status} Verdict must score 0.0, got {self.score!r}.")
+        else:
+            raise ValueError(f"Verdict status {status!r} is not one of {', '.join(STATUSES)}.")
 
     @property
     def correct(self) -> bool:

@@ -1,3 +1,4 @@
+import re
 import time
 from fractions import Fraction
 
@@ -104,6 +105,31 @@ def test_strict_mode_reads_only_the_answer_line():
     assert gsm8k.verify("work...\n#### 18", 18, mode="strict").correct
     assert gsm8k.verify("#### Step 1\n#### 18", 18, mode="strict").correct
     assert gsm8k.verify("#### 18\nnotes: 7", 18, mode="flexible").details["source"] == "last number"
+
+
+# GSM8K's answer line as a regex: the definition that strict mode's line scan must agree with.
+ANSWER_LINE = re.compile(r"^[ \t>]*####[ \t]*([^\n]*)$", re.MULTILINE)
+
+
+# Lines built from the pieces that decide whether a line is an answer line.
+answer_like_lines = st.lists(
+    st.tuples(st.sampled_from(["", " ", "\t", ">", "> ", "x", "#"]), st.sampled_from(["####", "#####", "###", "# ###", ""]),
+              st.sampled_from(["", " ", "\t"]), st.sampled_from(["1", "7.5", "$12", "-3", "a", "Step 2", "", "1 #### 7"]))
+    .map("".join),
+    max_size=6,
+).map("\n".join)
+
+
+@settings(max_examples=500, deadline=None)
+@given(text=st.one_of(answer_like_lines, st.text(alphabet="#> \t\n17a.$-", max_size=80)))
+def test_strict_reads_the_last_answer_line_that_the_regex_defines(text):
+    expected = None
+    for content in reversed(ANSWER_LINE.findall(text)):
+        expected = gsm8k.extract_answer("#### " + content, mode="strict")
+        if expected is not None:
+            break
+    found = gsm8k.extract_answer(text, mode="strict")
+    assert (found and found.number.value) == (expected and expected.number.value), text
 
 
 def test_auto_prefers_the_answer_line():

@@ -1,7 +1,7 @@
 from fractions import Fraction
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from referee.verifiers.numeric import first_number, format_number, iter_numbers, last_number, parse_number
@@ -58,3 +58,30 @@ def test_absurd_digit_runs_are_skipped_not_fatal():
 @pytest.mark.parametrize("text", ["", "abc", "3 or 4", "1/0"])
 def test_parse_number_needs_exactly_one_number(text):
     assert parse_number(text) is None
+
+
+# Pieces of long texts: numbers in every shape, what may sit inside or between them, and
+# letters (some of them those of "\frac"); long fillers push the answer past the tail window.
+text_pieces = st.sampled_from(
+    ["18", "1,234.5", "3 / 4", "-7", " - ", "$", "\\$ 5", "\\frac{ 1 }{ 2 }", "\\dfrac", "50 %", "0/0", "9" * 1200,
+     ".", ",", " ", "\n", "x", "frac", "c", "=", "(", ")", "**", "the answer is ", "a" * 300, " " * 300, "1" * 300,
+     "12 " * 100, "é"]
+)
+
+
+@settings(max_examples=500, deadline=None)
+@given(pieces=st.lists(text_pieces, max_size=30))
+@example(pieces=[" " * 300, "\\frac{ 1 }{ 2 }"])  # the tail starts inside a LaTeX fraction
+@example(pieces=[" " * 300, "$", " ", "7", " %"])
+@example(pieces=["1" * 300, "x" * 300])  # no number in the tail
+def test_last_number_is_the_last_of_all_numbers(pieces):
+    text = "".join(pieces)
+    every = list(iter_numbers(text))
+    assert last_number(text) == (every[-1] if every else None), text
+
+
+@pytest.mark.parametrize("text, value", [("18", 18), ("18.00", 18), ("36/2", 18), ("\\frac{4}{2}", 2), ("-3", -3),
+                                         ("0.5", Fraction(1, 2)), ("3/4", Fraction(3, 4)), ("1,234.50", Fraction(2469, 2))])
+def test_whole_numbers_are_ints_others_fractions(text, value):
+    read = first_number(text).value
+    assert read == value and type(read) is type(value)
