@@ -16,10 +16,10 @@ with a tolerance. Nothing is clipped: the whole completion is read.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from fractions import Fraction
 from functools import lru_cache
-from typing import Any, Literal, NamedTuple
+from typing import Any, Literal, NamedTuple, TypeVar
 
 from .latex import boxed_spans
 from .numeric import Exact, NumberMatch, exact, first_number, format_number, iter_numbers, last_number, parse_number
@@ -36,14 +36,15 @@ _PHRASE_TAIL = (
     r"(?::|=|\bis\b|\bwas\b|\bwould be\b|\bwill be\b|\bshould be\b|\bequals\b)[ \t*_:]*"
 )
 # Starting on the literal "answer" lets the regex engine skip ahead quickly; it runs on a
-# lower-cased copy when lowering keeps every index (ASCII text), else case-insensitively.
+# lower-cased copy of ASCII text, else case-insensitively.
 _PHRASE_RE = re.compile(_PHRASE_TAIL)
 _PHRASE_RE_ANY_CASE = re.compile(_PHRASE_TAIL, re.IGNORECASE)
+_PARENTHETICAL_CHARS = 31  # "(" plus the at most 30 characters a phrase's parenthetical holds
+_SENTENCE_END_RE = re.compile(r"\n|(?<=[^\s.])\.(?=\s|$)|;")
 _BOLD_RE = re.compile(r"\*\*([^*\n]{1,80})\*\*")
 # A bold span is an answer only when it is a number with at most a unit around it, so a
 # heading such as "**Step 3: add**" is never read as the answer 3.
 _BOLD_ANSWER_RE = re.compile(r"^[\s$\\]*(?:[A-Za-z]+\s?)?[-\u2212+]?\s?\$?[0-9.,/%\s]+(?:[A-Za-z]+\.?)?\s*\.?$")
-_SENTENCE_END_RE = re.compile(r"\n|(?<=[^\s.])\.(?=\s|$)|;")
 # "18 or 20", "either 18 or 20": several answers offered at once, a hedge.
 _ALTERNATIVE_RE = re.compile(r"\bor\b|\beither\b", re.IGNORECASE)
 # Words that turn an earlier boxed answer into a corrected one rather than a hedge.
@@ -63,13 +64,26 @@ class Extraction(NamedTuple):
     alternatives: tuple[NumberMatch, ...] = ()
 
 
+_CACHED_SPAN_CHARS = 200
+_Read = TypeVar("_Read")
+
+
+def _cached_when_short(read: Callable[[str], _Read]) -> Callable[[str], _Read]:
+    """``read`` with an LRU cache for texts of at most 200 characters.
+
+    The G completions of one prompt often end on the same few answer spans; long spans (a
+    huge boxed content) are not kept, so the cache stays small.
+    """
+    cached = lru_cache(maxsize=4096)(read)
+
+    def call(text: str) -> _Read:
+        return cached(text) if len(text) <= _CACHED_SPAN_CHARS else read(text)
+
+    return call
+
+
+@_cached_when_short
 def _span_answer(span: str) -> tuple[NumberMatch, tuple[NumberMatch, ...]] | None:
-    # The G completions of one prompt often end on the same few answer spans; long spans
-    # (a huge boxed content) are not kept, so the cache stays small.
-    return _short_span_answer(span) if len(span) <= _CACHED_SPAN_CHARS else _read_span_answer(span)
-
-
-def _read_span_answer(span: str) -> tuple[NumberMatch, tuple[NumberMatch, ...]] | None:
     """The answer stated in a short span (the number after the last ``=``, else the first),
     with the other values it offers when the span hedges ("18 or 20")."""
     if "=" in span:
@@ -85,8 +99,22 @@ def _read_span_answer(span: str) -> tuple[NumberMatch, tuple[NumberMatch, ...]] 
     return number, ()
 
 
-_CACHED_SPAN_CHARS = 200
-_short_span_answer = lru_cache(maxsize=4096)(_read_span_answer)
+@_cached_when_short
+def _answer_line(content: str) -> Extraction | None:
+    """The answer of a ``####`` line, from what follows the marks."""
+    if not _ANSWER_LINE_START_RE.match(content):  # "#### Step 1" is a heading
+        return None
+    answer = _span_answer(_until_sentence_end(content, 0))
+    return Extraction(answer[0], "####", answer[1]) if answer is not None else None
+
+
+@_cached_when_short
+def _phrase_answer(span: str) -> Extraction | None:
+    """The answer of an answer phrase, from the rest of its sentence."""
+    if span.lstrip().lower().startswith("not "):  # "the answer is not 5"
+        return None
+    answer = _span_answer(span)
+    return Extraction(answer[0], "answer phrase", answer[1]) if answer is not None else None
 
 
 def _until_sentence_end(text: str, start: int, limit: int = 300) -> str:
@@ -98,6 +126,9 @@ def _until_sentence_end(text: str, start: int, limit: int = 300) -> str:
 def _strict(text: str) -> Extraction | None:
     # Answer lines are found from the end with str.rfind: a line is one when it starts, after
     # spaces, tabs or quote marks (">"), with "####"; the rest of the line is its content.
+    # (Looking for one character first is several times faster than for several.)
+    if "#" not in text:
+        return None
     at = text.rfind("####")
     while at >= 0:
         line_start = text.rfind("\n", 0, at) + 1
@@ -105,17 +136,15 @@ def _strict(text: str) -> Extraction | None:
         line = text[line_start:] if line_end < 0 else text[line_start:line_end]
         body = line.lstrip(" \t>")
         if body.startswith("####"):
-            content = body[4:].lstrip(" \t")
-            if _ANSWER_LINE_START_RE.match(content):
-                answer = _span_answer(_until_sentence_end(content, 0))
-                if answer is not None:
-                    return Extraction(answer[0], "####", answer[1])
+            answer = _answer_line(body[4:].lstrip(" \t"))
+            if answer is not None:
+                return answer
         at = text.rfind("####", 0, line_start)
     return None
 
 
 def _last_boxed(text: str) -> tuple[int, Extraction] | None:
-    if "\\boxed" not in text and "\\fbox" not in text:
+    if "\\" not in text or ("\\boxed" not in text and "\\fbox" not in text):
         return None
     spans = boxed_spans(text)
     for index in range(len(spans) - 1, -1, -1):
@@ -138,22 +167,38 @@ def _last_boxed(text: str) -> tuple[int, Extraction] | None:
     return None
 
 
-def _last_phrase(text: str) -> tuple[int, Extraction] | None:
-    phrases = _PHRASE_RE.finditer(text.lower()) if text.isascii() else _PHRASE_RE_ANY_CASE.finditer(text)
-    for phrase in reversed(list(phrases)):
-        if phrase.start() > 0 and text[phrase.start() - 1].isalpha():  # "reanswer", "answers"
+def _phrases_from_the_end(lowered: str) -> Iterator[re.Match[str]]:
+    """The matches of ``_PHRASE_RE.finditer(lowered)``, last first, found with ``str.rfind``.
+
+    A phrase starts on the word "answer", so each occurrence is tried from the end. An
+    occurrence inside an earlier phrase's parenthetical ("answer (answer is 5) is 7") is not a
+    match of finditer; when a "(" comes shortly before an occurrence, finditer decides.
+    """
+    at = lowered.rfind("answer")
+    while at >= 0:
+        if "(" in lowered[max(0, at - _PARENTHETICAL_CHARS):at]:
+            yield from reversed([m for m in _PHRASE_RE.finditer(lowered) if m.start() <= at])
+            return
+        phrase = _PHRASE_RE.match(lowered, at)
+        if phrase is not None:
+            yield phrase
+        at = lowered.rfind("answer", 0, at)
+
+
+def _last_phrase(text: str, lowered: str | None) -> tuple[int, Extraction] | None:
+    phrases = _phrases_from_the_end(lowered) if lowered is not None else reversed(list(_PHRASE_RE_ANY_CASE.finditer(text)))
+    for phrase in phrases:
+        start = phrase.start()
+        if start > 0 and text[start - 1].isalpha():  # "reanswer", "answers"
             continue
-        span = _until_sentence_end(text, phrase.end())
-        if span.lstrip().lower().startswith("not "):
-            continue
-        answer = _span_answer(span)
+        answer = _phrase_answer(_until_sentence_end(text, phrase.end()))
         if answer is not None:
-            return phrase.start(), Extraction(answer[0], "answer phrase", answer[1])
+            return start, answer
     return None
 
 
 def _last_bold(text: str) -> NumberMatch | None:
-    if "**" not in text:
+    if "*" not in text or "**" not in text:
         return None
     for bold in reversed(list(_BOLD_RE.finditer(text))):
         content = bold.group(1)
@@ -165,7 +210,13 @@ def _last_bold(text: str) -> NumberMatch | None:
 
 
 def _flexible(text: str) -> Extraction | None:
-    boxed, phrase = _last_boxed(text), _last_phrase(text)
+    # Phrases are searched on a lower-cased copy when lowering keeps every index (ASCII text).
+    lowered = text.lower() if text.isascii() else None
+    last_answer_word = lowered.rfind("answer") if lowered is not None else len(text)
+    boxed = _last_boxed(text)
+    if boxed and boxed[0] > last_answer_word:  # no answer phrase can start after the box
+        return boxed[1]
+    phrase = _last_phrase(text, lowered) if last_answer_word >= 0 else None
     if boxed and (phrase is None or boxed[0] >= phrase[0]):
         return boxed[1]
     if phrase:
@@ -253,10 +304,6 @@ def gold_value(gold: Any) -> Exact | str:
 
 
 def _close(a: Exact, b: Exact, abs_tol: float, rel_tol: float) -> bool:
-    if a == b:
-        return True
-    if abs_tol == 0 and rel_tol == 0:
-        return False
     return abs(a - b) <= max(Fraction(abs_tol), Fraction(rel_tol) * max(abs(a), abs(b)))
 
 
@@ -320,11 +367,11 @@ def verify(
         return Verdict("wrong", 0.0, extracted=found.number.text,
                        reason=f"offers several different answers ({offered}, {found.source}): a hedge is not an answer",
                        details=details)
-    if equal or _close(value, gold_number, abs_tol, rel_tol):
-        return Verdict("correct", 1.0, extracted=found.number.text,
-                       reason=f"{details['value']} ({found.source}) equals the gold {gold_text}", details=details)
-    return Verdict("wrong", 0.0, extracted=found.number.text,
-                   reason=f"{details['value']} ({found.source}) differs from the gold {gold_text}", details=details)
+    if equal or ((abs_tol or rel_tol) and _close(value, gold_number, abs_tol, rel_tol)):
+        return Verdict("correct", 1.0, found.number.text, f"{value_text} ({found.source}) equals the gold {gold_text}",
+                       details)
+    return Verdict("wrong", 0.0, found.number.text, f"{value_text} ({found.source}) differs from the gold {gold_text}",
+                   details)
 
 
 def verify_batch(completions: Sequence[Any], golds: Sequence[Any], **options: Any) -> list[Verdict]:

@@ -15,7 +15,7 @@ STATUSES: tuple[str, ...] = ("correct", "wrong", "no_answer", "timeout", "error"
 COMPLETION_FAULT_STATUSES: frozenset[str] = frozenset({"correct", "wrong", "no_answer", "timeout"})
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class Verdict:
     """Why a completion got its score.
 
@@ -41,24 +41,33 @@ class Verdict:
     reason: str = ""
     details: dict[str, Any] = field(default_factory=dict)
 
-    def __post_init__(self) -> None:
-        # Verifiers build one Verdict per completion: the checks take the cheapest path.
-        score = self.score
+    def __init__(
+        self,
+        status: Status,
+        score: float = 0.0,
+        extracted: str | None = None,
+        reason: str = "",
+        details: dict[str, Any] | None = None,
+    ) -> None:
+        # Verifiers build one Verdict per completion, so this is written for speed: the
+        # checks take the cheapest path and the fields are stored in one step (the dataclass
+        # is frozen, so attribute assignment is refused; its __dict__ is filled directly).
+        given = score
         if type(score) is not float:
             score = float(score)
-            object.__setattr__(self, "score", score)
-        status = self.status
         if status == "correct":
             if score != 1.0:
-                raise ValueError(f"A correct Verdict must score 1.0, got {self.score!r}.")
+                raise ValueError(f"A correct Verdict must score 1.0, got {given!r}.")
         elif status == "wrong":
             if not 0.0 <= score <= 1.0:  # NaN fails every comparison
-                raise ValueError(f"Verdict score {self.score!r} must be a number in [0, 1].")
+                raise ValueError(f"Verdict score {given!r} must be a number in [0, 1].")
         elif status in ("no_answer", "timeout", "error"):
             if score != 0.0:
-                raise ValueError(f"A {status} Verdict must score 0.0, got {self.score!r}.")
+                raise ValueError(f"A {status} Verdict must score 0.0, got {given!r}.")
         else:
             raise ValueError(f"Verdict status {status!r} is not one of {', '.join(STATUSES)}.")
+        self.__dict__.update(status=status, score=score, extracted=extracted, reason=reason,
+                             details={} if details is None else details)
 
     @property
     def correct(self) -> bool:

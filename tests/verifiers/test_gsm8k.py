@@ -3,7 +3,7 @@ import time
 from fractions import Fraction
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from referee.verifiers import Verdict, gsm8k
@@ -130,6 +130,22 @@ def test_strict_reads_the_last_answer_line_that_the_regex_defines(text):
             break
     found = gsm8k.extract_answer(text, mode="strict")
     assert (found and found.number.value) == (expected and expected.number.value), text
+
+
+# Text around the word "answer": the pieces that make or break a phrase, parentheticals included.
+phrase_texts = st.lists(
+    st.sampled_from(["answer", "answers", "the ", " is ", ": ", "=", " (", ")", "(the answer is 3)", "x" * 20, " ",
+                     "\n", "*", "_", "7", "not ", "final answer", "(", "was", " would be "]),
+    max_size=25,
+).map("".join)
+
+
+@settings(max_examples=500, deadline=None)
+@given(text=phrase_texts)
+@example(text="answer (answer is 5) is 7")
+def test_phrases_found_from_the_end_are_finditers_matches_reversed(text):
+    expected = [m.span() for m in reversed(list(gsm8k._PHRASE_RE.finditer(text)))]
+    assert [m.span() for m in gsm8k._phrases_from_the_end(text)] == expected
 
 
 def test_auto_prefers_the_answer_line():

@@ -46,3 +46,17 @@ def test_verdicts_are_immutable_and_serialise():
         verdict.score = 1.0  # type: ignore[misc]
     assert json.loads(json.dumps(verdict.to_dict())) == {
         "status": "wrong", "score": 0.5, "extracted": "7", "reason": "7 of 14 tests", "details": {"passed": 7}}
+
+
+def test_defaults_replace_and_pickle_keep_the_fields():
+    import pickle
+
+    bare = Verdict("no_answer")
+    assert (bare.score, bare.extracted, bare.reason, bare.details) == (0.0, None, "", {})
+    assert Verdict("error").details is not bare.details  # a fresh dict each time
+    changed = dataclasses.replace(Verdict("wrong", 0.5, "7"), status="correct", score=1.0)
+    assert changed == Verdict("correct", 1.0, "7")
+    with pytest.raises(ValueError, match="must score 1.0"):
+        dataclasses.replace(changed, score=0.5)
+    assert pickle.loads(pickle.dumps(changed)) == changed
+    assert [f.name for f in dataclasses.fields(Verdict)] == ["status", "score", "extracted", "reason", "details"]
