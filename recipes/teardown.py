@@ -18,10 +18,10 @@ from contextlib import contextmanager
 def holding_process_group() -> Iterator[None]:
     """Hold the default process group while the block trains and drops its trainer; then tear it down.
 
-    When the block ends normally every rank meets at a barrier, the group is unregistered, the
-    block's garbage (the DDP model and its Reducer) is collected while this function still holds
-    the group, and dropping that last reference destroys the group through torch's binding, which
-    releases the GIL first. An exception skips all of it (the other ranks may be gone) and
+    When the block ends normally every rank meets at a barrier and the group is unregistered
+    (unless the block did that itself); the block's garbage (the DDP model and its Reducer) is
+    collected while this function still holds the group, and dropping that last reference
+    destroys the group through torch's binding, which releases the GIL first. An exception skips all of it (the other ranks may be gone) and
     propagates. Without an initialised process group this is a no-op.
 
     Example:
@@ -36,7 +36,8 @@ def holding_process_group() -> Iterator[None]:
         return
     group = dist.group.WORLD
     yield
-    dist.barrier()
-    dist.destroy_process_group()
+    if dist.is_initialized():  # the block may have torn it down itself (Trainer.end, say)
+        dist.barrier()
+        dist.destroy_process_group()
     gc.collect()
     del group  # the last reference: the binding releases the GIL while Gloo's threads are joined

@@ -15,8 +15,11 @@ with a tolerance. Nothing is clipped: the whole completion is read.
 
 from __future__ import annotations
 
+import math
+import numbers
 import re
 from collections.abc import Callable, Iterator, Sequence
+from decimal import Decimal
 from fractions import Fraction
 from functools import lru_cache
 from typing import Any, Literal, NamedTuple, TypeVar
@@ -88,13 +91,13 @@ def _span_answer(span: str) -> tuple[NumberMatch, tuple[NumberMatch, ...]] | Non
     with the other values it offers when the span hedges ("18 or 20")."""
     if "=" in span:
         after = span.rsplit("=", 1)[1]
-        if first_number(after) is not None:
+        if first_number(after, whole_as_int=True) is not None:
             span = after
-    number = first_number(span)
+    number = first_number(span, whole_as_int=True)
     if number is None:
         return None
     if _ALTERNATIVE_RE.search(span):
-        others = tuple(n for n in iter_numbers(span) if n.value != number.value)
+        others = tuple(n for n in iter_numbers(span, whole_as_int=True) if n.value != number.value)
         return number, others
     return number, ()
 
@@ -203,7 +206,7 @@ def _last_bold(text: str) -> NumberMatch | None:
     for bold in reversed(list(_BOLD_RE.finditer(text))):
         content = bold.group(1)
         if _BOLD_ANSWER_RE.match(content):
-            number = first_number(content)
+            number = first_number(content, whole_as_int=True)
             if number is not None:
                 return number
     return None
@@ -224,7 +227,7 @@ def _flexible(text: str) -> Extraction | None:
     bold = _last_bold(text)
     if bold is not None:
         return Extraction(bold, "bold")
-    number = last_number(text)
+    number = last_number(text, whole_as_int=True)
     return Extraction(number, "last number") if number is not None else None
 
 
@@ -233,7 +236,7 @@ def extract_answer(completion: str, *, mode: Mode = "auto") -> Extraction | None
 
     Example:
         >>> extract_answer("16 - 3 - 4 = 9 eggs, 9 * 2 = 18.\\n#### $18").number.value
-        18
+        Fraction(18, 1)
         >>> extract_answer("So she makes $\\\\boxed{18}$ dollars.").source
         'boxed'
         >>> extract_answer("no digits here") is None
@@ -242,7 +245,15 @@ def extract_answer(completion: str, *, mode: Mode = "auto") -> Extraction | None
     extract = _EXTRACTORS.get(mode) if isinstance(mode, str) else None
     if extract is None:
         raise ValueError(f"mode={mode!r} is not one of {', '.join(MODES)}.")
-    return extract(completion)
+    found = extract(completion)
+    if found is None:
+        return None
+    # The extractors read whole numbers as ints (fast to compare); callers get Fractions.
+    return found._replace(number=_as_fraction(found.number), alternatives=tuple(map(_as_fraction, found.alternatives)))
+
+
+def _as_fraction(number: NumberMatch) -> NumberMatch:
+    return number._replace(value=Fraction(number.value))
 
 
 def _auto(text: str) -> Extraction | None:
@@ -256,12 +267,21 @@ def _parse_gold(gold: Any) -> tuple[Exact, str] | str:
     """(exact value, canonical text) of a gold, or an error message naming what is wrong."""
     if isinstance(gold, bool) or gold is None:
         return f"gold {gold!r} is not a number"
-    if isinstance(gold, (int, Fraction)):
-        value = exact(Fraction(gold))
-    elif isinstance(gold, float):
-        if gold != gold or gold in (float("inf"), float("-inf")):
+    if isinstance(gold, numbers.Integral):  # int and numpy integers
+        value = int(gold)
+    elif isinstance(gold, Fraction):
+        value = exact(gold)
+    elif isinstance(gold, Decimal):
+        if not gold.is_finite():
             return f"gold {gold!r} is not a finite number"
-        value = exact(Fraction(repr(gold)))
+        value = exact(Fraction(gold))
+    elif isinstance(gold, numbers.Real):  # float and numpy floats, read as the decimal they print as
+        if not math.isfinite(gold):
+            return f"gold {gold!r} is not a finite number"
+        try:
+            value = exact(Fraction(str(float(gold)) if isinstance(gold, float) else str(gold)))
+        except ValueError:  # a type that prints otherwise: its binary value
+            value = exact(Fraction(float(gold)))
     elif not isinstance(gold, str):
         return f"gold of type {type(gold).__name__} is not a number or a string"
     elif "####" in gold:
@@ -270,7 +290,7 @@ def _parse_gold(gold: Any) -> tuple[Exact, str] | str:
             return f"gold solution's #### line holds no number: {gold[-80:]!r}"
         value = answer.number.value
     else:
-        parsed = parse_number(gold)
+        parsed = parse_number(gold, whole_as_int=True)
         if parsed is None:
             return f"gold {gold[:80]!r} is not a single number"
         value = parsed
@@ -287,20 +307,19 @@ def _gold(gold: Any) -> tuple[Exact, str] | str:
         return _parse_gold(gold)
 
 
-def gold_value(gold: Any) -> Exact | str:
+def gold_value(gold: Any) -> Fraction | str:
     """Parse a gold answer (number, string, or a full GSM8K solution ending in ``#### N``).
 
-    Returns the exact value (an ``int`` when whole, else a ``Fraction``), or a one-line message
-    saying why the gold is unusable.
+    Returns the exact value, or a one-line message saying why the gold is unusable.
 
     Example:
         >>> gold_value("Janet sells 16 - 3 - 4 = 9 eggs.\\n#### 18"), gold_value(0.5)
-        (18, Fraction(1, 2))
+        (Fraction(18, 1), Fraction(1, 2))
         >>> gold_value("eighteen")
         "gold 'eighteen' is not a single number"
     """
     parsed = _gold(gold)
-    return parsed if isinstance(parsed, str) else parsed[0]
+    return parsed if isinstance(parsed, str) else Fraction(parsed[0])
 
 
 def _close(a: Exact, b: Exact, abs_tol: float, rel_tol: float) -> bool:
@@ -344,7 +363,7 @@ def verify(
     if extract is None:
         return Verdict("error", reason=f"mode={mode!r} is not one of {', '.join(MODES)}")
     if (abs_tol != 0 or rel_tol != 0) and not (  # exact comparison (the default) needs no checks
-        isinstance(abs_tol, (int, float)) and isinstance(rel_tol, (int, float)) and abs_tol >= 0 and rel_tol >= 0
+        isinstance(abs_tol, numbers.Real) and isinstance(rel_tol, numbers.Real) and abs_tol >= 0 and rel_tol >= 0
     ):
         return Verdict("error", reason=f"tolerances must be non-negative numbers, got abs_tol={abs_tol!r}, rel_tol={rel_tol!r}")
     gold_parsed = _gold(gold)

@@ -368,7 +368,7 @@ def exact_number(text: str) -> ExactNumber | None:
     number = first_number(text)
     if number is None or number.end != len(text):
         return None
-    return ExactNumber(Fraction(number.value), number.percent, _places(text))  # Fraction: percent divides
+    return ExactNumber(number.value, number.percent, _places(text))
 
 
 def _places(text: str) -> int:

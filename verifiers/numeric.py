@@ -1,10 +1,13 @@
 """Reading numbers the way people and models write them, as exact rationals.
 
 One place for number normalisation: thousands separators, currency, percent, signs (ASCII
-and Unicode minus), decimals, plain and LaTeX fractions. Values are exact: an ``int`` for a
-whole number (``18``, ``18.00``, ``36/2``), else a `fractions.Fraction`, so ``18 == 18.0 ==
-18.00`` holds exactly and ``0.1 + 0.2 == 0.3`` does too. Whole numbers stay ints because
-verifiers compare one number per completion: int arithmetic is several times faster.
+and Unicode minus), decimals, plain and LaTeX fractions. Values are `fractions.Fraction`,
+so ``18 == 18.0 == 18.00`` holds exactly and ``0.1 + 0.2 == 0.3`` does too.
+
+With ``whole_as_int=True`` whole numbers come back as ``int`` instead (both are exact and
+compare equal): verifiers that compare one number per completion use it, as ``Fraction``
+construction and comparison are pure Python and several times slower. Mind that ``int / int``
+is a float: divide ``Fraction(value)``.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from fractions import Fraction
 from typing import Iterator, NamedTuple, Union
 
 Exact = Union[int, Fraction]
-"""An exact value: ``int`` when whole, else ``Fraction`` (both are ``numbers.Rational``)."""
+"""A value read with ``whole_as_int=True``: ``int`` when whole, else ``Fraction``."""
 
 # Body shapes: a fraction "3/4", thousands "1,234.5", plain "18", "18.00", ".5".
 _FRACTION = r"[0-9]{1,50}\s?/\s?[0-9]{1,50}(?![0-9.,/])"
@@ -91,7 +94,7 @@ def exact(value: Fraction) -> Exact:
     return value.numerator if value.denominator == 1 else value
 
 
-def _number_match(match: re.Match[str]) -> NumberMatch | None:
+def _number_match(match: re.Match[str], whole_as_int: bool) -> NumberMatch | None:
     lead, digits, decimals, signed, priced, escaped_price, latex, percent = match.group(
         "lead", "digits", "decimals", "signed", "priced", "escaped_price", "latex", "percent"
     )
@@ -106,11 +109,13 @@ def _number_match(match: re.Match[str]) -> NumberMatch | None:
         return None
     if lead in _NEGATIVE_SIGNS:
         value = -value
+    if not whole_as_int and type(value) is int:
+        value = Fraction(value)
     return NumberMatch(value, match.group(0).strip(), match.start(), match.end(), percent is not None)
 
 
-def iter_numbers(text: str) -> Iterator[NumberMatch]:
-    """Every number in ``text``, left to right.
+def iter_numbers(text: str, *, whole_as_int: bool = False) -> Iterator[NumberMatch]:
+    """Every number in ``text``, left to right (whole ones as ``int`` with ``whole_as_int``).
 
     Example:
         >>> [str(m.value) for m in iter_numbers("She pays $1,234.50 for 3/4 of it, -2 left")]
@@ -119,31 +124,31 @@ def iter_numbers(text: str) -> Iterator[NumberMatch]:
         ['16', '3', '4', '9', '-1/2']
     """
     for match in _NUMBER_RE.finditer(text):
-        number = _number_match(match)
+        number = _number_match(match, whole_as_int)
         if number is not None:
             yield number
 
 
-def first_number(text: str) -> NumberMatch | None:
-    """The first number in ``text``, or ``None``.
+def first_number(text: str, *, whole_as_int: bool = False) -> NumberMatch | None:
+    """The first number in ``text``, or ``None`` (whole ones as ``int`` with ``whole_as_int``).
 
     Example:
-        >>> first_number("about $18.00 a day").value
-        18
+        >>> first_number("about $18.00 a day").value, first_number("about $18.00", whole_as_int=True).value
+        (Fraction(18, 1), 18)
     """
     for match in _NUMBER_RE.finditer(text):
-        number = _number_match(match)
+        number = _number_match(match, whole_as_int)
         if number is not None:
             return number
     return None
 
 
-def last_number(text: str) -> NumberMatch | None:
-    """The last number in ``text``, or ``None``.
+def last_number(text: str, *, whole_as_int: bool = False) -> NumberMatch | None:
+    """The last number in ``text``, or ``None`` (whole ones as ``int`` with ``whole_as_int``).
 
     Example:
         >>> last_number("16 - 3 - 4 = 9, and 9 * 2 = 18 dollars").value
-        18
+        Fraction(18, 1)
     """
     # Completions hold many numbers and the answer is near the end: read the tail first. No
     # number can span a character outside _NUMBER_CHARS, so the numbers after one such
@@ -152,34 +157,34 @@ def last_number(text: str) -> NumberMatch | None:
     if endpos > _TAIL_CHARS:
         boundary = _OUTSIDE_NUMBERS_RE.search(text, endpos - _TAIL_CHARS)
         if boundary is not None:
-            number = _last_valid(_NUMBER_RE.finditer(text, boundary.end()))
+            number = _last_valid(_NUMBER_RE.finditer(text, boundary.end()), whole_as_int)
             if number is not None:
                 return number
             endpos = boundary.start()
-    return _last_valid(_NUMBER_RE.finditer(text, 0, endpos))
+    return _last_valid(_NUMBER_RE.finditer(text, 0, endpos), whole_as_int)
 
 
-def _last_valid(matches: Iterator[re.Match[str]]) -> NumberMatch | None:
+def _last_valid(matches: Iterator[re.Match[str]], whole_as_int: bool) -> NumberMatch | None:
     # Values are computed for the last matches only.
     for match in reversed(list(matches)):
-        number = _number_match(match)
+        number = _number_match(match, whole_as_int)
         if number is not None:
             return number
     return None
 
 
-def parse_number(text: str) -> Exact | None:
+def parse_number(text: str, *, whole_as_int: bool = False) -> Exact | None:
     """Read ``text`` as one number (currency, commas, percent and unit words allowed), or ``None``.
 
     Text that holds no number, or more than one, is ``None``.
 
     Example:
-        >>> parse_number("$1,000.00"), parse_number("50%"), parse_number("18 dollars")
-        (1000, 50, 18)
+        >>> parse_number("$1,000.00"), parse_number("2.5%"), parse_number("18 dollars", whole_as_int=True)
+        (Fraction(1000, 1), Fraction(5, 2), 18)
         >>> parse_number("3 or 4") is None, parse_number("abc") is None
         (True, True)
     """
-    found = iter_numbers(text)
+    found = iter_numbers(text, whole_as_int=whole_as_int)
     only = next(found, None)
     if only is None or next(found, None) is not None:
         return None

@@ -50,24 +50,14 @@ class Verdict:
         details: dict[str, Any] | None = None,
     ) -> None:
         # Verifiers build one Verdict per completion, so this is written for speed: the
-        # checks take the cheapest path and the fields are stored in one step (the dataclass
-        # is frozen, so attribute assignment is refused; its __dict__ is filled directly).
-        given = score
-        if type(score) is not float:
-            score = float(score)
-        if status == "correct":
-            if score != 1.0:
-                raise ValueError(f"A correct Verdict must score 1.0, got {given!r}.")
-        elif status == "wrong":
-            if not 0.0 <= score <= 1.0:  # NaN fails every comparison
-                raise ValueError(f"Verdict score {given!r} must be a number in [0, 1].")
-        elif status in ("no_answer", "timeout", "error"):
-            if score != 0.0:
-                raise ValueError(f"A {status} Verdict must score 0.0, got {given!r}.")
-        else:
-            raise ValueError(f"Verdict status {status!r} is not one of {', '.join(STATUSES)}.")
-        self.__dict__.update(status=status, score=score, extracted=extracted, reason=reason,
-                             details={} if details is None else details)
+        # fields are stored in one step (the dataclass is frozen, so attribute assignment is
+        # refused; its __dict__ is filled directly).
+        self.__dict__.update(status=status, score=_checked_score(status, score), extracted=extracted,
+                             reason=reason, details={} if details is None else details)
+
+    def __post_init__(self) -> None:
+        # Only a dataclass subclass's generated __init__ calls this: its fields get the same checks.
+        object.__setattr__(self, "score", _checked_score(self.status, self.score))
 
     @property
     def correct(self) -> bool:
@@ -93,3 +83,22 @@ class Verdict:
             "reason": self.reason,
             "details": dict(self.details),
         }
+
+
+_STATUS_SET = frozenset(STATUSES)
+
+
+def _checked_score(status: Any, score: Any) -> float:
+    """``score`` as a float, once ``status`` and ``score`` are known to fit together."""
+    if status not in _STATUS_SET:
+        raise ValueError(f"Verdict status {status!r} is not one of {', '.join(STATUSES)}.")
+    checked = score if type(score) is float else float(score)
+    if status == "correct":
+        if checked != 1.0:
+            raise ValueError(f"A correct Verdict must score 1.0, got {score!r}.")
+    elif status == "wrong":
+        if not 0.0 <= checked <= 1.0:  # NaN fails every comparison
+            raise ValueError(f"Verdict score {score!r} must be a number in [0, 1].")
+    elif checked != 0.0:
+        raise ValueError(f"A {status} Verdict must score 0.0, got {score!r}.")
+    return checked

@@ -24,6 +24,13 @@ SCRIPT = textwrap.dedent("""
         dist.all_gather_object([None], {"reward": 1.0})
         return model
 
+    if sys.argv[1] == "destroys":
+        with holding_process_group():
+            model = trained_model()
+            dist.destroy_process_group()
+            del model
+        print("already destroyed: ok")
+        sys.exit(0)
     if sys.argv[1] == "raises":
         try:
             with holding_process_group():
@@ -39,7 +46,8 @@ SCRIPT = textwrap.dedent("""
 """)
 
 
-@pytest.mark.parametrize("case, expected", [("normal", "group destroyed: True"), ("raises", "raised; group kept: True")])
+@pytest.mark.parametrize("case, expected", [("normal", "group destroyed: True"), ("raises", "raised; group kept: True"),
+                                            ("destroys", "already destroyed: ok")])
 def test_process_group_is_destroyed_after_a_ddp_model_unless_the_block_raises(tmp_path, case, expected):
     script = tmp_path / "rank.py"
     script.write_text(SCRIPT)

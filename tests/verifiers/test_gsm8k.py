@@ -1,7 +1,9 @@
 import re
 import time
+from decimal import Decimal
 from fractions import Fraction
 
+import numpy as np
 import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
@@ -162,12 +164,29 @@ def test_exact_comparison_and_tolerance():
     assert gsm8k.verify("#### 18", 18, abs_tol=-1).status == "error"
 
 
-@pytest.mark.parametrize("gold", [18, 18.0, "18", " 18 ", "$18.00", "18 dollars", Fraction(18), "x\n#### 18"])
+@pytest.mark.parametrize(
+    "gold",
+    [18, 18.0, "18", " 18 ", "$18.00", "18 dollars", Fraction(18), "x\n#### 18", Decimal("18.00"), np.int64(18),
+     np.float64(18.0), np.float32(18)],
+)
 def test_gold_forms(gold):
     assert gsm8k.verify("#### 18", gold).correct
 
 
-@pytest.mark.parametrize("gold", ["eighteen", "", "3 or 4", None, True, float("nan"), [18], "solution\n#### none"])
+@pytest.mark.parametrize("gold", [0.1, np.float32(0.1), np.float64(0.1), Decimal("0.1")])
+def test_float_golds_are_read_as_the_decimal_they_print_as(gold):
+    assert gsm8k.verify("#### 0.1", gold).correct
+
+
+def test_tolerances_may_be_any_real_number():
+    assert gsm8k.verify("#### 100", 101, rel_tol=Fraction(1, 100)).correct
+    assert gsm8k.verify("#### 100", 101, abs_tol=np.float64(1.5)).correct
+    for bad in ("1", float("nan"), -1, None):
+        assert gsm8k.verify("#### 100", 101, abs_tol=bad).status == "error"
+
+
+@pytest.mark.parametrize("gold", ["eighteen", "", "3 or 4", None, True, float("nan"), [18], "solution\n#### none",
+                                  np.float64("inf"), Decimal("NaN"), Decimal("sNaN"), np.bool_(True)])
 def test_unusable_gold_is_error_never_wrong(gold):
     verdict = gsm8k.verify("#### 18", gold)
     assert verdict.status == "error" and verdict.score == 0.0 and verdict.reason
@@ -259,3 +278,10 @@ def test_any_number_in_any_style_is_wrong_against_another(value, other, style):
 def test_arbitrary_text_never_raises(text):
     verdict = gsm8k.verify(text, 18)
     assert verdict.status in ("correct", "wrong", "no_answer")
+
+
+def test_public_values_are_fractions_so_division_stays_exact():
+    assert gsm8k.gold_value("#### 7") / 2 == Fraction(7, 2)
+    found = gsm8k.extract_answer("The answer is 18 or 20.")
+    assert [type(n.value) for n in (found.number, *found.alternatives)] == [Fraction, Fraction]
+    assert found.number.value / 4 == Fraction(9, 2)

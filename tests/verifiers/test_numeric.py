@@ -82,6 +82,8 @@ def test_last_number_is_the_last_of_all_numbers(pieces):
 
 @pytest.mark.parametrize("text, value", [("18", 18), ("18.00", 18), ("36/2", 18), ("\\frac{4}{2}", 2), ("-3", -3),
                                          ("0.5", Fraction(1, 2)), ("3/4", Fraction(3, 4)), ("1,234.50", Fraction(2469, 2))])
-def test_whole_numbers_are_ints_others_fractions(text, value):
-    read = first_number(text).value
-    assert read == value and type(read) is type(value)
+def test_values_are_fractions_and_whole_ones_ints_on_request(text, value):
+    read, fast = first_number(text).value, first_number(text, whole_as_int=True).value
+    assert read == fast == value
+    assert type(read) is Fraction and type(fast) is type(value)
+    assert read / 4 == Fraction(value) / 4  # exact division by default

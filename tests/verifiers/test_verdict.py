@@ -60,3 +60,20 @@ def test_defaults_replace_and_pickle_keep_the_fields():
         dataclasses.replace(changed, score=0.5)
     assert pickle.loads(pickle.dumps(changed)) == changed
     assert [f.name for f in dataclasses.fields(Verdict)] == ["status", "score", "extracted", "reason", "details"]
+
+
+def test_a_bad_status_is_named_before_the_score_is_read():
+    with pytest.raises(ValueError, match="status 'bogus'"):
+        Verdict("bogus", None)  # type: ignore[arg-type]
+
+
+def test_dataclass_subclasses_keep_the_checks():
+    @dataclasses.dataclass(frozen=True)
+    class Tagged(Verdict):
+        tag: str = ""
+
+    assert Tagged("wrong", 1, tag="x").score == 1.0 and type(Tagged("wrong", 1).score) is float
+    with pytest.raises(ValueError, match="is not one of"):
+        Tagged("bogus", 5.0, tag="x")
+    with pytest.raises(ValueError, match="must score 1.0"):
+        Tagged("correct", 0.5)
