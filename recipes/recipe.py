@@ -263,6 +263,10 @@ def build_trainer(recipe: Recipe) -> Any:
 def run_recipe(recipe: Recipe) -> Any:
     """Train, then save the model, its tokenizer and the trainer state to ``output_dir``; returns the trainer.
 
+    Under a distributed launcher, call it inside ``referee.recipes.teardown.holding_process_group``
+    and drop the trainer there, as ``referee train`` does: a rank that leaves the process group to
+    DDP or to interpreter exit can hang or abort.
+
     Example:
         >>> import contextlib, io, json, os, tempfile
         >>> from referee.recipes.tiny_model import save_tiny_model

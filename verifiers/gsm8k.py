@@ -242,7 +242,7 @@ def extract_answer(completion: str, *, mode: Mode = "auto") -> Extraction | None
         >>> extract_answer("no digits here") is None
         True
     """
-    extract = _EXTRACTORS.get(mode) if isinstance(mode, str) else None
+    extract = _extractor(mode)
     if extract is None:
         raise ValueError(f"mode={mode!r} is not one of {', '.join(MODES)}.")
     found = extract(completion)
@@ -261,6 +261,10 @@ def _auto(text: str) -> Extraction | None:
 
 
 _EXTRACTORS = {"strict": _strict, "flexible": _flexible, "auto": _auto}
+
+
+def _extractor(mode: Any) -> Callable[[str], Extraction | None] | None:
+    return _EXTRACTORS.get(mode) if isinstance(mode, str) else None  # an unhashable mode is no mode
 
 
 def _parse_gold(gold: Any) -> tuple[Exact, str] | str:
@@ -359,7 +363,7 @@ def verify(
         >>> verify("The answer is 18", "eighteen").status
         'error'
     """
-    extract = _EXTRACTORS.get(mode) if isinstance(mode, str) else None
+    extract = _extractor(mode)
     if extract is None:
         return Verdict("error", reason=f"mode={mode!r} is not one of {', '.join(MODES)}")
     if (abs_tol != 0 or rel_tol != 0) and not (  # exact comparison (the default) needs no checks
