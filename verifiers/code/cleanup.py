@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import select
-import shutil
 import signal
 import stat
 import time
@@ -202,13 +201,57 @@ def kill_job(*, session: int | None, uid: int | None, pid_namespace: bool = Fals
         time.sleep(0.0002)
 
 
+_DIRECTORY_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+def _open_folder(name: str, parent: int | None) -> int:
+    """Open folder ``name`` (relative to the folder ``parent`` is open on) without following a
+    link; unlock it first when a job made it unreadable (``chmod 000``)."""
+    try:
+        return os.open(name, _DIRECTORY_FLAGS, dir_fd=parent)
+    except PermissionError:
+        os.chmod(name, 0o700, dir_fd=parent)  # lstat said folder, not link: nothing to follow
+        return os.open(name, _DIRECTORY_FLAGS, dir_fd=parent)
+
+
+def _unlock(fd: int) -> None:
+    """Give the owner rwx on the open folder, so that its entries can be listed and removed."""
+    if os.fstat(fd).st_mode & 0o700 != 0o700:
+        os.fchmod(fd, 0o700)
+
+
+def _empty_folder(fd: int) -> list[str]:
+    """Remove every entry of the open folder that is not a folder; the names of its folders."""
+    folders = []
+    with os.scandir(fd) as entries:
+        for entry in entries:
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    folders.append(entry.name)
+                else:
+                    os.unlink(entry.name, dir_fd=fd)
+            except FileNotFoundError:
+                continue
+    return folders
+
+
 def remove_tree(path: str) -> None:
     """Delete ``path`` (file, link or folder) without following links; missing is fine.
+
+    No recursion and no long paths: the walk holds one open folder at a time and goes back up
+    through ``..`` (checked against the folder it came from), so a tree of any depth a job can
+    make (thousands of nested folders, paths far past ``PATH_MAX``) is removed, in linear time.
+    Folders a job locked (``chmod 000``) are unlocked on the way.
 
     Example:
         >>> import tempfile
         >>> folder = tempfile.mkdtemp()
-        >>> os.chmod(folder, 0)
+        >>> deep = os.open(folder, os.O_RDONLY)
+        >>> for _ in range(3000):  # far past the recursion limit and PATH_MAX (4096)
+        ...     os.mkdir("d", dir_fd=deep)
+        ...     deep, previous = os.open("d", os.O_RDONLY, dir_fd=deep), deep
+        ...     os.close(previous)
+        >>> os.close(deep); os.chmod(folder, 0)
         >>> remove_tree(folder); os.path.exists(folder)
         False
     """
@@ -219,17 +262,48 @@ def remove_tree(path: str) -> None:
     if not stat.S_ISDIR(mode):
         os.unlink(path)
         return
+    path = os.path.abspath(path)
+    top_name = os.path.basename(path)
+    top_parent = os.open(os.path.dirname(path), _DIRECTORY_FLAGS & ~os.O_NOFOLLOW)
+    try:
+        current = _open_folder(top_name, top_parent)
+        # One level per folder on the way down: its identity, its name, the subfolders still to remove.
+        levels: list[tuple[tuple[int, int], str, list[str]]] = []
 
-    def _unlock_and_retry(function, failed_path, _exc_info):  # a job may chmod its folders to 000
-        os.chmod(os.path.dirname(failed_path) or failed_path, 0o700)
-        if os.path.isdir(failed_path) and not os.path.islink(failed_path):
-            os.chmod(failed_path, 0o700)
-            shutil.rmtree(failed_path, ignore_errors=True)
-        elif os.path.lexists(failed_path):
-            os.unlink(failed_path)
+        def enter(folder: int, name: str) -> None:
+            _unlock(folder)
+            status = os.fstat(folder)
+            levels.append(((status.st_dev, status.st_ino), name, _empty_folder(folder)))
 
-    os.chmod(path, 0o700)
-    shutil.rmtree(path, onerror=_unlock_and_retry)
+        try:
+            enter(current, top_name)
+            while levels:
+                if levels[-1][2]:  # a subfolder left: go down into it
+                    name = levels[-1][2].pop()
+                    try:
+                        child = _open_folder(name, current)
+                    except FileNotFoundError:
+                        continue
+                    os.close(current)
+                    current = child
+                    enter(current, name)
+                    continue
+                _, done, _ = levels.pop()  # empty now: go up and remove it
+                if not levels:
+                    break
+                parent = os.open("..", _DIRECTORY_FLAGS, dir_fd=current)
+                status = os.fstat(parent)
+                if (status.st_dev, status.st_ino) != levels[-1][0]:
+                    os.close(parent)
+                    raise OSError(f"the folder above {done!r} in {path} changed while it was removed")
+                os.close(current)
+                current = parent
+                os.rmdir(done, dir_fd=current)
+        finally:
+            os.close(current)
+        os.rmdir(top_name, dir_fd=top_parent)
+    finally:
+        os.close(top_parent)
 
 
 def files_owned_by(uid: int, folders: Iterable[str] = SHARED_WRITABLE_DIRS) -> list[str]:

@@ -1,0 +1,59 @@
+"""Job folders of any shape are removed: a tree deeper than Python's recursion limit and longer
+than PATH_MAX, locked folders, links that point out of the tree (never followed)."""
+
+import os
+import time
+
+import pytest
+
+from referee.verifiers import code
+from referee.verifiers.code.cleanup import remove_tree
+
+TWO = {"format": "call", "fn_name": "f", "inputs": [[1]], "outputs": [2]}
+DEEP_TREE = "import os\nfor i in range(1500):\n    os.mkdir('d')\n    os.chdir('d')\ndef f(x):\n    return 2 * x\n"
+
+
+def _deep_tree(root, depth):
+    folder = os.open(root, os.O_RDONLY)
+    for _ in range(depth):
+        os.mkdir("d", dir_fd=folder)
+        folder, previous = os.open("d", os.O_RDONLY, dir_fd=folder), folder
+        os.close(previous)
+    with open(f"/proc/self/fd/{folder}/leaf", "w") as handle:
+        handle.write("x")
+    os.close(folder)
+
+
+def test_a_tree_deeper_than_the_recursion_limit_is_removed(tmp_path):
+    os.mkdir(tmp_path / "job")
+    _deep_tree(tmp_path / "job", 3000)  # 6000 characters of path: past PATH_MAX too
+    started = time.monotonic()
+    remove_tree(str(tmp_path / "job"))
+    assert not os.path.lexists(tmp_path / "job")
+    assert time.monotonic() - started < 5.0
+
+
+def test_locked_folders_are_unlocked_and_links_are_not_followed(tmp_path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "keep").write_text("keep")
+    job = tmp_path / "job"
+    (job / "a" / "b").mkdir(parents=True)
+    (job / "a" / "b" / "file").write_text("x")
+    (job / "a" / "link").symlink_to(outside)
+    os.chmod(job / "a" / "b", 0)
+    os.chmod(job / "a", 0o100)
+    remove_tree(str(job))
+    assert not job.exists()
+    assert (outside / "keep").read_text() == "keep"
+
+
+@pytest.mark.parametrize("level", ["auto", "basic"])
+def test_a_program_that_makes_a_deep_tree_gets_its_normal_verdict(level):
+    verdicts = code.verify_batch([DEEP_TREE, DEEP_TREE.replace("2 * x", "3 * x"), "def f(x):\n    return 2 * x\n"],
+                                 [TWO] * 3, isolation=level, workers=1, timeout=2.0)
+    assert [v.status for v in verdicts] == ["correct", "wrong", "correct"], [v.reason for v in verdicts]
+    assert all(v.details["jobs"] == 1 for v in verdicts)  # no sandbox restart
+    leftovers = [name for name in os.listdir("/dev/shm") if name.startswith("referee-jobs-")
+                 and os.path.lexists(f"/dev/shm/{name}/job-1/d")]
+    assert leftovers == []
