@@ -67,6 +67,9 @@ class Extraction(NamedTuple):
     alternatives: tuple[NumberMatch, ...] = ()
 
 
+# An answer line whose number is not a number ("#### 2C#"): no answer, and no fallback.
+_NO_NUMBER = Extraction(NumberMatch(0, "", 0, 0, False), "####")
+
 _CACHED_SPAN_CHARS = 200
 _Read = TypeVar("_Read")
 
@@ -104,11 +107,26 @@ def _span_answer(span: str) -> tuple[NumberMatch, tuple[NumberMatch, ...]] | Non
 
 @_cached_when_short
 def _answer_line(content: str) -> Extraction | None:
-    """The answer of a ``####`` line, from what follows the marks."""
-    if not _ANSWER_LINE_START_RE.match(content):  # "#### Step 1" is a heading
+    """The answer of a ``####`` line, from what follows the marks (see :func:`_is_answer_line`).
+
+    A number glued to letters (``#### 2C#``, ``#### 0x1F``) is not a number: no answer.
+    """
+    span = _until_sentence_end(content, 0)
+    answer = _span_answer(span)
+    if answer is None:
         return None
-    answer = _span_answer(_until_sentence_end(content, 0))
-    return Extraction(answer[0], "####", answer[1]) if answer is not None else None
+    number = answer[0]
+    after = span.rsplit("=", 1)[1] if "=" in span else span  # where _span_answer read it
+    read = after if after.startswith(number.text, number.start) else span
+    glued = read[number.end:number.end + 1]
+    if glued.isalpha() or glued == "#":
+        return None
+    return Extraction(number, "####", answer[1])
+
+
+def _is_answer_line(content: str) -> bool:
+    """Whether what follows ``####`` starts with a number (``#### Step 1`` is a heading)."""
+    return _ANSWER_LINE_START_RE.match(content) is not None
 
 
 @_cached_when_short
@@ -127,6 +145,13 @@ def _until_sentence_end(text: str, start: int, limit: int = 300) -> str:
 
 
 def _strict(text: str) -> Extraction | None:
+    found = _last_answer_line(text)
+    return None if found is _NO_NUMBER else found
+
+
+def _last_answer_line(text: str) -> Extraction | None:
+    """The answer of the last ``####`` answer line; ``_NO_NUMBER`` when that line's number is
+    not one (glued to letters), ``None`` when there is no answer line."""
     # Answer lines are found from the end with str.rfind: a line is one when it starts, after
     # spaces, tabs or quote marks (">"), with "####"; the rest of the line is its content.
     # (Looking for one character first is several times faster than for several.)
@@ -139,9 +164,9 @@ def _strict(text: str) -> Extraction | None:
         line = text[line_start:] if line_end < 0 else text[line_start:line_end]
         body = line.lstrip(" \t>")
         if body.startswith("####"):
-            answer = _answer_line(body[4:].lstrip(" \t"))
-            if answer is not None:
-                return answer
+            content = body[4:].lstrip(" \t")
+            if _is_answer_line(content):  # the last answer line decides, even when it holds no number
+                return _answer_line(content) or _NO_NUMBER
         at = text.rfind("####", 0, line_start)
     return None
 
@@ -257,7 +282,10 @@ def _as_fraction(number: NumberMatch) -> NumberMatch:
 
 
 def _auto(text: str) -> Extraction | None:
-    return _strict(text) or _flexible(text)
+    found = _last_answer_line(text)
+    if found is _NO_NUMBER:  # the completion wrote its answer line, and it holds no number
+        return None
+    return found or _flexible(text)
 
 
 _EXTRACTORS = {"strict": _strict, "flexible": _flexible, "auto": _auto}
@@ -367,9 +395,11 @@ def verify(
     if extract is None:
         return Verdict("error", reason=f"mode={mode!r} is not one of {', '.join(MODES)}")
     if (abs_tol != 0 or rel_tol != 0) and not (  # exact comparison (the default) needs no checks
-        isinstance(abs_tol, numbers.Real) and isinstance(rel_tol, numbers.Real) and abs_tol >= 0 and rel_tol >= 0
+        isinstance(abs_tol, numbers.Real) and isinstance(rel_tol, numbers.Real) and not isinstance(abs_tol, bool)
+        and not isinstance(rel_tol, bool) and 0 <= abs_tol < math.inf and 0 <= rel_tol < math.inf
     ):
-        return Verdict("error", reason=f"tolerances must be non-negative numbers, got abs_tol={abs_tol!r}, rel_tol={rel_tol!r}")
+        return Verdict("error", reason=f"tolerances must be finite non-negative numbers, got abs_tol={abs_tol!r}, "
+                                       f"rel_tol={rel_tol!r}")
     gold_parsed = _gold(gold)
     if isinstance(gold_parsed, str):
         return Verdict("error", reason=gold_parsed)

@@ -285,3 +285,23 @@ def test_public_values_are_fractions_so_division_stays_exact():
     found = gsm8k.extract_answer("The answer is 18 or 20.")
     assert [type(n.value) for n in (found.number, *found.alternatives)] == [Fraction, Fraction]
     assert found.number.value / 4 == Fraction(9, 2)
+
+
+@pytest.mark.parametrize("completion", ["#### 2C#", "#### 2c", "#### 0x2", "#### 1+1=2C#", "So 2.\n#### 2C#",
+                                        "#### 2\n#### 2C#"])
+def test_a_number_glued_to_letters_on_the_answer_line_is_no_answer(completion):
+    # the last answer line decides: its glued "number" is none, and no earlier number stands in for it
+    assert gsm8k.verify(completion, 2).status == "no_answer"
+    assert gsm8k.verify(completion, 2, mode="strict").status == "no_answer"
+    assert gsm8k.verify("#### 2 C", 2).status == "correct" and gsm8k.verify("#### 2 cakes", 2).status == "correct"
+
+
+def test_a_gold_whose_answer_line_is_glued_to_letters_is_unusable():
+    assert gsm8k.verify("#### 2", "Some work.\n#### 2C#").status == "error"
+
+
+@pytest.mark.parametrize("options", [{"abs_tol": float("inf")}, {"rel_tol": float("inf")}, {"abs_tol": float("nan")},
+                                     {"abs_tol": -1}, {"rel_tol": True}])
+def test_tolerances_must_be_finite_non_negative_numbers(options):
+    verdict = gsm8k.verify("#### 3", 1, **options)  # inf used to raise OverflowError
+    assert verdict.status == "error" and "tolerances" in verdict.reason
