@@ -87,23 +87,33 @@ class _Flight:
 
 
 def default_workers() -> int:
-    """The number of cores this process may run on.
+    """Default worker count for every pool (maths, code judges, their sandboxes): the cores this
+    process may run on, shared with the other training processes on the node.
+
+    Under ``torchrun`` / ``accelerate launch`` each of the node's ``LOCAL_WORLD_SIZE`` processes
+    starts its own pools, so each takes its share of the cores (at least one worker), not all.
 
     Example:
-        >>> default_workers() >= 1
+        >>> default_workers() == max(1, len(os.sched_getaffinity(0)) // int(os.environ.get("LOCAL_WORLD_SIZE", 1)))
         True
     """
     try:
-        return len(os.sched_getaffinity(0))
+        cores = len(os.sched_getaffinity(0))
     except AttributeError:  # not Linux
-        return os.cpu_count() or 1
+        cores = os.cpu_count() or 1
+    try:
+        processes = int(os.environ.get("LOCAL_WORLD_SIZE", "1"))
+    except ValueError:  # set to something that is not a number: ignore it
+        processes = 1
+    return max(1, cores // max(1, processes))
 
 
 class DeadlinePool:
     """A pool of warm worker processes whose tasks have hard deadlines.
 
     Args:
-        workers: how many worker processes at most (default: the cores).
+        workers: how many worker processes at most (default: :func:`default_workers`, the
+            node's cores divided by ``LOCAL_WORLD_SIZE``).
         preload: modules the workers import once, before any task (their import time is not
             paid per task, nor again when a worker is replaced); ``"module:function"`` also
             calls ``function()`` once in the template, to warm caches every worker inherits.

@@ -100,7 +100,8 @@ def verify_batch(
         memory_mb: address-space limit of the program.
         max_output_bytes: the most the program may print, or return from one call.
         abs_tol, rel_tol: tolerance for numbers in ``call`` outputs and ``stdio`` tokens (0: exact).
-        workers: parallel judge and sandbox workers (default: one per CPU).
+        workers: parallel judge and sandbox workers (default: one per core, the node's cores
+            divided by ``LOCAL_WORLD_SIZE`` under ``torchrun`` / ``accelerate launch``).
         isolation: ``"auto"`` (the best this machine gives) or a level: ``full``,
             ``namespaces``, ``uid``, ``basic`` (see ``referee doctor``).
 
