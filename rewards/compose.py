@@ -75,9 +75,12 @@ def swings(terms: Sequence[tuple[Callable[..., Any], float]]) -> dict[str, float
         ...         (get_reward("soft_overlong", max_length=256), 0.5)])
         {'correctness': 1.0, 'shaping': 0.75}
     """
+    return _swings([(_kind_and_range(reward), weight) for reward, weight in terms])
+
+
+def _swings(described: Sequence[tuple[tuple[str, tuple[float, float]], float]]) -> dict[str, float]:
     total = dict.fromkeys(KINDS, 0.0)
-    for reward, weight in terms:
-        kind, (low, high) = _kind_and_range(reward)
+    for (kind, (low, high)), weight in described:
         total[kind] += abs(weight) * (high - low)
     return total
 
@@ -113,9 +116,10 @@ def compose_rewards(
     if duplicates:
         raise ValueError(f"Rewards {', '.join(duplicates)} appear more than once; give each a distinct name= "
                          "(TRL logs rewards by name).")
-    swing = swings(resolved)
-    correctness = [n for n, (r, w) in zip(names, resolved) if _kind_and_range(r)[0] == "correctness" and w]
-    shaping = [n for n, (r, w) in zip(names, resolved) if _kind_and_range(r)[0] == "shaping" and w]
+    described = [(_kind_and_range(reward), weight) for reward, weight in resolved]  # warns once per reward
+    swing = _swings(described)
+    correctness = [n for n, ((kind, _), w) in zip(names, described) if kind == "correctness" and w]
+    shaping = [n for n, ((kind, _), w) in zip(names, described) if kind == "shaping" and w]
     problem = None
     if not correctness and shaping:
         problem = "No correctness reward has a weight, so the model is paid for form alone"

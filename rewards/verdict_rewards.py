@@ -13,8 +13,9 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from referee.verifiers import Verdict, get_verifier
+from referee.verifiers import VERIFIER_NAMES, Verdict, get_verifier
 from referee.verifiers.format import get_check
+from referee.verifiers.registry import default_gold_field
 
 from .completions import completion_text
 from .policy import error_verdict, report, reward_of, warn_once
@@ -33,6 +34,36 @@ def _check_options(function: Callable[..., Any], options: dict[str, Any], what: 
         inspect.signature(function).bind(*fixed, **options)
     except TypeError as exc:
         raise ValueError(f"Bad option for {what} ({exc}); see help({function.__module__}.{function.__name__}).") from None
+
+
+# A completion and a gold each verifier judges without an error when its options are good:
+# an ``error`` Verdict on them can only come from the options.
+_OPTION_PROBES: dict[str, tuple[str, Any]] = {
+    "gsm8k": ("", "1"),
+    "math": ("", "1"),
+    "code": ("", {"format": "asserts", "asserts": ["assert True"]}),
+}
+
+
+def verifier_option_problem(verifier: str, options: dict[str, Any]) -> str | None:
+    """What is wrong with ``options`` for ``verifier`` (one line), or ``None`` when they are
+    usable: the verifier judges a probe that cannot fail for any other reason, so its own
+    option checks decide. Unknown option names are caught by signature, before this.
+
+    Example:
+        >>> verifier_option_problem("gsm8k", {"mode": "strict"}) is None
+        True
+        >>> verifier_option_problem("math", {"timeout": -1})
+        'timeout=-1 must be a positive number of seconds'
+    """
+    probe = _OPTION_PROBES.get(verifier)
+    if probe is None or not options:
+        return None
+    try:
+        verdict = get_verifier(verifier).verify(*probe, **options)
+    except Exception as exc:  # an option the verifier chokes on is a bad option too
+        return f"{type(exc).__name__}: {exc}"
+    return verdict.reason if verdict.status == "error" else None
 
 
 def score_verdicts(
@@ -71,7 +102,8 @@ class VerifierReward:
         verifier: a verifier name (``gsm8k``, ``math``, ``code``; see
             :func:`referee.verifiers.get_verifier`).
         gold_column: the dataset column holding the gold, or several to try in order (per
-            row, the first one present with a value wins, e.g. ``("answer", "solution")``).
+            row, the first one present with a value wins, e.g. ``("answer", "solution")``);
+            default: the verifier's usual column (``answer`` for GSM8K).
         all_or_nothing: reward 1.0 only for ``correct`` (else the Verdict's partial score).
         **options: the verifier's own options (e.g. ``mode="strict"`` for GSM8K).
 
@@ -82,6 +114,8 @@ class VerifierReward:
         [1.0, 0.0, 1.0]
         >>> reward(completions=["#### 18"], answer=["not a number"])  # not the completion's fault
         [None]
+        >>> VerifierReward("gsm8k_strict", "gsm8k", mode="strict").gold_columns  # the verifier's usual column
+        ('answer',)
     """
 
     kind = "correctness"
@@ -92,12 +126,16 @@ class VerifierReward:
         name: str,
         verifier: str,
         *,
-        gold_column: str | Sequence[str],
+        gold_column: str | Sequence[str] | None = None,
         all_or_nothing: bool = False,
         **options: Any,
     ) -> None:
         self.__name__ = _checked_name(name)
         self.verifier = verifier
+        if gold_column is None:
+            if verifier not in VERIFIER_NAMES:
+                raise ValueError(f"Unknown verifier {verifier!r}; choose one of {', '.join(VERIFIER_NAMES)}.")
+            gold_column = default_gold_field(verifier)
         columns = (gold_column,) if isinstance(gold_column, str) else tuple(gold_column)
         if not columns or not all(isinstance(column, str) and column for column in columns):
             raise ValueError(f"gold_column={gold_column!r} must name a dataset column, e.g. 'answer'.")
@@ -105,6 +143,9 @@ class VerifierReward:
         self.all_or_nothing = bool(all_or_nothing)
         self.options = dict(options)
         _check_options(get_verifier(verifier).verify, self.options, f"the {verifier} verifier", "", "")
+        problem = verifier_option_problem(verifier, self.options)
+        if problem:
+            raise ValueError(f"Bad option for the {verifier} verifier of reward {name}: {problem}.")
 
     def __repr__(self) -> str:
         return (f"VerifierReward({self.__name__!r}, {self.verifier!r}, gold_column={self.gold_columns!r}, "

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import inspect
 import json
+import os
+import re
 import sys
 from collections import Counter
 from collections.abc import Iterator
@@ -12,11 +14,13 @@ from typing import Any, TextIO
 
 from tqdm import tqdm
 
+from referee.recipes.commands._io import AtomicOutput, same_file
 from referee.rewards.completions import completion_text
 from referee.rewards.jsonl import jsonl_rows
 from referee.verifiers import STATUSES, VERIFIER_NAMES, Verdict, get_verifier
 from referee.verifiers.registry import default_gold_field
 
+_LINE_PREFIX_RE = re.compile(r"^line \d+: ")
 _CHUNK = 256  # lines judged per verify_batch call: lets parallel verifiers use their workers
 
 
@@ -95,26 +99,49 @@ def _judge(verifier: Any, pending: list[_Pending], options: dict[str, Any]) -> l
 
 
 def summary_lines(counts: Counter[str], total: int, score_sum: float) -> list[str]:
-    """The printed summary: counts by status, accuracy and mean score.
+    """The printed summary: counts by status, then accuracy and mean score over the lines
+    that were judged (``error`` lines, the input's or the verifier's fault, are left out and
+    counted apart).
 
     Example:
-        >>> print("\\n".join(summary_lines(Counter(correct=3, wrong=1), 4, 3.0)))
-        lines      4
+        >>> print("\\n".join(summary_lines(Counter(correct=3, wrong=1, error=1), 5, 3.0)))
+        lines      5
         correct    3
         wrong      1
         no_answer  0
         timeout    0
-        error      0
+        error      1
+        judged     4 (error lines are left out of accuracy and mean score)
         accuracy   0.7500
         mean score 0.7500
     """
     lines = [f"{'lines':<10} {total}"] + [f"{status:<10} {counts.get(status, 0)}" for status in STATUSES]
-    accuracy = counts.get("correct", 0) / total if total else 0.0
-    mean = score_sum / total if total else 0.0
+    judged = total - counts.get("error", 0)
+    lines.append(f"{'judged':<10} {judged} (error lines are left out of accuracy and mean score)")
+    accuracy = counts.get("correct", 0) / judged if judged else 0.0
+    mean = score_sum / judged if judged else 0.0
     return lines + [f"{'accuracy':<10} {accuracy:.4f}", f"{'mean score':<10} {mean:.4f}"]
 
 
+def _option_problem(verifier_name: str, options: dict[str, Any]) -> str | None:
+    from referee.rewards.verdict_rewards import verifier_option_problem
+
+    return verifier_option_problem(verifier_name, options)
+
+
 def run(args: argparse.Namespace) -> int:
+    """Score ``args.input``; 0 when done, 1 when every line is an ``error``, 2 for unusable
+    arguments (one line on standard error).
+
+    Example:
+        >>> import tempfile, os
+        >>> path = os.path.join(tempfile.mkdtemp(), "in.jsonl")
+        >>> _ = open(path, "w").write('{"completion": "#### 3", "answer": 3}\\n')
+        >>> from referee.recipes.cli import build_parser
+        >>> run(build_parser().parse_args(["score", "gsm8k", path, "-o", path]))
+        2
+    """
+    output = None
     try:
         options = parse_options(args.option)
         verifier = get_verifier(args.verifier)
@@ -122,26 +149,53 @@ def run(args: argparse.Namespace) -> int:
             inspect.signature(verifier.verify).bind("", "", **options)
         except TypeError as exc:
             raise ValueError(f"bad option for the {args.verifier} verifier ({exc})") from None
+        problem = _option_problem(args.verifier, options)
+        if problem:
+            raise ValueError(f"bad option for the {args.verifier} verifier: {problem}")
+        if args.output and os.path.exists(args.input) and same_file(args.input, args.output):
+            raise ValueError(f"-o {args.output} is the input file; write the verdicts to another file.")
+        if os.path.isdir(args.input):
+            raise ValueError(f"{args.input} is a folder; give a JSONL file.")
         source = open(args.input, encoding="utf-8", errors="replace")
+        if args.output:
+            try:
+                output = AtomicOutput(args.output)
+            except OSError:
+                source.close()
+                raise
     except (ValueError, OSError) as exc:
         print(f"referee score: {exc}", file=sys.stderr)
         return 2
     gold_field = args.gold_field or default_gold_field(args.verifier)
-    sink = open(args.output, "w", encoding="utf-8") if args.output else sys.stdout
-    report = sys.stdout if args.output else sys.stderr
+    sink = output.handle if output else sys.stdout
+    report = sys.stdout if output else sys.stderr
     counts: Counter[str] = Counter()
+    errors: Counter[str] = Counter()  # error reasons, without their line numbers
     score_sum, judged = 0.0, 0
-    with source, tqdm(desc=f"scoring ({args.verifier})", unit=" lines", disable=args.no_progress,
-                      file=sys.stderr) as progress:
-        rows = _read_rows(source, args.completion_field, gold_field)
-        while chunk := [row for _, row in zip(range(_CHUNK), rows)]:
-            for (line, _, _, _), verdict in zip(chunk, _judge(verifier, chunk, options)):
-                judged += 1
-                counts[verdict.status] += 1
-                score_sum += verdict.score
-                sink.write(json.dumps({"line": line, **verdict.to_dict()}, ensure_ascii=False) + "\n")
-            progress.update(len(chunk))
-    if sink is not sys.stdout:
-        sink.close()
+    try:
+        with source, tqdm(desc=f"scoring ({args.verifier})", unit=" lines", disable=args.no_progress,
+                          file=sys.stderr) as progress:
+            rows = _read_rows(source, args.completion_field, gold_field)
+            while chunk := [row for _, row in zip(range(_CHUNK), rows)]:
+                for (line, _, _, _), verdict in zip(chunk, _judge(verifier, chunk, options)):
+                    judged += 1
+                    counts[verdict.status] += 1
+                    if verdict.status == "error":
+                        errors[_LINE_PREFIX_RE.sub("", verdict.reason)] += 1
+                    else:
+                        score_sum += verdict.score
+                    sink.write(json.dumps({"line": line, **verdict.to_dict()}, ensure_ascii=False) + "\n")
+                progress.update(len(chunk))
+        if output:
+            output.commit()
+    except BaseException:
+        if output:
+            output.discard()  # a failed run leaves the output file as it was
+        raise
     print("\n".join(summary_lines(counts, judged, score_sum)), file=report)
+    if judged and counts["error"] == judged:
+        reason, seen = errors.most_common(1)[0]
+        print(f"referee score: every line of {args.input} is an error ({seen} of {judged}: {reason}); check "
+              f"--completion-field/--gold-field and the file.", file=sys.stderr)
+        return 1
     return 0

@@ -102,3 +102,15 @@ def test_options_are_scoped_to_a_term_of_a_sum():
         parse_reward_sum("gsm8k_accuracy + tag_count", mode="strict")
     with pytest.raises(ValueError, match="does not name a reward"):
         parse_reward_sum("gsm8k_accuracy + tag_count", **{"think_format.prefilled": True})
+
+
+def test_a_reward_without_a_kind_is_warned_about_once():
+    import warnings
+
+    def length_bonus(completions, **kwargs):
+        return [0.0 for _ in completions]
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        compose_rewards([(length_bonus, 1.0), ("think_format", 0.5)])
+    assert [str(w.message).split(" ")[1] for w in caught] == ["length_bonus"]

@@ -197,3 +197,34 @@ def test_trl_names_the_metrics_after_the_reward():
     reward = get_reward("gsm8k_accuracy", name="gsm8k_strict", mode="strict")
     assert get_callable_name(reward) == "gsm8k_strict"
     assert not is_async_callable(reward)
+
+
+def test_verifier_options_without_gold_column_use_the_verifiers_column():
+    strict = VerifierReward("gsm8k_strict", "gsm8k", mode="strict")  # used to raise TypeError
+    assert strict.gold_columns == ("answer",)
+    assert strict(completions=["#### 18", "The answer is 18."], answer=["18", "18"]) == [1.0, 0.0]
+    with pytest.raises(ValueError, match="Unknown verifier 'gsm8"):
+        VerifierReward("x", "gsm8")
+
+
+@pytest.mark.parametrize("verifier, options, problem", [
+    ("math", {"timeout": -1}, "timeout=-1"),
+    ("math", {"max_answer_chars": 0}, "max_answer_chars=0"),
+    ("gsm8k", {"abs_tol": float("nan")}, "abs_tol=nan"),
+    ("gsm8k", {"mode": "loose"}, "mode='loose'"),
+    ("code", {"timeout": float("inf")}, "timeout=inf"),
+    ("code", {"memory_mb": 0}, "memory_mb=0"),
+])
+def test_bad_option_values_are_refused_when_the_reward_is_built(verifier, options, problem):
+    with pytest.raises(ValueError, match="Bad option") as raised:
+        VerifierReward("checked", verifier, **options)
+    assert problem in str(raised.value)
+
+
+def test_code_verify_with_an_infinite_timeout_is_an_error_verdict_not_an_exception():
+    from referee.verifiers import code
+
+    tests = {"format": "asserts", "asserts": ["assert f() == 1"]}
+    verdict = code.verify("def f():\n    return 1", tests, timeout=float("inf"))  # used to raise OverflowError
+    assert verdict.status == "error" and "timeout=inf" in verdict.reason
+    assert code.verify_batch(["def f():\n    return 1"] * 2, [tests] * 2, timeout=float("inf"))[1].status == "error"

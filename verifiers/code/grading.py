@@ -49,8 +49,8 @@ def _bad_options(timeout: Any, memory_mb: Any, max_output_bytes: Any, abs_tol: A
     for name, value in numbers.items():
         if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0 or value != value:
             return f"{name}={value!r} must be a non-negative number"
-    if timeout <= 0:
-        return f"timeout={timeout!r} must be more than 0 seconds"
+    if timeout <= 0 or timeout == float("inf"):
+        return f"timeout={timeout!r} must be a finite number of seconds above 0"
     integers = {"memory_mb": memory_mb, "max_output_bytes": max_output_bytes}
     if workers is not None:
         integers["workers"] = workers
