@@ -163,17 +163,19 @@ class AuditReport:
     scored: int
     separating: int
     results: tuple[ProbeResult, ...]
+    problem: str | None = None
 
     @property
     def failed(self) -> bool:
-        """Whether any probe's verdict is ``fail``."""
-        return any(result.verdict == "fail" for result in self.results)
+        """Whether any probe's verdict is ``fail``, or the reward could not be judged at all
+        (``problem``: it scored no plain answer, or a correctness reward never told right from wrong)."""
+        return self.problem is not None or any(result.verdict == "fail" for result in self.results)
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready report (``referee audit --json``)."""
         return {"reward": self.reward, "rows": self.rows, "usable_rows": self.usable,
                 "scored_rows": self.scored, "separating_rows": self.separating, "failed": self.failed,
-                "probes": [result.to_dict() for result in self.results]}
+                "problem": self.problem, "probes": [result.to_dict() for result in self.results]}
 
 
 def _answer_column(reward: Callable[..., Any], row: Mapping[str, Any]) -> str:
@@ -257,6 +259,9 @@ def audit_reward(
         >>> report = audit_reward(parse_reward_sum("gsm8k_accuracy + 0.2*think_format"), rows)
         >>> {r.probe.name: r.verdict for r in report.results}["tags_around_wrong"]
         'warn'
+        >>> audit_reward(parse_reward_sum("gsm8k_accuracy"), [{"prompt": "9 * 2?", "final": "18"}],
+        ...              answer_column="final").problem
+        "the reward gave None for every plain answer on the 1 rows probed: it cannot read its gold (the right answers came from column 'final'; point the reward's gold column at it, e.g. -O gold_column=...)"
     """
     built: list[tuple[Mapping[str, Any], ProbeAnswers]] = []
     for row in rows:
@@ -276,4 +281,20 @@ def audit_reward(
     results = tuple(_judge_probe(index, row_scores, probe_texts, fail_share) for index in range(len(PROBES)))
     scored = sum(1 for row in row_scores if row.wrong is not None)
     separating = sum(1 for row in row_scores if row.right is not None)
-    return AuditReport(getattr(reward, "__name__", repr(reward)), len(rows), len(built), scored, separating, results)
+    problem = None
+    if built and not scored:
+        column = answer_column or _answer_column(reward, built[0][0])
+        problem = (f"the reward gave None for every plain answer on the {len(built)} rows probed: it cannot read its "
+                   f"gold (the right answers came from column {column!r}; point the reward's gold column at it, "
+                   "e.g. -O gold_column=...)")
+    elif scored and not separating and _checks_correctness(reward):
+        problem = (f"the reward never scored a right answer above a wrong one on the {scored} rows it scored: it does "
+                   "not read the right answer (check its gold column and options), so no probe can be judged")
+    return AuditReport(getattr(reward, "__name__", repr(reward)), len(rows), len(built), scored, separating, results,
+                       problem)
+
+
+def _checks_correctness(reward: Callable[..., Any]) -> bool:
+    """Whether ``reward`` (or a term of a sum) is a correctness reward (the default kind)."""
+    terms = [term for term, weight in getattr(reward, "terms", []) if weight] or [reward]
+    return any(getattr(term, "kind", "correctness") == "correctness" for term in terms)

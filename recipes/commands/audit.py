@@ -5,14 +5,15 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import sys
 from itertools import islice
 from typing import Any
 
 from referee.recipes.commands.check import REWARD_HELP
+from referee.recipes.commands._io import load_reward
 from referee.recipes.commands.score import parse_options
 from referee.rewards.audit import AuditReport, audit_reward
-from referee.rewards.compose import parse_reward_sum
 from referee.rewards.jsonl import jsonl_rows, open_jsonl
 
 
@@ -92,8 +93,23 @@ def _read_rows(path: str, limit: int) -> list[dict[str, Any]]:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Audit ``args.reward`` on ``args.data``: 0 when no probe fails, 1 when one does or when
+    the reward cannot be judged on the data (it scores no plain answer, or never tells right
+    from wrong), 2 for unusable arguments or input (one line on standard error).
+
+    Example:
+        >>> from referee.recipes.cli import build_parser
+        >>> run(build_parser().parse_args(["audit", "gsm8k_accuracy", "data.jsonl", "--fail-share", "7"]))
+        2
+    """
     try:
-        reward = parse_reward_sum(args.reward, **parse_options(args.option))
+        if not 0 <= args.fail_share <= 1:
+            raise ValueError(f"--fail-share {args.fail_share} must be a share between 0 and 1, e.g. --fail-share 0.05.")
+        if args.limit < 1:
+            raise ValueError(f"--limit {args.limit} must be at least 1.")
+        reward = load_reward(args.reward, parse_options(args.option))
+        if os.path.isdir(args.data):
+            raise ValueError(f"{args.data} is a folder; give a JSONL file of dataset rows.")
         rows = _read_rows(args.data, args.limit)
     except (ValueError, OSError) as exc:
         print(f"referee audit: {exc}", file=sys.stderr)
@@ -107,4 +123,7 @@ def run(args: argparse.Namespace) -> int:
               "pass --answer-column.", file=sys.stderr)
         return 2
     print(json.dumps(report.to_dict(), ensure_ascii=False) if args.json else report_table(report))
+    if report.problem:
+        print(f"referee audit: {report.problem}", file=sys.stderr)
+        return 1
     return 1 if report.failed else 0

@@ -5,11 +5,13 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import math
+import os
 import sys
 from typing import Any
 
+from referee.recipes.commands._io import load_reward
 from referee.recipes.commands.score import parse_options
-from referee.rewards.compose import parse_reward_sum
 from referee.rewards.golden import GoldenResult, check_golden, excerpt, load_golden
 
 REWARD_HELP = ("a built-in reward (gsm8k_accuracy, think_format, ...), a module:attr path, "
@@ -56,8 +58,20 @@ def mismatch_table(mismatches: list[GoldenResult], width: int = 50) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Check ``args.reward`` on ``args.golden``: 0 when every case matches, 1 on a mismatch,
+    2 when the reward, an option or the file cannot be used (one line on standard error).
+
+    Example:
+        >>> from referee.recipes.cli import build_parser
+        >>> run(build_parser().parse_args(["check", "gsm8k_accuracy", "golden.jsonl", "--tolerance", "nan"]))
+        2
+    """
     try:
-        reward = parse_reward_sum(args.reward, **parse_options(args.option))
+        if not 0 <= args.tolerance < math.inf:
+            raise ValueError(f"--tolerance {args.tolerance} must be a finite number >= 0, e.g. --tolerance 1e-6.")
+        reward = load_reward(args.reward, parse_options(args.option))
+        if os.path.isdir(args.golden):
+            raise ValueError(f"{args.golden} is a folder; give a JSONL file of golden cases.")
         cases = load_golden(args.golden)
     except (ValueError, OSError) as exc:
         print(f"referee check: {exc}", file=sys.stderr)

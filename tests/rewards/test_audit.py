@@ -172,12 +172,50 @@ def test_cli_unusable_input_exits_2(tmp_path, capsys, args, message):
     assert message in capsys.readouterr().err
 
 
-def test_cli_notes_when_the_reward_scores_nothing(tmp_path, capsys):
+def test_cli_fails_a_reward_that_cannot_read_its_gold(tmp_path, capsys):
+    # the gold is in "final", gsm8k_accuracy reads "answer": every probe is ok or n/a, yet nothing was judged
     data = write_rows(tmp_path / "rows.jsonl", [{"prompt": "9 * 2?", "final": "18"}])
-    assert main(["audit", "gsm8k_accuracy", data, "--answer-column", "final"]) == 0
-    assert "the reward gave None for every plain answer" in capsys.readouterr().out
+    assert main(["audit", "gsm8k_accuracy", data, "--answer-column", "final"]) == 1
+    captured = capsys.readouterr()
+    assert "the reward gave None for every plain answer" in captured.out
+    assert captured.err.count("\n") == 1 and "cannot read its gold" in captured.err and "'final'" in captured.err
+    assert main(["audit", "gsm8k_accuracy", data, "--answer-column", "final", "--json"]) == 1
+    report = json.loads(capsys.readouterr().out)
+    assert report["failed"] is True and "cannot read its gold" in report["problem"]
+    assert main(["audit", "gsm8k_accuracy", data, "--answer-column", "final", "-O", "gold_column=final"]) == 0
+
+
+def test_cli_fails_a_correctness_reward_that_never_tells_right_from_wrong(tmp_path, capsys):
+    # "answer" holds another number than the gold the probes are built from: scored, never separating
+    data = write_rows(tmp_path / "rows.jsonl", [{"prompt": "9 * 2?", "final": "18", "answer": "5"}])
+    assert main(["audit", "gsm8k_accuracy", data, "--answer-column", "final"]) == 1
+    assert "never scored a right answer above a wrong one" in capsys.readouterr().err
+    # a shaping reward alone is not expected to tell them apart: a note, not a failure
     assert main(["audit", "tag_count", data, "--answer-column", "final"]) == 0
     assert "never scores the right answer above a wrong one" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--fail-share", "7"], "--fail-share 7.0"),
+    (["--fail-share", "nan"], "--fail-share nan"),
+    (["--limit", "0"], "--limit 0"),
+    (["-O", "timeout=-1"], "timeout=-1"),
+])
+def test_cli_checks_option_values_up_front(tmp_path, capsys, args, message):
+    data = write_rows(tmp_path / "rows.jsonl", ROWS)
+    reward = "math_accuracy" if "timeout=-1" in args else "gsm8k_accuracy"
+    assert main(["audit", reward, data, *args]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and message in err
+
+
+def test_cli_a_reward_module_that_raises_at_import_is_one_line_exit_2(tmp_path, capsys, monkeypatch):
+    (tmp_path / "broken_reward_mod.py").write_text("raise RuntimeError('boom at import')\n")
+    monkeypatch.chdir(tmp_path)
+    data = write_rows(tmp_path / "rows.jsonl", ROWS)
+    assert main(["audit", "broken_reward_mod:reward", data]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "RuntimeError: boom at import" in err and "No module named" not in err
 
 
 def test_cli_explains_a_warning(tmp_path, capsys):

@@ -134,3 +134,31 @@ def test_module_paths_are_found_in_the_current_directory(tmp_path, monkeypatch):
     assert main(["check", "golden_demo_rewards:accuracy", str(golden)]) == 0
     assert main(["check", "golden_demo_rewards:missing", str(golden)]) == 2
     assert main(["check", "no_such_module_here:accuracy", str(golden)]) == 2
+
+
+@pytest.mark.parametrize("tolerance", ["nan", "-1", "inf"])
+def test_check_refuses_a_tolerance_that_is_not_a_finite_non_negative_number(tolerance, capsys):
+    # nan used to report every match as a mismatch (exit 1)
+    assert main(["check", "gsm8k_accuracy", str(GOLDEN), "--tolerance", tolerance]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"--tolerance {float(tolerance)}" in err
+
+
+def test_check_refuses_bad_option_values_with_exit_2(capsys):
+    # math's timeout=-1 used to turn every case into an error verdict, and the run into "mismatch" (exit 1)
+    assert main(["check", "math_accuracy", str(GOLDEN), "-O", "timeout=-1"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "timeout=-1" in err
+
+
+def test_check_a_module_that_raises_at_import_is_exit_2_with_its_error(tmp_path, monkeypatch, capsys):
+    (tmp_path / "raising_golden_rewards.py").write_text("import json\nraise RuntimeError('broken on purpose')\n")
+    monkeypatch.chdir(tmp_path)
+    assert main(["check", "raising_golden_rewards:accuracy", str(GOLDEN)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "RuntimeError: broken on purpose" in err and "No module named" not in err
+
+
+def test_check_a_golden_folder_is_exit_2(tmp_path, capsys):
+    assert main(["check", "gsm8k_accuracy", str(tmp_path)]) == 2
+    assert "is a folder" in capsys.readouterr().err
