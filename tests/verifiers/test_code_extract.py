@@ -23,9 +23,24 @@ GOLDEN = [
     (f"<think>I will write it.</think>\n```python\n{CODE}```", CODE),
     (f"```python\n{CODE}", CODE),  # truncated: no closing fence
     (CODE, CODE),  # no fence: the whole text
-    ("```json\n{}\n```", "```json\n{}\n```"),  # only other languages: the whole text
+    ("oops(", "oops("),  # no fence, broken code: still the program (it fails as its own)
+    ("```json\n{}\n```", ""),  # only other languages: no code
     ("", ""),
+    # fences glued to the text around them (issue 12)
+    (f"<answer>```python\n{CODE}```</answer>", CODE),
+    (f"<answer>\n```python\n{CODE}```</answer>", CODE),
+    (f"Solution:```python\n{CODE}```", CODE),
+    (f"```python\n{CODE.rstrip()}```</answer>", CODE.rstrip()),
+    ("```python\nprint('```')\n```", "print('```')\n"),  # a fence inside a line of code does not close
 ]
+
+PROSE = ["I don't know how to solve this.", "The answer is 42.", "Let me think.\n\nWe need a loop over the list, "
+         "for each element we add it.", "Yes", "", "   \n"]
+
+
+@pytest.mark.parametrize("completion", PROSE)
+def test_prose_holds_no_code(completion):
+    assert extract_code(completion) == ""
 
 
 @pytest.mark.parametrize(("completion", "expected"), GOLDEN)

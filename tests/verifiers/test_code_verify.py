@@ -87,7 +87,7 @@ WRONG = [
      STDIO, 0.0, "wrong", "raised RuntimeError: late"),
     ("syntax error", chat("def twoSum(nums, target)\n    return [0, 1]\n"), CALL, 0.0, "wrong",
      "raised SyntaxError while loading"),
-    ("no code at all", "I don't know how to solve this.", CALL, 0.0, "wrong", "SyntaxError"),
+    ("no code at all", "I don't know how to solve this.", CALL, 0.0, "no_answer", "holds no code"),
     ("empty code block", "```python\n\n```", CALL, 0.0, "no_answer", "holds no code"),
 ]
 

@@ -142,7 +142,8 @@ class _ForkServer:
             if request["mode"] == "stdio":
                 run_main(channel, request["code"])
             else:
-                serve_calls(channel, request["code"], request["names"])
+                serve_calls(channel, request["code"], request["names"],
+                            standard_imports=bool(request.get("standard_imports")))
         except BaseException:
             pass
         finally:

@@ -93,9 +93,13 @@ def verify_batch(
     """Judge each completion's program against its tests, ``workers`` programs at a time; order kept.
 
     Args:
-        completions: the models' texts; the program is the last fenced Python block, or the
-            whole text when there is none.
+        completions: the models' texts; the program is the last fenced Python block (a fence
+            may be glued to tags, ``<answer>```python``), or the whole text when it is code;
+            prose without code is ``no_answer``.
         tests_list: one tests dict per completion (see :mod:`referee.verifiers.code.formats`).
+            For ``call`` tests the program runs after the standard imports APPS and
+            LiveCodeBench give it (``from typing import *``, ``from collections import *``,
+            ``heapq``, ...: :data:`referee.verifiers.code.job.STANDARD_IMPORTS`).
         timeout: wall-clock seconds for each test (and for loading the program).
         memory_mb: address-space limit of the program.
         max_output_bytes: the most the program may print, or return from one call.

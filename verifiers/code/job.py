@@ -21,6 +21,32 @@ from .wire import WireError, encode
 
 SOLUTION_FILENAME = "<solution>"
 _MESSAGE_CHARS = 300
+# What APPS and LiveCodeBench run before a call-based (LeetCode-style) program, whose solutions
+# use ``List``, ``defaultdict`` or ``heapq`` without importing them (LiveCodeBench's import string;
+# ``from builtins import *`` puts back ``pow`` and the other built-ins that ``math`` shadows).
+STANDARD_IMPORTS = """\
+from string import *
+from re import *
+from datetime import *
+from collections import *
+from heapq import *
+from bisect import *
+from copy import *
+from math import *
+from random import *
+from statistics import *
+from itertools import *
+from functools import *
+from operator import *
+from io import *
+from sys import *
+from json import *
+from builtins import *
+from typing import *
+import string, re, datetime, collections, heapq, bisect, copy, math, random, statistics, itertools, functools
+import operator, io, sys, json
+sys.setrecursionlimit(50000)
+"""
 
 
 def _message(exc: BaseException) -> str:
@@ -30,14 +56,35 @@ def _message(exc: BaseException) -> str:
         return ""
 
 
-def _load(code: str, module_name: str) -> dict[str, Any]:
-    namespace: dict[str, Any] = {"__name__": module_name, "__builtins__": builtins}
-    exec(compile(code, SOLUTION_FILENAME, "exec"), namespace)
+def _load(code: str, module_name: str, preamble: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Run the program in a fresh namespace (after the names of ``preamble``, if given); never
+    with this module's ``from __future__`` imports (``dont_inherit``)."""
+    namespace: dict[str, Any] = {"__name__": module_name, "__builtins__": builtins, **(preamble or {})}
+    exec(compile(code, SOLUTION_FILENAME, "exec", dont_inherit=True), namespace)
     return namespace
 
 
-def _resolve(namespace: dict[str, Any], name: str) -> tuple[Callable[..., Any] | None, tuple[Any, ...]]:
-    """What ``name`` is in the program: (function or None, description sent to the judge)."""
+def standard_names() -> dict[str, Any]:
+    """The names :data:`STANDARD_IMPORTS` binds, for a call-based program to find already imported.
+
+    Example:
+        >>> names = standard_names()
+        >>> names["List"], names["defaultdict"].__name__, names["heappush"].__module__, names["pow"] is pow
+        (typing.List, 'defaultdict', '_heapq', True)
+    """
+    namespace: dict[str, Any] = {"__name__": "__standard_imports__", "__builtins__": builtins}
+    exec(compile(STANDARD_IMPORTS, "<standard imports>", "exec", dont_inherit=True), namespace)
+    for name in ("__name__", "__builtins__"):
+        namespace.pop(name)
+    return namespace
+
+
+def _resolve(namespace: dict[str, Any], name: str,
+             preamble: dict[str, Any] | None = None) -> tuple[Callable[..., Any] | None, tuple[Any, ...]]:
+    """What ``name`` is in the program: (function or None, description sent to the judge). A name
+    the program got only from ``preamble`` (``gcd``, ``accumulate``) is not the program's."""
+    if preamble and name in preamble and namespace.get(name) is preamble[name]:
+        namespace = {key: value for key, value in namespace.items() if key != name}
     if name not in namespace:
         solution = namespace.get("Solution")  # LeetCode style: the function is a method of class Solution
         if isinstance(solution, type) and hasattr(solution, name):
@@ -55,8 +102,11 @@ def _resolve(namespace: dict[str, Any], name: str) -> tuple[Callable[..., Any] |
     return None, ("value", value)
 
 
-def serve_calls(channel: socket.socket, code: str, names: Sequence[str]) -> None:
+def serve_calls(channel: socket.socket, code: str, names: Sequence[str], *, standard_imports: bool = False) -> None:
     """Load the program (``__name__`` is not ``"__main__"``), describe ``names``, then answer calls until EOF.
+
+    ``standard_imports``: run :data:`STANDARD_IMPORTS` first (call-based tests, as APPS and
+    LiveCodeBench do).
 
     Example (in a thread here; in a locked-down job process for real):
         >>> import threading
@@ -70,8 +120,10 @@ def serve_calls(channel: socket.socket, code: str, names: Sequence[str]) -> None
         ('raise', 'TypeError')
         >>> judge.close()
     """
+    preamble = None
     try:
-        namespace = _load(code, "__solution__")
+        preamble = standard_names() if standard_imports else None
+        namespace = _load(code, "__solution__", preamble)
     except BaseException as exc:  # SystemExit and KeyboardInterrupt too: the program ended while loading
         send_message(channel, ("load_error", type(exc).__name__, _message(exc)))
         return
@@ -79,7 +131,7 @@ def serve_calls(channel: socket.socket, code: str, names: Sequence[str]) -> None
     described: dict[str, tuple[Any, ...]] = {}
     for name in names:
         try:
-            function, described[name] = _resolve(namespace, name)
+            function, described[name] = _resolve(namespace, name, preamble)
         except BaseException as exc:  # a Solution() constructor or a hasattr that raises
             described[name] = ("other", type(exc).__name__)
             continue

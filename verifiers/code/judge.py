@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .formats import TestsError, count_tests, parse_tests
+from .formats import CallTests, TestsError, count_tests, parse_tests
 from .isolation import isolation_of
 from .runners import run_tests
 from .sandbox import Sandbox, SandboxBroken
@@ -45,7 +45,8 @@ def judge_program(sandbox: Sandbox, task: dict[str, Any]) -> dict[str, Any]:
     while True:
         session = ProgramSession(sandbox, task["code"], timeout=options["timeout"], tests=count_tests(spec),
                                  memory_mb=int(task.get("memory_mb", 1024)),
-                                 output_bytes=int(task.get("output_bytes", 4 << 20)))
+                                 output_bytes=int(task.get("output_bytes", 4 << 20)),
+                                 standard_imports=isinstance(spec, CallTests))
         try:
             outcomes = run_tests(session, spec, **options)
             return {"outcomes": [outcome.to_dict() for outcome in outcomes], "jobs": session.jobs}

@@ -68,7 +68,7 @@ class Candidate:
 @functools.lru_cache(maxsize=512)
 def _compile(source: str, filename: str) -> CodeType:
     try:
-        return compile(source, filename, "exec")
+        return compile(source, filename, "exec", dont_inherit=True)
     except (SyntaxError, ValueError) as exc:
         raise TestsError(f"the test code in {filename} does not compile ({exc}); fix the dataset row.") from None
 

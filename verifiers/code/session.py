@@ -147,9 +147,10 @@ class ProgramSession:
     """
 
     def __init__(self, sandbox: Sandbox, code: str, *, timeout: float, tests: int,
-                 memory_mb: int = 1024, output_bytes: int = 4 << 20) -> None:
+                 memory_mb: int = 1024, output_bytes: int = 4 << 20, standard_imports: bool = False) -> None:
         self.sandbox = sandbox
         self.code = code
+        self.standard_imports = standard_imports  # call-based tests: the program finds List, heapq, ...
         self.timeout = timeout
         self.limits = Limits.for_tests(timeout=timeout, tests=tests, memory_mb=memory_mb, output_bytes=output_bytes)
         self.names: list[str] = []
@@ -161,6 +162,7 @@ class ProgramSession:
 
     def _request(self, mode: str, stdin: bytes = b"") -> dict[str, Any]:
         return {"mode": mode, "code": self.code, "names": self.names, "stdin": stdin,
+                "standard_imports": self.standard_imports,
                 "limits": self.limits.to_dict(), "deadline_s": self.limits.cpu_seconds + 1.0}
 
     def _end_job(self, grace: float = 0.0) -> dict[str, Any]:
