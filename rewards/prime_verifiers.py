@@ -1,0 +1,134 @@
+"""referee in Prime Intellect's ``verifiers``: Rubric reward functions (v0) and the ``@vf.reward`` pattern (v1).
+
+**v0 (``vf.Rubric``).** A Rubric inspects each reward function's signature, passes the
+arguments it names (``prompt``, ``completion``, ``answer``, ``state``, ``info``, ``task``, or all
+of them to ``**kwargs``), awaits it if it is a coroutine and takes ``float()`` of the result.
+:class:`RubricReward` is such a function, ``async`` (the verifiers run in a worker thread, off
+the event loop), named for the Rubric's metrics; :func:`rubric_functions` adds weight-0 metrics
+that show referee's errors, timeouts and missing answers::
+
+    import verifiers as vf
+    from referee.rewards.prime_verifiers import rubric_functions
+
+    funcs, weights = rubric_functions("gsm8k")            # or "math", "code", or None to route by info
+    rubric = vf.Rubric(funcs=funcs, weights=weights)
+
+The gold is the ``answer`` column; ``info`` is read like verl's ``extra_info`` (``verifier``,
+``data_source``, ``tests``: put a code row's tests there). A Rubric scores an exception 0 and
+logs it, so errors are not raised: they score ``fallback`` and show in the ``referee_error`` metric
+(the breaker still stops the run past ``max_error_share``).
+
+**v1 (``verifiers.v1``).** A task's reward is a decorated ``async`` method; await
+:func:`score_completion` in it::
+
+    import verifiers.v1 as vf
+    from referee.rewards.prime_verifiers import score_completion
+
+    class MathTask(vf.Task[MathData]):
+        @vf.reward(weight=1.0)
+        async def correct(self, trace: vf.Trace) -> float:
+            result = await score_completion(trace.last_reply or "", self.data.answer, verifier="math")
+            return result.score
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from .adapters import SampleScore, Scorer, TrainerSample, scorer_for
+
+# The weight-0 metrics rubric_functions() adds, each read from the reward's result in `state`.
+METRICS: tuple[str, ...] = ("referee_error", "referee_timeout", "referee_no_answer")
+STATE_KEY = "referee"
+
+
+def _sample(completion: Any, answer: Any, info: Any, task: Any, verifier: str | None) -> TrainerSample:
+    extra = dict(info) if isinstance(info, Mapping) else {}
+    if verifier is not None and extra.get("verifier") is None:
+        extra["verifier"] = verifier
+    data_source = extra.get("data_source", task if isinstance(task, str) else None)
+    return TrainerSample(completion, answer, data_source, extra)
+
+
+async def score_completion(
+    completion: Any,
+    gold: Any,
+    *,
+    verifier: str | None = None,
+    data_source: str | None = None,
+    info: Mapping[str, Any] | None = None,
+    **options: Any,
+) -> SampleScore:
+    """Score one completion (text or chat messages) off the event loop: the v1 ``@vf.reward`` building block.
+
+    ``options`` are :class:`~referee.rewards.adapters.AdapterOptions` (``fallback``, ...).
+
+    Example:
+        >>> import asyncio
+        >>> result = asyncio.run(score_completion([{"role": "assistant", "content": "#### 18"}], "18", verifier="gsm8k"))
+        >>> result.score, result.verdict.status
+        (1.0, 'correct')
+    """
+    extra = dict(info or {})
+    if verifier is not None:
+        extra["verifier"] = verifier
+    sample = TrainerSample(completion, gold, data_source if data_source is not None else extra.get("data_source"), extra)
+    [score] = await scorer_for(options, name="referee_verifiers").score_async([sample])
+    return score
+
+
+class RubricReward:
+    """An ``async (completion, answer, **kwargs) -> float`` reward function for a ``vf.Rubric``.
+
+    Args:
+        verifier: ``gsm8k``, ``math`` or ``code``; ``None`` routes by ``info`` (``verifier`` or
+            ``data_source``) or the ``task`` name.
+        name: the function's ``__name__`` (the Rubric's metric name).
+        **options: :class:`~referee.rewards.adapters.AdapterOptions` (``fallback``, ``verifier_options``, ...).
+
+    Example:
+        >>> import asyncio
+        >>> reward = RubricReward("gsm8k")
+        >>> state = {}
+        >>> asyncio.run(reward(completion="9 * 2 = 18\\n#### 18", answer="18", state=state)), state["referee"]["acc"]
+        (1.0, 1.0)
+    """
+
+    def __init__(self, verifier: str | None = None, *, name: str | None = None, **options: Any) -> None:
+        self.verifier = verifier
+        self.__name__ = name or f"referee_{verifier or 'reward'}"
+        self.options = options
+        self._scorer: Scorer = scorer_for(options, name="referee_verifiers")
+
+    def __repr__(self) -> str:
+        return f"RubricReward({self.verifier!r}, name={self.__name__!r}, options={self.options!r})"
+
+    async def __call__(self, completion: Any, answer: Any, **kwargs: Any) -> float:
+        sample = _sample(completion, answer, kwargs.get("info"), kwargs.get("task"), self.verifier)
+        [score] = await self._scorer.score_async([sample])
+        state = kwargs.get("state")
+        if isinstance(state, dict):
+            state[STATE_KEY] = score.metrics()
+        return float(score.score)
+
+
+def _metric(name: str) -> Any:
+    def metric(state: Any = None, **kwargs: Any) -> float:
+        found = state.get(STATE_KEY) if isinstance(state, Mapping) else None
+        return float(found.get(name, 0.0)) if isinstance(found, Mapping) else 0.0
+
+    metric.__name__ = name
+    metric.__doc__ = f"1.0 when referee's Verdict for this rollout was {name.removeprefix('referee_')} (weight 0: logged only)."
+    return metric
+
+
+def rubric_functions(verifier: str | None = None, *, weight: float = 1.0, **options: Any) -> tuple[list[Any], list[float]]:
+    """``(funcs, weights)`` for ``vf.Rubric``: the :class:`RubricReward` and its weight-0 metrics.
+
+    Example:
+        >>> funcs, weights = rubric_functions("math")
+        >>> [f.__name__ for f in funcs], weights
+        (['referee_math', 'referee_error', 'referee_timeout', 'referee_no_answer'], [1.0, 0.0, 0.0, 0.0])
+    """
+    return [RubricReward(verifier, **options), *(_metric(name) for name in METRICS)], [float(weight), 0.0, 0.0, 0.0]

@@ -1,0 +1,256 @@
+"""Which verifier a trainer's sample needs, and the gold it is judged against.
+
+Trainers other than TRL hand referee one sample at a time with their own fields: verl a
+``data_source`` name, a ``ground_truth`` and an ``extra_info`` dict; OpenRLHF and slime a
+label (and slime a ``metadata`` dict). :func:`route` reads them, in this order:
+
+1. an explicit ``verifier`` in ``extra_info`` (or slime's metadata), or in a dict label;
+2. the ``data_source`` name, looked up in :data:`DATA_SOURCES` (exact names first, then the
+   longest matching prefix in :data:`DATA_SOURCE_PREFIXES`);
+3. the adapter's ``default_verifier`` option.
+
+Code samples need the code verifier's tests dict (see :mod:`referee.verifiers.code.formats`),
+found in ``ground_truth`` or ``extra_info["tests"]``; verl's stored shapes are read as well:
+``{"inputs", "outputs"}`` is ``stdio``, with a ``fn_name`` it is ``call`` (also as a JSON string,
+as verl's parquet files keep them). A sample that matches nothing raises
+:class:`UnknownDataSource`, naming the key to set.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from referee.verifiers import VERIFIER_NAMES
+
+
+class RefereeStop(BaseException):
+    """A problem that must stop the training run, not be scored: raised past ``except Exception``.
+
+    Trainers wrap reward calls in ``except Exception`` and carry on (OpenRLHF leaves the reward
+    out, verl's ``prime`` manager and the ``verifiers`` Rubric score 0), which would train on
+    wrong rewards; like math-verify's ``TimeoutException`` this derives from ``BaseException``
+    so that it reaches the trainer's top level. Catch it by name.
+
+    Example:
+        >>> issubclass(UnknownDataSource, RefereeStop), issubclass(RefereeStop, Exception)
+        (True, False)
+    """
+
+
+class ConfigurationError(RefereeStop):
+    """A mistake in the adapter's options or the dataset's routing fields, reported at the first sample.
+
+    Example:
+        >>> str(ConfigurationError("fallback='x' must be a number"))
+        "fallback='x' must be a number"
+    """
+
+
+class UnknownDataSource(ConfigurationError):
+    """No verifier is known for a sample: its ``data_source`` is not in the table and nothing else names one.
+
+    Example:
+        >>> issubclass(UnknownDataSource, ConfigurationError)
+        True
+    """
+
+
+# verl's data_source names (and common variants) -> the verifier that judges them.
+DATA_SOURCES: Mapping[str, str] = {
+    "openai/gsm8k": "gsm8k",
+    "gsm8k": "gsm8k",
+    "lighteval/MATH": "math",
+    "DigitalLearningGmbH/MATH-lighteval": "math",
+    "HuggingFaceH4/MATH-500": "math",
+    "math_dapo": "math",
+    "math_dapo_reasoning": "math",
+    "math": "math",
+    "math500": "math",
+    "dapo_math": "math",
+    "codecontests": "code",
+    "deepmind/code_contests": "code",
+    "apps": "code",
+    "codeparrot/apps": "code",
+    "taco": "code",
+    "BAAI/TACO": "code",
+    "codeforces": "code",
+    "livecodebench": "code",
+    "humaneval": "code",
+    "openai/openai_humaneval": "code",
+    "mbpp": "code",
+}
+
+# Families named by prefix (verl scores "aime2024", "aime_2025", "numina_olympiads", ... as maths).
+DATA_SOURCE_PREFIXES: tuple[tuple[str, str], ...] = (
+    ("aime", "math"),
+    ("amc", "math"),
+    ("numina_", "math"),
+    ("math_", "math"),
+    ("openai/gsm8k", "gsm8k"),
+    ("livecodebench", "code"),
+)
+
+# Where referee looks for an explicit verifier name.
+VERIFIER_KEY = "verifier"
+# Where referee looks for a code sample's tests besides ``ground_truth``.
+TESTS_KEY = "tests"
+
+
+@dataclass(frozen=True)
+class Route:
+    """The verifier a sample goes to, the gold it is judged against, and why that verifier.
+
+    Attributes:
+        verifier: a name in :data:`referee.verifiers.VERIFIER_NAMES`.
+        gold: the gold to hand the verifier (a tests dict for ``code``); ``None`` when missing.
+        decided_by: one readable phrase saying where the verifier came from.
+        problem: why the gold is unusable (the sample then scores as an ``error``), else ``None``.
+
+    Example:
+        >>> route("openai/gsm8k", "#### 18")
+        Route(verifier='gsm8k', gold='#### 18', decided_by="data_source 'openai/gsm8k'", problem=None)
+    """
+
+    verifier: str
+    gold: Any
+    decided_by: str
+    problem: str | None = None
+
+
+def verifier_for_source(data_source: Any) -> str | None:
+    """The verifier :data:`DATA_SOURCES` (then the longest prefix) gives ``data_source``, or ``None``.
+
+    Example:
+        >>> verifier_for_source("lighteval/MATH"), verifier_for_source("aime2024"), verifier_for_source("x")
+        ('math', 'math', None)
+    """
+    if not isinstance(data_source, str):
+        return None
+    found = DATA_SOURCES.get(data_source)
+    if found is not None:
+        return found
+    matches = [(len(prefix), verifier) for prefix, verifier in DATA_SOURCE_PREFIXES if data_source.startswith(prefix)]
+    return max(matches)[1] if matches else None
+
+
+def code_tests(value: Any) -> dict[str, Any] | None:
+    """The code verifier's tests dict from the shapes datasets store, or ``None`` if ``value`` is none.
+
+    A dict with a ``format`` is taken as it is; verl's ``{"inputs", "outputs"}`` becomes
+    ``stdio`` (or ``call`` with a ``fn_name``); a JSON string of either is read first.
+
+    Example:
+        >>> code_tests('{"inputs": ["1 2\\\\n"], "outputs": ["3\\\\n"]}')
+        {'format': 'stdio', 'inputs': ['1 2\\n'], 'outputs': ['3\\n']}
+        >>> code_tests({"fn_name": "add", "inputs": [[1, 2]], "outputs": [3]})["format"]
+        'call'
+        >>> code_tests("#### 18") is None
+        True
+    """
+    if isinstance(value, (str, bytes)):
+        text = value.strip()
+        if not text.startswith("{"):
+            return None
+        try:
+            value = json.loads(text)
+        except ValueError:
+            return None
+    if not isinstance(value, Mapping):
+        return None
+    tests = dict(value)
+    if "format" in tests:
+        return tests
+    if "inputs" in tests and "outputs" in tests:
+        if tests.get("fn_name"):
+            return {"format": "call", "fn_name": tests["fn_name"], "inputs": tests["inputs"], "outputs": tests["outputs"]}
+        return {"format": "stdio", "inputs": [_stdin_text(item) for item in _listed(tests["inputs"])],
+                "outputs": [_stdin_text(item) for item in _listed(tests["outputs"])]}
+    return None
+
+
+def _listed(value: Any) -> list[Any]:
+    return list(value) if isinstance(value, (list, tuple)) else [value]
+
+
+def _stdin_text(value: Any) -> Any:
+    """APPS-style stdio cases stored as lists of lines are one text."""
+    if isinstance(value, (list, tuple)) and all(isinstance(line, str) for line in value):
+        return "\n".join(value)
+    return value
+
+
+def _explicit_verifier(*places: tuple[str, Any]) -> tuple[str, str] | None:
+    for where, place in places:
+        if isinstance(place, Mapping) and place.get(VERIFIER_KEY) is not None:
+            name = place[VERIFIER_KEY]
+            if name not in VERIFIER_NAMES:
+                raise UnknownDataSource(f"{where}[{VERIFIER_KEY!r}] is {name!r}; use one of {', '.join(VERIFIER_NAMES)}.")
+            return name, f"{where}[{VERIFIER_KEY!r}]"
+    return None
+
+
+def _gold(verifier: str, ground_truth: Any, extra_info: Any) -> tuple[Any, str | None]:
+    if verifier == "code":
+        label_tests = ground_truth.get(TESTS_KEY) if isinstance(ground_truth, Mapping) else None
+        info_tests = extra_info.get(TESTS_KEY) if isinstance(extra_info, Mapping) else None
+        for value in (ground_truth, label_tests, info_tests):
+            tests = code_tests(value)
+            if tests is not None:
+                return tests, None
+        return None, (f"no code tests for this sample: put the code verifier's tests dict (or verl's "
+                      f"{{'inputs', 'outputs'}}) in ground_truth or extra_info[{TESTS_KEY!r}]")
+    if isinstance(ground_truth, Mapping):  # a label dict: {"verifier": ..., "answer": ...}
+        for key in ("answer", "ground_truth", "solution"):
+            if ground_truth.get(key) is not None:
+                return ground_truth[key], None
+        return None, "the label is a dict without 'answer', 'ground_truth' or 'solution'"
+    if ground_truth is None:
+        return None, "no gold answer for this sample (ground_truth is None)"
+    return ground_truth, None
+
+
+def route(
+    data_source: Any,
+    ground_truth: Any,
+    extra_info: Mapping[str, Any] | None = None,
+    *,
+    default_verifier: str | None = None,
+) -> Route:
+    """Where a sample goes: its verifier (explicit, by ``data_source``, or the default) and gold.
+
+    Raises :class:`UnknownDataSource` when no verifier fits; an unusable gold is not raised but
+    returned as ``problem`` (that sample scores as an ``error``, not the completion's fault).
+
+    Example:
+        >>> route("aime2024", "204").verifier
+        'math'
+        >>> route("my/dataset", "18", {"verifier": "gsm8k"}).decided_by
+        "extra_info['verifier']"
+        >>> route("codecontests", '{"inputs": ["1\\\\n"], "outputs": ["1\\\\n"]}').gold["format"]
+        'stdio'
+        >>> route("apps", "").problem
+        "no code tests for this sample: put the code verifier's tests dict (or verl's {'inputs', 'outputs'}) in ground_truth or extra_info['tests']"
+        >>> route("my/dataset", "18")
+        Traceback (most recent call last):
+        ...
+        referee.rewards.routing.UnknownDataSource: referee has no verifier for data_source 'my/dataset'; set extra_info['verifier'] (gsm8k, math or code) in the dataset, or the default_verifier option.
+    """
+    if default_verifier is not None and default_verifier not in VERIFIER_NAMES:
+        raise UnknownDataSource(f"default_verifier={default_verifier!r}; use one of {', '.join(VERIFIER_NAMES)}.")
+    explicit = _explicit_verifier(("extra_info", extra_info), ("the label", ground_truth))
+    if explicit is not None:
+        verifier, decided_by = explicit
+    elif (verifier := verifier_for_source(data_source)) is not None:
+        decided_by = f"data_source {data_source!r}"
+    elif default_verifier is not None:
+        verifier, decided_by = default_verifier, "the default_verifier option"
+    else:
+        names = ", ".join(VERIFIER_NAMES[:-1]) + f" or {VERIFIER_NAMES[-1]}"
+        what = f"data_source {data_source!r}" if data_source is not None else "a sample without a data_source"
+        raise UnknownDataSource(f"referee has no verifier for {what}; set extra_info[{VERIFIER_KEY!r}] ({names}) "
+                                "in the dataset, or the default_verifier option.")
+    gold, problem = _gold(verifier, ground_truth, extra_info)
+    return Route(verifier, gold, decided_by, problem)
