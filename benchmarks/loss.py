@@ -27,6 +27,7 @@ import io
 import json
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -80,24 +81,33 @@ def window(trainer: Any) -> list[dict[str, Any]]:
     return list(trainer._buffered_inputs)
 
 
-def loss_backward_seconds(trainer: Any, batches: list[dict[str, Any]]) -> float:
+def no_sync() -> None:
+    """Nothing to wait for: CPU work is done when the call returns (pass ``torch.cuda.synchronize`` on a GPU)."""
+
+
+def loss_backward_seconds(trainer: Any, batches: list[dict[str, Any]], synchronize: Callable[[], None] = no_sync) -> float:
     trainer.model.zero_grad(set_to_none=True)
+    synchronize()
     started = time.perf_counter()
     for batch in batches:
         trainer.compute_loss(trainer.model, batch).backward()
+    synchronize()
     return time.perf_counter() - started
 
 
-def layer_seconds(trainer: Any, batches: list[dict[str, Any]], repeats: int) -> float:
+def layer_seconds(trainer: Any, batches: list[dict[str, Any]], repeats: int,
+                  synchronize: Callable[[], None] = no_sync) -> float:
     """The layer's own work per accumulation window, fastest of ``repeats``."""
     times = []
     for _ in range(repeats):
+        synchronize()
         started = time.perf_counter()
         for batch in batches:
             context = trainer._aggregation_context(batch)
             scale = advantage_scale(trainer.aggregation, context)
             advantages = batch["advantages"].unsqueeze(1)
             _ = {**batch, "advantages": advantages * scale}
+        synchronize()
         times.append(time.perf_counter() - started)
     return min(times)
 
