@@ -276,6 +276,8 @@ class Scorer:
         self.breaker = ErrorBreaker(self.options.max_error_share, self.options.error_window)
         self._rewards: dict[str, VerifierReward] = {}
         self._lock = threading.Lock()
+        for verifier in self.options.verifier_options:  # bad verifier options fail here, not at a later sample
+            self._reward(verifier)
 
     def _reward(self, verifier: str) -> VerifierReward:
         with self._lock:

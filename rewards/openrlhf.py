@@ -150,16 +150,19 @@ async def reward_func_async(queries: Sequence[str], prompts: Sequence[Any], labe
     return result_of(await _scorer().score_async(samples_of(queries, prompts, labels)))
 
 
-def handle_get_reward(payload: Any, scorer: Scorer) -> dict[str, Any]:
-    """Answer one ``POST /get_reward`` body of OpenRLHF's remote reward-model protocol.
+def request_samples(payload: Any) -> list[TrainerSample]:
+    """The samples in one ``POST /get_reward`` body of OpenRLHF's remote reward-model protocol.
 
-    ``payload`` is ``{"query": [...], "prompts": [...], "labels": [...]}``; a payload that is not
-    that raises ``ValueError`` with one sentence saying what is wrong.
+    ``payload`` is ``{"query": [...], "prompts": [...], "labels": [...]}``; one that is not
+    raises ``ValueError`` with one sentence saying what is wrong.
 
     Example:
-        >>> handle_get_reward({"query": ["#### 18"], "prompts": [""], "labels": ["18"]},
-        ...                   scorer_for({"default_verifier": "gsm8k"}))["rewards"]
-        [1.0]
+        >>> request_samples({"query": ["Q? #### 18"], "prompts": ["Q?"], "labels": ["18"]})[0].completion
+        ' #### 18'
+        >>> request_samples({"queries": []})
+        Traceback (most recent call last):
+        ...
+        ValueError: the body needs 'query': a list of prompt + response texts.
     """
     if not isinstance(payload, Mapping):
         raise ValueError(f"the body must be a JSON object with 'query', 'prompts' and 'labels', got {type(payload).__name__}.")
@@ -171,4 +174,27 @@ def handle_get_reward(payload: Any, scorer: Scorer) -> dict[str, Any]:
     prompts = [""] * len(queries) if prompts is None else prompts
     if not isinstance(prompts, list) or not isinstance(labels, list):
         raise ValueError("'prompts' and 'labels' must be lists, one item per query (labels hold the gold answers).")
-    return result_of(scorer.score(samples_of(queries, prompts, labels)))
+    return samples_of(queries, prompts, labels)
+
+
+def handle_get_reward(payload: Any, scorer: Scorer) -> dict[str, Any]:
+    """Answer one ``POST /get_reward`` body (see :func:`request_samples`) with ``{"rewards", "scores", "extra_logs"}``.
+
+    Example:
+        >>> handle_get_reward({"query": ["#### 18"], "prompts": [""], "labels": ["18"]},
+        ...                   scorer_for({"default_verifier": "gsm8k"}))["rewards"]
+        [1.0]
+    """
+    return result_of(scorer.score(request_samples(payload)))
+
+
+async def handle_get_reward_async(payload: Any, scorer: Scorer) -> dict[str, Any]:
+    """:func:`handle_get_reward`, judged in a worker thread (what ``referee serve`` awaits per request).
+
+    Example:
+        >>> import asyncio
+        >>> asyncio.run(handle_get_reward_async({"query": ["#### 7"], "labels": ["7"]},
+        ...                                     scorer_for({"default_verifier": "gsm8k"})))["scores"]
+        [1.0]
+    """
+    return result_of(await scorer.score_async(request_samples(payload)))
