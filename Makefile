@@ -27,5 +27,11 @@ test: install
 demo: install
 	$(PY) -m referee.recipes.cli demo
 
+# A short run of the pinned recipes on the CUDA device here (~0.5B random Qwen2, bf16; tiny and fp32
+# without one); writes benchmarks/results/gpu_check.json. A machine without network: docs/gpu_check.md.
+.PHONY: gpu-check
+gpu-check: install
+	$(PY) -m benchmarks.gpu_check
+
 clean:
 	rm -rf $(VENV) runs .pytest_cache
