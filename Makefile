@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 PYTEST_ARGS ?=
 
-.PHONY: test demo install clean
+.PHONY: test test-integrations demo install clean
 
 install: $(VENV)/.installed
 	@# The code sandbox uses bubblewrap where it runs: install it when we can (root with apt), quietly,
@@ -17,11 +17,30 @@ install: $(VENV)/.installed
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet torch==2.13.0
-	$(PY) -m pip install --quiet -e '.[train,dev]'
+	$(PY) -m pip install --quiet -e '.[train,dev,serve]'
 	touch $@
 
 test: install
 	$(PY) -m pytest -q $(PYTEST_ARGS)
+
+# Real trainers' reward code calling referee, each in its own virtualenv (verl pins an older
+# transformers than TRL): verl's NaiveRewardManager, BatchRewardManager and reward loop on a DataProto.
+INTEG_VENV := .venv-integrations
+INTEG_PY := $(INTEG_VENV)/bin/python
+VERL_VERSION := 0.9.1
+
+$(INTEG_VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(INTEG_VENV)
+	$(INTEG_PY) -m pip install --quiet torch==2.13.0
+	@# verl without its training stack: only what its reward managers and DataProto import.
+	$(INTEG_PY) -m pip install --quiet --no-deps verl==$(VERL_VERSION)
+	$(INTEG_PY) -m pip install --quiet 'tensordict==0.10.0' 'transformers>=5.5.3,<5.11' ray numpy packaging \
+	  codetiming hydra-core omegaconf psutil dill aiohttp
+	$(INTEG_PY) -m pip install --quiet -e '.[dev]'
+	touch $@
+
+test-integrations: $(INTEG_VENV)/.installed
+	$(INTEG_PY) -m pytest -q -p no:cacheprovider tests/integrations $(PYTEST_ARGS)
 
 # GRPO on a CPU in a few minutes: a tiny local model learns sums; writes runs/demo/.
 demo: install
@@ -34,4 +53,4 @@ gpu-check: install
 	$(PY) -m benchmarks.gpu_check
 
 clean:
-	rm -rf $(VENV) runs .pytest_cache
+	rm -rf $(VENV) $(INTEG_VENV) runs .pytest_cache
