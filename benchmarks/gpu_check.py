@@ -231,6 +231,7 @@ class _Timings:
         from transformers import TrainerCallback
 
         self.synchronize = synchronize
+        self._started = 0.0
         self.steps: list[float] = []
         self.calls: dict[str, list[float]] = {"_generate": [], "_generate_and_score_completions": []}
         timings = self
