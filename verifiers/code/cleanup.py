@@ -122,6 +122,33 @@ def job_processes(*, session: int | None, uid: int | None, reaper: int, pid_name
     return [pid for pid in _pids() if pid != me and _belongs(pid, session=session, uid=uid, reaper=reaper)]
 
 
+def reap_child(pid: int, timeout: float) -> tuple[int, float] | None:
+    """Wait up to ``timeout`` seconds for child ``pid`` to end and reap it: its wait status and the
+    CPU seconds it used, or ``None`` when it is still running (or was reaped before).
+
+    Example:
+        >>> child = os.fork()
+        >>> if child == 0:
+        ...     os._exit(3)
+        >>> status, cpu = reap_child(child, 5.0)
+        >>> os.waitstatus_to_exitcode(status), 0 <= cpu < 5
+        (3, True)
+    """
+    try:
+        handle = os.pidfd_open(pid)
+    except ProcessLookupError:  # reaped already
+        return None
+    try:
+        select.select([handle], [], [], timeout)  # readable once the process has ended
+    finally:
+        os.close(handle)
+    try:
+        done, status, usage = os.wait4(pid, os.WNOHANG)
+    except ChildProcessError:
+        return None
+    return (status, usage.ru_utime + usage.ru_stime) if done == pid else None
+
+
 def wait_child(pid: int, timeout: float) -> int | None:
     """Wait up to ``timeout`` seconds for child ``pid`` to end and reap it: its wait status, or
     ``None`` when it is still running (or was reaped before).
@@ -133,19 +160,8 @@ def wait_child(pid: int, timeout: float) -> int | None:
         >>> os.waitstatus_to_exitcode(wait_child(child, 5.0))
         3
     """
-    try:
-        handle = os.pidfd_open(pid)
-    except ProcessLookupError:  # reaped already
-        return None
-    try:
-        select.select([handle], [], [], timeout)  # readable once the process has ended
-    finally:
-        os.close(handle)
-    try:
-        done, status = os.waitpid(pid, os.WNOHANG)
-    except ChildProcessError:
-        return None
-    return status if done == pid else None
+    ended = reap_child(pid, timeout)
+    return None if ended is None else ended[0]
 
 
 def kill_job(*, session: int | None, uid: int | None, pid_namespace: bool = False, children: bool = False,

@@ -35,8 +35,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .channel import ChannelClosed, recv_message, send_message
-from .cleanup import (SHARED_WRITABLE_DIRS, files_owned_by, kill_job, list_processes, remove_tree, running_since,
-                      wait_child)
+from .cleanup import (SHARED_WRITABLE_DIRS, files_owned_by, kill_job, list_processes, reap_child, remove_tree,
+                      running_since)
 from .isolation import SANDBOX_ENV, read_only_paths
 from .job import run_main, serve_calls
 from .limits import Limits, apply_limits
@@ -77,6 +77,24 @@ def _tasks_of_uid(uid: int) -> int:
     return total
 
 
+def killed_from_outside(status: int, cpu: float, killed: str | None, cpu_limit: int) -> bool:
+    """Whether a job that ended by itself with wait ``status`` was killed by someone else: a
+    ``SIGKILL`` that the worker did not send (``killed`` says why it did) and that the job's CPU
+    limit did not send either (the kernel sends ``SIGKILL`` past the limit to a job that ignores
+    ``SIGXCPU``). That is the OOM killer or an operator, not the program's fault. (A program that
+    SIGKILLs itself looks the same, and is not rewarded either.)
+
+    Example:
+        >>> killed = 0x09  # the wait status of a process killed by SIGKILL
+        >>> killed_from_outside(killed, 0.1, None, 4), killed_from_outside(killed, 4.5, None, 4)
+        (True, False)
+        >>> killed_from_outside(killed, 0.1, "deadline", 4), killed_from_outside(0x0b, 0.1, None, 4)
+        (False, False)
+    """
+    return (os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL and killed is None
+            and cpu < cpu_limit)
+
+
 @dataclass
 class _Job:
     pid: int
@@ -85,6 +103,7 @@ class _Job:
     output_cap: int
     deadline: float
     pipes: dict[int, str]
+    cpu_seconds: int  # the job's RLIMIT_CPU (soft): a SIGKILL past it is the job's own limit
     stdout: bytearray = field(default_factory=bytearray)
     stderr: bytearray = field(default_factory=bytearray)
     output_bytes: int = 0
@@ -189,7 +208,8 @@ class _ForkServer:
         for fd in (out_read, err_read):
             os.set_blocking(fd, False)
         return _Job(pid, folder, request["mode"], int(request["limits"]["output_bytes"]),
-                    time.monotonic() + float(request["deadline_s"]), {out_read: "stdout", err_read: "stderr"})
+                    time.monotonic() + float(request["deadline_s"]), {out_read: "stdout", err_read: "stderr"},
+                    int(request["limits"]["cpu_seconds"]))
 
     def _kill(self, job: _Job, why: str) -> None:
         if job.killed is None:
@@ -243,7 +263,8 @@ class _ForkServer:
 
     def _finish(self, job: _Job, grace: float) -> dict[str, Any]:
         """Clean up after the job; ``grace`` seconds to let a job that closed its channel finish exiting."""
-        alone = wait_child(job.pid, grace)
+        ended = reap_child(job.pid, grace)
+        alone = None if ended is None else ended[0]
         statuses, survivors = kill_job(session=job.pid, uid=self.uid, pid_namespace=self.pid_namespace, children=True)
         status = alone if alone is not None else statuses.get(job.pid, 0)
         drain_until = time.monotonic() + 1.0
@@ -262,6 +283,7 @@ class _ForkServer:
             "exit_code": os.WEXITSTATUS(status) if os.WIFEXITED(status) else None,
             "signal": os.WTERMSIG(status) if os.WIFSIGNALED(status) else None,
             "killed": job.killed,
+            "killed_from_outside": alone is not None and killed_from_outside(alone, ended[1], job.killed, job.cpu_seconds),
             "stdout": bytes(job.stdout),
             "stderr": job.stderr.decode("utf-8", "replace"),
             "output_bytes": job.output_bytes,

@@ -14,7 +14,7 @@ from .formats import CallTests, TestsError, count_tests, parse_tests
 from .isolation import isolation_of
 from .runners import run_tests
 from .sandbox import Sandbox, SandboxBroken
-from .session import Outcome, ProgramSession
+from .session import KilledFromOutside, Outcome, ProgramSession
 from .uids import UidLease, lease_uid
 
 
@@ -49,6 +49,8 @@ def judge_program(sandbox: Sandbox, task: dict[str, Any]) -> dict[str, Any]:
                                  standard_imports=isinstance(spec, CallTests))
         try:
             outcomes = run_tests(session, spec, **options)
+            if session.killed_from_outside is not None:
+                return {"error": str(session.killed_from_outside)}
             return {"outcomes": [outcome.to_dict() for outcome in outcomes], "jobs": session.jobs}
         except TestsError as exc:
             return {"error": str(exc)}
@@ -66,6 +68,8 @@ def judge_program(sandbox: Sandbox, task: dict[str, Any]) -> dict[str, Any]:
             failed = Outcome(False, "crashed", "the sandbox worker died twice while running this program "
                                                "(without an own uid, the program can kill it)")
             return {"outcomes": [failed.to_dict()] * count_tests(spec), "jobs": session.jobs}
+        except KilledFromOutside as exc:  # the OOM killer or an operator: not the program's fault
+            return {"error": str(exc)}
         except Exception as exc:  # a bug here: not the program's fault
             return {"error": f"the judge failed: {type(exc).__name__}: {exc}"}
         except BaseException as exc:  # test code that raises SystemExit and the like

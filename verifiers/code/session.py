@@ -62,6 +62,16 @@ class CandidateFailure(BaseException):
         self.outcome = Outcome(False, kind, reason)
 
 
+class KilledFromOutside(BaseException):
+    """The job was killed by a ``SIGKILL`` the sandbox did not send (the OOM killer, an operator):
+    not the program's fault, so the judge reports an ``error`` instead of scoring it.
+
+    Example:
+        >>> issubclass(KilledFromOutside, Exception)
+        False
+    """
+
+
 class ProgramError(Exception):
     """The program raised an exception that has no built-in counterpart on the trusted side.
 
@@ -96,7 +106,11 @@ def mirror_exception(type_name: str, message: str) -> Exception:
 
 
 def _death(report: dict[str, Any], limits: Limits, during: str) -> CandidateFailure:
-    """Why the job ended while we waited for it, from the worker's report."""
+    """Why the job ended while we waited for it, from the worker's report; raises
+    :class:`KilledFromOutside` when nothing of the program's or ours ended it."""
+    if report.get("killed_from_outside"):
+        raise KilledFromOutside(f"the job was killed by a SIGKILL the sandbox did not send (the OOM killer "
+                                f"or an operator) {during}")
     if report["killed"] == "output":
         return CandidateFailure("output", f"printed more than {limits.output_bytes} bytes {during}")
     if report["killed"] == "deadline":
@@ -158,6 +172,7 @@ class ProgramSession:
         self.described: dict[str, tuple[Any, ...]] = {}
         self.load_failure: CandidateFailure | None = None
         self.failures: list[CandidateFailure] = []  # every failed call, even one that test code swallowed
+        self.killed_from_outside: KilledFromOutside | None = None
         self.jobs = 0
 
     def _request(self, mode: str, stdin: bytes = b"") -> dict[str, Any]:
@@ -225,6 +240,9 @@ class ProgramSession:
             return self._call(name, args, kwargs, deadline)
         except CandidateFailure as failure:
             self.failures.append(failure)
+            raise
+        except KilledFromOutside as kill:  # kept even if test code with a bare except swallows it
+            self.killed_from_outside = kill
             raise
 
     def _call(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any], deadline: float) -> Any:
