@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import tempfile
+from pathlib import Path
 from typing import Any
 
 from referee.recipes.commands.score import parse_options
@@ -206,10 +208,13 @@ def run_command(args: argparse.Namespace) -> int:
 
     try:
         if args.merge:
+            _check_paths(args)
             report = merge_runs(args.merge, args.out, keep=args.keep, group_size=args.group_size,
                                 output_format=args.format)
         else:
-            report = run_prefilter(_config(args))
+            config = _config(args)
+            _check_paths(args)
+            report = run_prefilter(config)
     except KeyboardInterrupt:
         print(f"referee prefilter: stopped; finished chunks are saved in {args.out}/state. Run the same command "
               "again to resume.", file=sys.stderr)
@@ -221,4 +226,64 @@ def run_command(args: argparse.Namespace) -> int:
         print(f"referee prefilter: {exc}", file=sys.stderr)
         return 1
     print("\n".join(summary_lines(report, args.out)))
+    problem = no_row_scored(report)
+    if problem:
+        print(f"referee prefilter: {problem}", file=sys.stderr)
+        return 1
     return 0
+
+
+def no_row_scored(report: dict[str, Any]) -> str | None:
+    """The one-line reason a run failed as a whole: no row got a pass rate (``None`` otherwise).
+
+    Example:
+        >>> no_row_scored({"rows": 3, "rows_scored": 0, "errors": {"unscored_reasons": [
+        ...     {"reason": "prompt is 9 tokens; with 512 new tokens that exceeds ...", "rows": 2},
+        ...     {"reason": "prompt is empty", "rows": 1}]}})
+        'no row of 3 could be scored; most often (2 rows): prompt is 9 tokens; with 512 new tokens that exceeds ...'
+        >>> no_row_scored({"rows": 3, "rows_scored": 1, "errors": {}}) is None
+        True
+    """
+    if not report.get("rows") or report.get("rows_scored"):
+        return None
+    reasons = report.get("errors", {}).get("unscored_reasons") or []
+    if not reasons:
+        return f"no row of {report['rows']} could be scored; see the errors in all.jsonl."
+    return f"no row of {report['rows']} could be scored; most often ({reasons[0]['rows']} rows): {reasons[0]['reason']}"
+
+
+def _check_paths(args: argparse.Namespace) -> None:
+    """Refuse an ``--out``, ``--data``, ``--model`` or ``--merge`` path that cannot work, in one
+    line (``ValueError``), before anything is loaded; ``--out`` is created when missing."""
+    for folder in args.merge or ():
+        if not Path(folder).is_dir():
+            raise ValueError(f"--merge {folder} is not a folder; pass the --out folders of the shard runs.")
+    for flag, value in (("--data", args.data), ("--model", args.model)):
+        if value and _looks_local(value) and not Path(value).exists():
+            raise ValueError(f"{flag} {value} does not exist; give a path that exists or a hub name such as "
+                             f"{'openai/gsm8k' if flag == '--data' else 'Qwen/Qwen2.5-0.5B-Instruct'}.")
+    if args.model and Path(args.model).is_file():
+        raise ValueError(f"--model {args.model} is a file; give the model's folder or a hub name.")
+    if args.data and Path(args.data).is_dir() and not any(Path(args.data).iterdir()):
+        raise ValueError(f"--data {args.data} is an empty folder; give a .jsonl/.parquet file or a folder saved by "
+                         "datasets.")
+    out = Path(args.out)
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"--out {args.out} is a file; give a folder for the results (it is created if missing).")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        tempfile.NamedTemporaryFile(dir=out, prefix=".write-check-").close()
+    except OSError as exc:
+        raise ValueError(f"--out {args.out} cannot be written ({exc.strerror or exc}); choose a folder you can "
+                         "write to.") from None
+
+
+def _looks_local(value: str) -> bool:
+    """Whether a ``--model``/``--data`` value is a path rather than a hub name (``owner/name``).
+
+    Example:
+        >>> _looks_local("Qwen/Qwen2.5-0.5B"), _looks_local("./model"), _looks_local("/data/x.jsonl")
+        (False, True, True)
+    """
+    return (value.startswith(("/", ".", "~")) or value.count("/") > 1
+            or value.endswith((".jsonl", ".json", ".gz", ".parquet", ".csv")))

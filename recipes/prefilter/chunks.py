@@ -74,8 +74,9 @@ class ChunkRunner:
     """
 
     def __init__(self, config: PrefilterConfig, rows: Rows, tokenizer: Any, backend: GenerationBackend,
-                 scorer: Scorer) -> None:
+                 scorer: Scorer, *, chunk_size: int | None = None) -> None:
         self.config = config
+        self.chunk_size = chunk_size or config.chunk_size
         self.rows = rows
         self.backend = backend
         self.scorer = scorer
@@ -87,7 +88,7 @@ class ChunkRunner:
 
     def run(self, index: int) -> dict[str, Any]:
         """The saved form of chunk ``index``: its rows, timing and the rewards' logged metrics."""
-        positions = chunk_rows(len(self.rows), self.config.chunk_size, index)
+        positions = chunk_rows(len(self.rows), self.chunk_size, index)
         rows = self.rows.slice(positions.start, positions.stop)
         records: list[dict[str, Any] | None] = [None] * len(rows)
         rendered: dict[int, RenderedPrompt] = {}

@@ -129,7 +129,11 @@ def load_rows(source: str, *, split: str = "train", config_name: str | None = No
         from datasets import load_dataset, load_from_disk
 
         saved = any((path / marker).is_file() for marker in ("dataset_info.json", "dataset_dict.json", "state.json"))
-        loaded = load_from_disk(str(path)) if saved else load_dataset(str(path), config_name, split=split)
+        try:
+            loaded = load_from_disk(str(path)) if saved else load_dataset(str(path), config_name, split=split)
+        except Exception as exc:  # datasets raises its own types (and FileNotFoundError) for a folder it cannot read
+            raise ValueError(f"Cannot read the folder {source!r} as a dataset ({type(exc).__name__}: {exc}); give a "
+                             ".jsonl/.parquet file, a folder saved by datasets or a folder of such files.") from None
         return Rows(_pick_split(loaded, split, source))
     if source.startswith((".", "/", "~")) or name.endswith((".jsonl", ".parquet", ".json", ".gz")):
         raise ValueError(f"No file or folder {source!r}; check the --data path.")

@@ -11,7 +11,7 @@ from typing import Any
 
 from .bounds import KeepBounds
 from .finalize import finalize
-from .pipeline import report_header
+from .pipeline import chunk_size_of, report_header
 from .store import ChunkStore, describe_difference
 
 
@@ -65,7 +65,7 @@ def merge_runs(folders: Sequence[str | Path], out: str | Path, *, keep: KeepBoun
             raise ValueError(f"{path} was run with other settings than {paths[0]} ({difference}); only shards of "
                              "one run can be merged.")
     settings = first["settings"]
-    num_chunks = math.ceil(settings["data"]["rows"] / settings["chunk_size"])
+    num_chunks = math.ceil(settings["data"]["rows"] / chunk_size_of(settings))
     owners: dict[int, ChunkStore] = {}
     for path in paths:
         store = ChunkStore(path / "state")

@@ -22,7 +22,8 @@ MANIFEST_VERSION = 1
 
 
 def shard_chunks(num_chunks: int, shard_index: int, num_shards: int) -> list[int]:
-    """The chunks shard ``shard_index`` of ``num_shards`` takes: every ``num_shards``-th one.
+    """The chunks shard ``shard_index`` of ``num_shards`` takes: every ``num_shards``-th one
+    (chunks are sized by :func:`rows_per_chunk` so that this splits the rows evenly).
 
     Example:
         >>> shard_chunks(7, 1, 3)
@@ -31,7 +32,33 @@ def shard_chunks(num_chunks: int, shard_index: int, num_shards: int) -> list[int
     return list(range(shard_index, num_chunks, num_shards))
 
 
-def build_manifest(config: PrefilterConfig, rows: Rows, scorer: Scorer) -> dict[str, Any]:
+def rows_per_chunk(num_rows: int, chunk_size: int, num_shards: int) -> int:
+    """The rows in each chunk: ``chunk_size``, or with several shards the size that splits the
+    rows into a multiple of ``num_shards`` chunks of at most ``chunk_size``, nearly equal, so
+    each shard gets its share of the rows (12 rows on 2 shards: 6 and 6, not 12 and 0).
+
+    Example:
+        >>> rows_per_chunk(12, 64, 1), rows_per_chunk(12, 64, 2), rows_per_chunk(200, 64, 3)
+        (64, 6, 34)
+    """
+    if num_shards <= 1 or num_rows == 0:
+        return chunk_size
+    rounds = math.ceil(num_rows / (num_shards * chunk_size))
+    return max(1, math.ceil(num_rows / (rounds * num_shards)))
+
+
+def chunk_size_of(settings: dict[str, Any]) -> int:
+    """The rows per chunk of a saved run's ``settings`` (see :func:`rows_per_chunk`).
+
+    Example:
+        >>> chunk_size_of({"chunk_size": 64}), chunk_size_of({"chunk_size": 64, "rows_per_chunk": 6})
+        (64, 6)
+    """
+    return int(settings.get("rows_per_chunk") or settings["chunk_size"])
+
+
+def build_manifest(config: PrefilterConfig, rows: Rows, scorer: Scorer, *,
+                   chunk_size: int | None = None) -> dict[str, Any]:
     """The run description saved in ``state/run.json``.
 
     ``settings`` (what decides the samples and scores) must match to resume a run or merge
@@ -44,9 +71,11 @@ def build_manifest(config: PrefilterConfig, rows: Rows, scorer: Scorer) -> dict[
         >>> manifest["settings"]["rewards"], manifest["settings"]["data"]["rows"], manifest["shard"]
         (['gsm8k_accuracy'], 1, {'index': 0, 'count': 1})
     """
+    settings_chunk = {"rows_per_chunk": chunk_size} if chunk_size and chunk_size != config.chunk_size else {}
     return {
         "version": MANIFEST_VERSION,
         "settings": {
+            **settings_chunk,
             "model": config.model,
             "data": {"rows": len(rows), "fingerprint": rows.fingerprint(), "split": config.split,
                      "config": config.data_config},
@@ -116,10 +145,14 @@ class OpenedRun:
     manifest: dict[str, Any]
     assigned: list[int]
     pending: list[int]
+    chunk_size: int = 0  # rows per chunk (see rows_per_chunk); 0: config.chunk_size
+
+    def __post_init__(self) -> None:
+        self.chunk_size = self.chunk_size or self.config.chunk_size
 
     def rows_in(self, chunks: Sequence[int]) -> int:
         """How many rows ``chunks`` hold."""
-        return sum(len(chunk_rows(len(self.rows), self.config.chunk_size, c)) for c in chunks)
+        return sum(len(chunk_rows(len(self.rows), self.chunk_size, c)) for c in chunks)
 
 
 def open_run(config: PrefilterConfig) -> OpenedRun:
@@ -140,11 +173,16 @@ def open_run(config: PrefilterConfig) -> OpenedRun:
                     threshold=config.threshold)
     rows = load_rows(config.data, split=config.split, config_name=config.data_config)
     store = ChunkStore(Path(config.out) / "state")
-    manifest = build_manifest(config, rows, scorer)
+    size = rows_per_chunk(len(rows), config.chunk_size, config.num_shards)
+    if config.num_shards == 1 and store.manifest_path.is_file():  # a merged run keeps its shards' chunks
+        saved = store.manifest().get("settings", {})
+        if saved.get("chunk_size") == config.chunk_size and saved.get("rows_per_chunk"):
+            size = int(saved["rows_per_chunk"])
+    manifest = build_manifest(config, rows, scorer, chunk_size=size)
     store.open(manifest)
-    assigned = shard_chunks(math.ceil(len(rows) / config.chunk_size), config.shard_index, config.num_shards)
+    assigned = shard_chunks(math.ceil(len(rows) / size), config.shard_index, config.num_shards)
     done = set(store.done())
-    return OpenedRun(config, rows, scorer, store, manifest, assigned, [c for c in assigned if c not in done])
+    return OpenedRun(config, rows, scorer, store, manifest, assigned, [c for c in assigned if c not in done], size)
 
 
 def process_chunks(run: OpenedRun, chunks: Sequence[int], backend: GenerationBackend, tokenizer: Any,
@@ -169,7 +207,7 @@ def process_chunks(run: OpenedRun, chunks: Sequence[int], backend: GenerationBac
         >>> [(row["answer"], row["pass_rate"]) for row in run.store.read(1)["rows"]]
         [(3, 0.0), (4, 0.0)]
     """
-    runner = ChunkRunner(run.config, run.rows, tokenizer, backend, run.scorer)
+    runner = ChunkRunner(run.config, run.rows, tokenizer, backend, run.scorer, chunk_size=run.chunk_size)
     for index in chunks:
         payload = runner.run(index)
         run.store.write(index, payload)

@@ -8,6 +8,7 @@ prompt's measured pass rate as its p.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -18,6 +19,7 @@ from referee.recipes.plan import degenerate_group_share
 from .bounds import KeepBounds
 from .store import atomic_output
 
+_NUMBER_RE = re.compile(r"\d[\d,]*")
 _ERROR_EXAMPLES = 20  # rows with errors listed in the report (all of them are in all.jsonl)
 
 
@@ -60,6 +62,8 @@ def build_report(records: Iterable[dict[str, Any]], *, keep: KeepBounds, group_s
         >>> report = build_report(rows, keep=KeepBounds(0.5, 0.5), group_size=2, run={})
         >>> report["rows"], report["kept"], report["rows_unscored"], report["degenerate_groups"]["after"]
         (2, 1, 1, 0.5)
+        >>> report["errors"]["unscored_reasons"]  # why rows got no pass rate, most common first
+        [{'reason': 'gold is not a number', 'rows': 1}]
     """
     total = kept = unscored_rows = 0
     rates: list[float] = []
@@ -68,6 +72,8 @@ def build_report(records: Iterable[dict[str, Any]], *, keep: KeepBounds, group_s
     reward_sums: dict[str, list[float]] = {}
     error_rows: list[dict[str, Any]] = []
     error_count = 0
+    reasons: Counter[str] = Counter()  # each unscored row's first error, its numbers left out
+    examples: dict[str, str] = {}
     for record in records:
         total += 1
         rate = record.get("pass_rate")
@@ -83,6 +89,11 @@ def build_report(records: Iterable[dict[str, Any]], *, keep: KeepBounds, group_s
                 error_rows.append({"row_index": record.get("row_index"), "errors": record["errors"]})
         if rate is None:
             unscored_rows += 1
+            if record.get("errors"):
+                first = str(record["errors"][0])
+                key = _NUMBER_RE.sub("N", first)
+                reasons[key] += 1
+                examples.setdefault(key, first)
             continue
         rates.append(rate)
         if keep.contains(rate):
@@ -111,7 +122,9 @@ def build_report(records: Iterable[dict[str, Any]], *, keep: KeepBounds, group_s
         "reward_means": {name: _mean(values) for name, values in reward_sums.items()},
         "reward_metrics": {name: _mean(values) for name, values in sorted((reward_metrics or {}).items())},
         "timing": dict(timing or {}),
-        "errors": {"rows": error_count, "first": error_rows},
+        "errors": {"rows": error_count, "first": error_rows,
+                   "unscored_reasons": [{"reason": examples[key], "rows": count}
+                                        for key, count in reasons.most_common(_ERROR_EXAMPLES)]},
     }
 
 
