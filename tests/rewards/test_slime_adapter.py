@@ -1,0 +1,139 @@
+"""referee.rewards.slime called exactly as slime's rollout calls a ``--custom-rm-path`` reward.
+
+slime: ``rm_function = load_function(args.custom_rm_path)`` ("module.attr", rpartition on the last
+dot), then ``await rm_function(args, sample)`` per sample, or with ``--group-rm`` ``await
+rm_function(args, samples)`` per group; the reward is stored on ``sample.reward`` and read back as
+``sample.reward`` or ``sample.reward[args.reward_key]``; ``--custom-config-path`` YAML keys become
+attributes of ``args``.
+"""
+
+import asyncio
+import importlib
+from dataclasses import dataclass, field
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from referee.rewards.adapters import ErrorRateExceeded
+from referee.rewards.routing import UnknownDataSource
+
+
+@dataclass
+class Sample:
+    """The fields of slime.utils.types.Sample a reward reads."""
+
+    prompt: str = ""
+    response: str = ""
+    label: Any = None
+    reward: Any = None
+    metadata: dict = field(default_factory=dict)
+
+
+def load_function(path):
+    """slime.utils.misc.load_function."""
+    module_path, _, attr = path.rpartition(".")
+    return getattr(importlib.import_module(module_path), attr)
+
+
+def make_args(**extra):
+    return SimpleNamespace(**{"custom_rm_path": "referee.rewards.slime.reward", "group_rm": False, "reward_key": None, **extra})
+
+
+async def async_rm(args, sample):
+    """slime.rollout.rm_hub.async_rm with a custom_rm_path."""
+    rm_function = load_function(args.custom_rm_path)
+    return await rm_function(args, sample)
+
+
+async def batched_async_rm(args, samples):
+    """slime.rollout.rm_hub.batched_async_rm with a custom_rm_path (--group-rm)."""
+    rm_function = load_function(args.custom_rm_path)
+    return await rm_function(args, samples)
+
+
+def reward_value(args, sample):
+    """slime.utils.types.Sample.get_reward_value."""
+    return sample.reward if not args.reward_key else sample.reward[args.reward_key]
+
+
+SAMPLES = [
+    Sample(response="9 * 2 = 18\n#### 18", label="18", metadata={"data_source": "openai/gsm8k"}),
+    Sample(response="#### 17", label="18", metadata={"verifier": "gsm8k"}),
+    Sample(response="$\\boxed{\\frac{1}{2}}$", label="0.5", metadata={"data_source": "math_dapo"}),
+    Sample(response="def f(x):\n    return x + 1", label={"verifier": "code", "tests": {"fn_name": "f", "inputs": [[1]], "outputs": [2]}}),
+    Sample(response="#### 18", label="n/a", metadata={"verifier": "gsm8k"}),  # an error: the fallback
+]
+EXPECTED = [1.0, 0.0, 1.0, 1.0, 0.0]
+
+
+def test_per_sample_reward_as_slime_awaits_it():
+    args = make_args()
+
+    async def generate_and_rm():
+        for sample in SAMPLES:
+            sample.reward = await async_rm(args, sample)
+
+    asyncio.run(generate_and_rm())
+    assert [reward_value(args, s) for s in SAMPLES] == EXPECTED
+    assert all(type(s.reward) is float for s in SAMPLES)
+
+
+def test_group_reward_as_slime_awaits_it():
+    args = make_args()
+    args.custom_rm_path, args.group_rm = "referee.rewards.slime.reward_group", True
+    group = [Sample(response=s.response, label=s.label, metadata=dict(s.metadata)) for s in SAMPLES]
+    rewards = asyncio.run(batched_async_rm(args, group))
+    for sample, reward in zip(group, rewards, strict=False):
+        sample.reward = reward
+    assert [reward_value(args, s) for s in group] == EXPECTED
+
+
+def test_a_reward_key_gets_a_dict_of_numbers():
+    args = make_args(reward_key="score")
+    reward = asyncio.run(async_rm(args, SAMPLES[4]))
+    assert reward == {"score": 0.0, "acc": 0.0, "referee_error": 1.0, "referee_timeout": 0.0, "referee_no_answer": 0.0}
+    sample = Sample(reward=reward)
+    assert reward_value(args, sample) == 0.0
+
+
+def test_options_from_the_custom_config_yaml():
+    args = make_args(referee={"default_verifier": "gsm8k", "fallback": -1.0})
+    assert asyncio.run(async_rm(args, Sample(response="#### 18", label="18"))) == 1.0
+    assert asyncio.run(async_rm(args, Sample(response="#### 18", label="?"))) == -1.0
+
+
+def test_an_unknown_source_stops_at_the_first_sample():
+    with pytest.raises(UnknownDataSource, match="extra_info\\['verifier'\\]"):
+        asyncio.run(async_rm(make_args(), Sample(response="#### 18", label="18", metadata={"data_source": "mine"})))
+
+
+def test_rollout_keeps_generating_while_referee_judges():
+    """slime awaits rewards on its rollout loop: a code judgement must not stall other coroutines."""
+    args = make_args()
+    slow = Sample(response="import time\ndef f(x):\n    time.sleep(0.5)\n    return x + 1",
+                  label={"verifier": "code", "tests": {"fn_name": "f", "inputs": [[1]], "outputs": [2]}})
+
+    async def main():
+        ticks = 0
+
+        async def generation():
+            nonlocal ticks
+            while True:
+                await asyncio.sleep(0.01)
+                ticks += 1
+
+        task = asyncio.create_task(generation())
+        reward = await async_rm(args, slow)
+        task.cancel()
+        return reward, ticks
+
+    reward, ticks = asyncio.run(main())
+    assert reward == 1.0 and ticks >= 20
+
+
+def test_an_outage_stops_the_rollout():
+    args = make_args(referee={"max_error_share": 0.0, "error_window": 16})
+    broken = Sample(response="#### 18", label="?", metadata={"verifier": "gsm8k"})
+    with pytest.raises(ErrorRateExceeded):
+        asyncio.run(async_rm(args, broken))
