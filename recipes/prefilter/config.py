@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -76,6 +77,9 @@ class PrefilterConfig:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "rewards", tuple(self.rewards))
+        if not math.isfinite(self.threshold):
+            raise ValueError(f"threshold {self.threshold} is not a finite number; a sample passes when the success "
+                             "reward is >= it (e.g. --threshold 1.0).")
         if self.num_generations < 1:
             raise ValueError(f"num_generations {self.num_generations} must be at least 1.")
         if self.chunk_size < 1:

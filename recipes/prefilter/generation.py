@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Protocol
@@ -35,8 +36,9 @@ class SamplingOptions:
     seed: int = 0
 
     def __post_init__(self) -> None:
-        if self.temperature < 0:
-            raise ValueError(f"temperature {self.temperature} is negative; use 0 for greedy or a positive value.")
+        if not 0 <= self.temperature < math.inf:
+            raise ValueError(f"temperature {self.temperature} is not a number >= 0; use 0 for greedy or a positive "
+                             "value.")
         if not 0 < self.top_p <= 1:
             raise ValueError(f"top_p {self.top_p} is outside (0, 1]; use 1.0 to switch it off.")
         if self.top_k < 0:

@@ -175,3 +175,17 @@ def test_sharded_small_runs_merge_and_rerun_as_one(tmp_path, tokenizer, capsys):
     backend = Echo()
     again = run_prefilter(config("merged"), backend=backend, tokenizer=tokenizer)  # resumes: nothing to generate
     assert again["rows"] == 12 and backend.prompts == 0
+
+
+@pytest.mark.parametrize("option, message", [
+    (["--reward", "math_accuracy", "-O", "timeout=-1"], "timeout=-1 must be a positive number"),
+    (["--reward", "gsm8k_accuracy", "--threshold", "nan"], "threshold nan"),
+    (["--reward", "gsm8k_accuracy", "--temperature", "nan"], "temperature nan"),
+])
+def test_option_values_are_checked_before_the_run(tmp_path, model_dir, capsys, option, message):
+    data = write_jsonl(tmp_path / "rows.jsonl", [{"prompt": "1 + 1 = ", "answer": "2"}])
+    args = ["prefilter", "--model", model_dir, "--data", data, "--keep", "0:1", "--num-generations", "2",
+            "--out", str(tmp_path / "out"), "--backend", "transformers", "--no-progress", "--max-tokens", "4", *option]
+    assert main(args) == 2  # -O timeout=-1 used to run and exit 0 with every sample an error
+    assert message in one_error_line(capsys.readouterr().err)
+    assert not (tmp_path / "out" / "kept.jsonl").exists()
