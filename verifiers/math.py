@@ -38,7 +38,6 @@ from .math_answers import (
     Extraction,
     Percent,
     UnusableGold,
-    assignment_value,
     base_number,
     brace_depth,
     canonical,
@@ -49,6 +48,7 @@ from .math_answers import (
     never_a_number,
     numbers_match,
 )
+from .math_forms import comparable, top_level_parts
 from .math_values import closed_form_value, far_apart, is_simple_maths, ordered_values, unordered_values, value_at_point
 from .verdict import Verdict
 
@@ -93,12 +93,14 @@ os.register_at_fork(after_in_child=_GOLD_CHECKS.after_fork)
 class _Item:
     """A completion whose verdict depends on its gold being usable."""
 
-    gold: str
+    gold: str  # the gold as compared with this answer (see math_forms.comparable)
     gold_for_sympy: str
     gold_number: ExactNumber | None
     gold_value: complex | None  # its value (at the comparison point when it has variables)
     gold_vouched: bool  # certainly parses as maths: no sympy check needed
     answer: Extraction | None
+    read: str  # what was read: the answer, or the group of answers when the gold has several
+    compared: str  # the answer as compared with the gold
     early: Verdict | None  # no answer, or over the limits: the verdict once the gold is known usable
 
 
@@ -106,32 +108,40 @@ def _short(text: str, limit: int = _SHOWN) -> str:
     return text if len(text) <= limit else text[:limit] + "..."
 
 
-def _read(completion: Any, gold: Any, options: CompareOptions, max_answer_chars: int) -> _Item | Verdict:
+@functools.lru_cache(maxsize=4096)
+def _gold_facts(gold: str, options: CompareOptions) -> tuple[str, ExactNumber | None, complex | None, bool]:
+    """What the fast paths need of a gold: its sympy text, exact number, value, and whether it surely parses."""
+    number = exact_number(gold)
+    value = float(number.value) if number is not None and not number.percent else _evaluator(options)(gold)
+    return for_sympy(gold, options.percent), number, value, number is not None or is_simple_maths(gold)
+
+
+def _read(completion: Any, gold: Any, options: CompareOptions, max_answer_chars: int, after_think: bool) -> _Item | Verdict:
     try:
         gold_text = gold_answer(gold)
     except UnusableGold as exc:
         return Verdict("error", reason=str(exc))
     if not isinstance(completion, str):
         return Verdict("error", reason=f"completion must be a str, got {type(completion).__name__}")
-    gold_number = exact_number(gold_text)
-    gold_value = float(gold_number.value) if gold_number is not None and not gold_number.percent else \
-        _evaluator(options)(gold_text)
-    item = functools.partial(_Item, gold_text, for_sympy(gold_text, options.percent), gold_number, gold_value,
-                             gold_number is not None or is_simple_maths(gold_text))
-    answer = extract_answer(completion)
+    answer = extract_answer(completion, after_think=after_think)
     details = {"gold": _short(gold_text, 200)}
     if answer is None:
-        return item(None, Verdict("no_answer", details=details,
-                                  reason="no \\boxed{}, final-answer phrase, <answer> tag or $...$ in the completion"))
-    details["source"] = answer.source
-    if len(answer.text) > max_answer_chars:
-        return item(answer, Verdict("timeout", extracted=_short(answer.text, 200), details={**details, "limit": "max_answer_chars"},
-                                    reason=f"the answer is {len(answer.text)} characters long, over max_answer_chars="
-                                           f"{max_answer_chars}; treated as a timeout"))
-    if brace_depth(answer.text) > MAX_NESTING:
-        return item(answer, Verdict("timeout", extracted=_short(answer.text, 200), details={**details, "limit": "nesting"},
-                                    reason=f"the answer nests brackets over {MAX_NESTING} deep; treated as a timeout"))
-    return item(answer, None)
+        where = "after </think>" if after_think else "in the completion"
+        return _Item(gold_text, *_gold_facts(gold_text, options), None, "", "", Verdict(
+            "no_answer", details=details,
+            reason=f"no \\boxed{{}}, answer phrase, <answer> tag, bold answer, maths or number {where}"))
+    read = answer.group if answer.group and len(top_level_parts(gold_text)) > 1 else answer.text
+    compared, gold_text = comparable(read, gold_text)
+    item = functools.partial(_Item, gold_text, *_gold_facts(gold_text, options), answer, read, compared)
+    details = {"gold": _short(gold_text, 200), "source": answer.source}
+    if len(compared) > max_answer_chars:
+        return item(Verdict("timeout", extracted=_short(compared, 200), details={**details, "limit": "max_answer_chars"},
+                            reason=f"the answer is {len(compared)} characters long, over max_answer_chars="
+                                   f"{max_answer_chars}; treated as a timeout"))
+    if brace_depth(compared) > MAX_NESTING:
+        return item(Verdict("timeout", extracted=_short(compared, 200), details={**details, "limit": "nesting"},
+                            reason=f"the answer nests brackets over {MAX_NESTING} deep; treated as a timeout"))
+    return item(None)
 
 
 def _evaluator(options: CompareOptions) -> Callable[[str], complex | None]:
@@ -139,77 +149,69 @@ def _evaluator(options: CompareOptions) -> Callable[[str], complex | None]:
     return value_at_point if options.strict else closed_form_value
 
 
+def _details(item: _Item, method: str) -> dict[str, Any]:
+    assert item.answer is not None  # items without an answer carry an early verdict
+    details = {"gold": _short(item.gold, 200), "source": item.answer.source, "method": method}
+    if item.compared != item.read:
+        details["compared"] = _short(item.compared, 200)
+    return details
+
+
+def _decided(item: _Item, correct: bool, method: str, reason: str) -> Verdict:
+    return Verdict("correct" if correct else "wrong", 1.0 if correct else 0.0, extracted=item.read,
+                   details=_details(item, method), reason=reason)
+
+
 def _fast_verdict(item: _Item, options: CompareOptions) -> Verdict | None:
     """The verdict of the fast paths (text, base, number, kind, value), or ``None`` when sympy must decide."""
-    answer, gold = item.answer, item.gold
-    assert answer is not None  # items without an answer carry an early verdict
-    details = {"gold": _short(gold, 200), "source": answer.source}
-    shown = f"{_short(answer.text)} ({answer.source})"
-    candidates = [answer.text]
-    if "=" not in gold:
-        value = assignment_value(answer.text)
-        if value is not None:
-            candidates.append(value)
-    gold_canonical = canonical(gold)
-    for candidate in candidates:
-        if canonical(candidate) == gold_canonical:
-            return Verdict("correct", 1.0, extracted=answer.text, details={**details, "method": "text"},
-                           reason=f"{shown} matches the gold {_short(gold)} as written")
+    answer, gold = item.compared, item.gold
+    shown = f"{_short(item.read)} ({item.answer.source})"  # type: ignore[union-attr]
+    if canonical(answer) == canonical(gold):
+        return _decided(item, True, "text", f"{shown} matches the gold {_short(gold)} as written")
     gold_base = base_number(gold)
     if gold_base is not None:  # 52_8: the same digits (the base may be left out), nothing else
-        digits = base_number(answer.text) or (canonical(answer.text).upper(), gold_base[1])
-        status, verb = ("correct", "equals") if digits == gold_base else ("wrong", "differs from")
-        return Verdict(status, 1.0 if status == "correct" else 0.0, extracted=answer.text,
-                       details={**details, "method": "base"}, reason=f"{shown} {verb} the gold {_short(gold)}")
-    numbers = [exact_number(candidate) for candidate in candidates]
-    if item.gold_number is not None:
-        for number in numbers:
-            if number is not None:
-                equal = numbers_match(number, item.gold_number, options)
-                status, verb = ("correct", "equals") if equal else ("wrong", "differs from")
-                return Verdict(status, 1.0 if equal else 0.0, extracted=answer.text,
-                               details={**details, "method": "number"}, reason=f"{shown} {verb} the gold {_short(gold)}")
+        digits = base_number(answer) or (canonical(answer).upper(), gold_base[1])
+        equal = digits == gold_base
+        return _decided(item, equal, "base", f"{shown} {'equals' if equal else 'differs from'} the gold {_short(gold)}")
+    number = exact_number(answer)
+    if item.gold_number is not None and number is not None:
+        equal = numbers_match(number, item.gold_number, options)
+        return _decided(item, equal, "number", f"{shown} {'equals' if equal else 'differs from'} the gold {_short(gold)}")
     gold_is_number = item.gold_number is not None or closed_form_value(gold) is not None
-    answer_is_number = numbers[0] is not None or closed_form_value(answer.text) is not None
-    if gold_is_number and never_a_number(answer.text) or answer_is_number and never_a_number(gold):
-        return Verdict("wrong", 0.0, extracted=answer.text, details={**details, "method": "kind"},
-                       reason=f"{shown} and the gold {_short(gold)} are not the same kind: one is a number, one never is")
+    answer_is_number = number is not None or closed_form_value(answer) is not None
+    if gold_is_number and never_a_number(answer) or answer_is_number and never_a_number(gold):
+        return _decided(item, False, "kind", f"{shown} and the gold {_short(gold)} are not the same kind: "
+                                              "one is a number, one never is")
     if item.gold_value is not None:
-        evaluate = _evaluator(options)
-        for number, candidate in zip(numbers, candidates):
-            value = float(number.value) if number is not None and not number.percent else evaluate(candidate)
-            if value is not None and far_apart(value, item.gold_value, options):
-                return Verdict("wrong", 0.0, extracted=answer.text, details={**details, "method": "value"},
-                               reason=f"{shown} and the gold {_short(gold)} differ in value")
+        value = float(number.value) if number is not None and not number.percent else _evaluator(options)(answer)
+        if value is not None and far_apart(value, item.gold_value, options):
+            return _decided(item, False, "value", f"{shown} and the gold {_short(gold)} differ in value")
     for read in (ordered_values, unordered_values):  # tuples and intervals in order, sets and lists sorted
-        gold_values, answer_values = read(gold), read(answer.text)
+        gold_values, answer_values = read(gold), read(answer)
         if gold_values is not None and answer_values is not None and (
                 len(gold_values) != len(answer_values)
                 or any(far_apart(g, a, options) for g, a in zip(gold_values, answer_values))):
-            return Verdict("wrong", 0.0, extracted=answer.text, details={**details, "method": "value"},
-                           reason=f"{shown} and the gold {_short(gold)} differ in some element")
+            return _decided(item, False, "value", f"{shown} and the gold {_short(gold)} differ in some element")
     return None
 
 
 def _sympy_verdict(item: _Item, outcome: Outcome, timeout: float) -> Verdict:
-    answer = item.answer
-    assert answer is not None  # items without an answer carry an early verdict
-    details = {"gold": _short(item.gold, 200), "source": answer.source, "method": "sympy"}
-    shown = f"{_short(answer.text)} ({answer.source})"
+    details = _details(item, "sympy")
+    shown = f"{_short(item.read)} ({item.answer.source})"  # type: ignore[union-attr]
     if outcome.status == "ok":
         equal, parsed = outcome.value[1]
         if equal:
-            return Verdict("correct", 1.0, extracted=answer.text, details=details,
+            return Verdict("correct", 1.0, extracted=item.read, details=details,
                            reason=f"{shown} is equivalent to the gold {_short(item.gold)}")
         how = "is not equivalent to" if parsed else "does not parse as maths and differs from"
-        return Verdict("wrong", 0.0, extracted=answer.text, details=details, reason=f"{shown} {how} the gold {_short(item.gold)}")
+        return Verdict("wrong", 0.0, extracted=item.read, details=details, reason=f"{shown} {how} the gold {_short(item.gold)}")
     if outcome.status == "timeout":
-        return Verdict("timeout", extracted=answer.text, details={**details, "seconds": round(outcome.seconds, 3)},
+        return Verdict("timeout", extracted=item.read, details={**details, "seconds": round(outcome.seconds, 3)},
                        reason=f"checking {shown} against the gold took over {timeout} s")
     if outcome.status == "raised" and outcome.message.startswith(("MemoryError", "RecursionError")):
-        return Verdict("timeout", extracted=answer.text, details=details,
+        return Verdict("timeout", extracted=item.read, details=details,
                        reason=f"checking {shown} hit the worker's limits ({_short(outcome.message)})")
-    return Verdict("error", extracted=answer.text, details=details,
+    return Verdict("error", extracted=item.read, details=details,
                    reason=f"the maths checker failed on {shown}: {outcome.status}: {_short(outcome.message, 200)}")
 
 
@@ -274,6 +276,7 @@ def verify_batch(
     percent: Percent = "either",
     strict: bool = True,
     max_answer_chars: int = 1000,
+    after_think: bool = False,
     workers: int | None = None,
     batch_timeout: float | None = None,
 ) -> list[Verdict]:
@@ -301,7 +304,7 @@ def verify_batch(
     def remaining() -> float | None:
         return None if batch_timeout is None else max(1e-3, batch_timeout - (time.monotonic() - started))
 
-    items = [_read(c, g, options, max_answer_chars) for c, g in zip(completions, golds)]
+    items = [_read(c, g, options, max_answer_chars, after_think) for c, g in zip(completions, golds)]
     gold_problems: dict[str, str | None] = {}
     unchecked: set[str] = set()
     fast: list[Verdict | None] = [None] * len(items)
@@ -318,7 +321,7 @@ def verify_batch(
         if item.early is None and not gold_problems.get(item.gold_for_sympy):
             fast[index] = _fast_verdict(item, options)
             if fast[index] is None:
-                jobs[item.gold_for_sympy, for_sympy(item.answer.text, options.percent)] = None  # type: ignore[union-attr]
+                jobs[item.gold_for_sympy, for_sympy(item.compared, options.percent)] = None
     for gold in sorted(unchecked - {gold for gold, _ in jobs}):
         jobs[gold, None] = None
     pool = shared_pool(workers, preload=_WORKER_MODULES)
@@ -332,7 +335,7 @@ def verify_batch(
             verdicts.append(Verdict("error", reason=gold_problems[item.gold_for_sympy] or "",
                                     details={"gold": _short(item.gold, 200)}))
         else:
-            answer = None if item.answer is None else for_sympy(item.answer.text, options.percent)
+            answer = None if item.answer is None else for_sympy(item.compared, options.percent)
             verdicts.append(item.early or fast[index] or _sympy_verdict(item, outcomes[item.gold_for_sympy, answer], timeout))
     return verdicts
 
@@ -348,6 +351,7 @@ def verify(
     percent: Percent = "either",
     strict: bool = True,
     max_answer_chars: int = 1000,
+    after_think: bool = False,
     workers: int | None = None,
 ) -> Verdict:
     """Judge one completion's final maths answer against a gold answer.
@@ -367,6 +371,9 @@ def verify(
         strict: math-verify's strict mode (default ``True``: variable names matter, a set
             never equals a tuple).
         max_answer_chars: longer answers are not parsed and count as ``timeout`` (default 1000).
+        after_think: grade only what follows the last ``</think>`` (default ``False``); a think
+            block left open is then ``no_answer``. For reasoning models, whose drafts inside the
+            think block must not count.
         workers: size of the shared worker pool to use (default: the cores).
 
     Returns:
@@ -389,4 +396,4 @@ def verify(
     """
     return verify_batch([completion], [gold], timeout=timeout, float_rounding=float_rounding, abs_tol=abs_tol,
                         rel_tol=rel_tol, percent=percent, strict=strict, max_answer_chars=max_answer_chars,
-                        workers=workers)[0]
+                        after_think=after_think, workers=workers)[0]

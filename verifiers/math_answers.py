@@ -18,12 +18,13 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Literal
 
-from .latex import BOXED_RE, boxed_spans
+from .latex import BOXED_RE
+from .math_extract import Extraction, Source, extract_answer, is_bare_answer, last_boxed, strip_math_delimiters
+from .math_forms import number_words_only
 from .numeric import first_number, format_number
 
 Percent = Literal["either", "divide", "ignore"]
 PERCENT_MODES: tuple[str, ...] = ("either", "divide", "ignore")
-Source = Literal["boxed", "final answer", "answer tag", "math span"]
 
 MAX_GOLD_CHARS = 10_000
 
@@ -73,19 +74,6 @@ class CompareOptions:
         return None
 
 
-@dataclass(frozen=True)
-class Extraction:
-    """The final answer read from a completion, and by which rule.
-
-    Example:
-        >>> Extraction("18", "boxed").source
-        'boxed'
-    """
-
-    text: str
-    source: Source
-
-
 class UnusableGold(ValueError):
     """The gold answer cannot be read (its message says why and what to pass instead).
 
@@ -93,128 +81,6 @@ class UnusableGold(ValueError):
         >>> isinstance(UnusableGold("gold '' is empty"), ValueError)
         True
     """
-
-
-# ---------------------------------------------------------------------------------------------
-# Extraction
-
-
-# Boxes joined by "," or "and" are one answer (the roots 1 and 2); "or" offers alternatives: the last counts.
-_BOXED_JOINER_RE = re.compile(r"^[\s$,.;]*(?:and|,)?[\s$]*$")
-_PHRASE_RE = re.compile(r"\b(?P<final>final\s+)?answer\b[ \t*_]*(?:is\b|:)[ \t*_:]*", re.IGNORECASE)
-# After a plain "answer is" / "Answer:" only maths counts ("so our answer is correct" is not an answer).
-_MATHS_START_RE = re.compile(r"[-+\u2212$\\(\[{0-9.]")
-_PHRASE_TAIL_RE = re.compile(r"(?:\.\s|\n|\.?\s*I hope it is correct|\.$)", re.IGNORECASE)
-_OPEN_TAG_RE = re.compile(r"<answer>", re.IGNORECASE)
-_CLOSE_TAG_RE = re.compile(r"</answer>", re.IGNORECASE)
-_DELIMITER_RE = re.compile(r"(?<!\\)\$\$|(?<!\\)\$|\\\(|\\\)|\\\[|\\\]")
-_CLOSERS = {"$$": "$$", "$": "$", "\\(": "\\)", "\\[": "\\]"}
-_PHRASE_SPAN_LIMIT = 300
-
-
-def _last_boxed(text: str) -> tuple[int, str] | None:
-    """Start and content of the last non-empty boxed answer; adjacent boxes (``\\boxed{1}, \\boxed{2}``) join."""
-    spans = [span for span in boxed_spans(text) if span[2].strip()]
-    if not spans:
-        return None
-    start, end, content = spans[-1]
-    parts = [content]
-    for previous in reversed(spans[:-1]):
-        if previous[1] > start or not _BOXED_JOINER_RE.match(text[previous[1]:start]):
-            break
-        parts.insert(0, previous[2])
-        start = previous[0]
-    return start, ", ".join(part.strip() for part in parts)
-
-
-def _math_spans(text: str) -> list[tuple[int, str]]:
-    """(start, content) of every ``$...$``, ``$$...$$``, ``\\(...\\)`` and ``\\[...\\]``, in order."""
-    spans = []
-    opener: tuple[str, int] | None = None
-    for match in _DELIMITER_RE.finditer(text):
-        token = match.group()
-        if opener is None:
-            if token in _CLOSERS:
-                opener = (token, match.end())
-        elif token == _CLOSERS[opener[0]]:
-            spans.append((opener[1] - len(opener[0]), text[opener[1]:match.start()]))
-            opener = None
-    return spans
-
-
-def _strip_math_delimiters(text: str) -> str:
-    text = text.strip()
-    for opener, closer in (("$$", "$$"), ("$", "$"), ("\\(", "\\)"), ("\\[", "\\]")):
-        if text.startswith(opener) and text.endswith(closer) and len(text) >= len(opener) + len(closer):
-            inner = text[len(opener):len(text) - len(closer)]
-            if opener != "$" or "$" not in inner:
-                return inner.strip()
-    return text
-
-
-def _last_phrase(text: str, *, final_only: bool = False) -> tuple[int, str] | None:
-    """Start and answer of the last final-answer phrase (``The final answer is $X$``, ``Answer: X``)."""
-    for phrase in reversed(list(_PHRASE_RE.finditer(text))):
-        if final_only and not phrase.group("final"):
-            continue
-        rest = text[phrase.end():phrase.end() + _PHRASE_SPAN_LIMIT]
-        spans = _math_spans(rest)
-        if spans and spans[0][0] == 0:
-            answer = spans[0][1]
-        else:
-            tail = _PHRASE_TAIL_RE.search(rest)
-            answer = rest[:tail.start()] if tail else rest
-        answer = answer.strip().rstrip(".").strip()
-        if not answer or answer.lower().startswith("not "):
-            continue
-        if phrase.group("final") or _MATHS_START_RE.match(answer):
-            return phrase.start(), answer
-    return None
-
-
-def _extract_plain(text: str) -> Extraction | None:
-    boxed = _last_boxed(text)
-    # Only a "final answer" phrase overrides an earlier box: "so our answer is ..." after a box
-    # is usually the check of that answer, not a new one.
-    phrase = _last_phrase(text, final_only=boxed is not None)
-    if boxed and (phrase is None or boxed[0] >= phrase[0]):
-        return Extraction(boxed[1].strip(), "boxed")
-    if phrase:
-        return Extraction(_strip_math_delimiters(phrase[1]), "final answer")
-    spans = [content.strip() for _, content in _math_spans(text) if content.strip()]
-    return Extraction(spans[-1], "math span") if spans else None
-
-
-def extract_answer(completion: str) -> Extraction | None:
-    """The final answer stated by a completion, or ``None`` when it states none.
-
-    Rules, in order: the last ``<answer>...</answer>`` block (its content is read with the
-    rules below, else taken whole); the last ``\\boxed{...}`` / ``\\fbox{...}`` (nested braces,
-    ``\\boxed 5``, boxes joined by "," or "and" read together), unless a later "final answer"
-    phrase corrects it (``Final Answer: The final answer is $X$``); else the last answer phrase
-    (``The answer is $X$``, ``Answer: X``); else the last ``$...$`` / ``\\(...\\)`` / ``\\[...\\]``.
-
-    Example:
-        >>> extract_answer(r"so $x = \\frac{1}{2}$ and \\boxed{\\frac{1}{2}}.")
-        Extraction(text='\\\\frac{1}{2}', source='boxed')
-        >>> extract_answer("Final Answer: The final answer is $18$. I hope it is correct.").text
-        '18'
-        >>> extract_answer("<think>2+2</think><answer>4</answer>")
-        Extraction(text='4', source='answer tag')
-        >>> extract_answer("I am not sure.") is None
-        True
-    """
-    tags = list(_OPEN_TAG_RE.finditer(completion))
-    if tags:
-        close = _CLOSE_TAG_RE.search(completion, tags[-1].end())
-        content = completion[tags[-1].end():close.start() if close else len(completion)]
-        inner = _extract_plain(content)
-        if inner is not None:
-            return Extraction(inner.text, "answer tag")
-        content = _strip_math_delimiters(content)
-        if content:
-            return Extraction(content, "answer tag")
-    return _extract_plain(completion)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -232,6 +98,9 @@ def _balanced(text: str) -> bool:
 
 def gold_answer(gold: Any) -> str:
     """The gold as answer text: bare LaTeX, a number, or a full solution (its last ``\\boxed{}``).
+
+    A gold with no box is read whole when it is only an answer, else with the completion's
+    extraction rules (``Answer is 5.``); a number in words (``forty two``) is unusable.
 
     Raises:
         UnusableGold: for an empty, non-text, unbalanced or over-long gold.
@@ -258,10 +127,24 @@ def gold_answer(gold: Any) -> str:
         raise UnusableGold(f"gold of type {type(gold).__name__} is not text or a number; pass the answer as a string")
     if len(gold) > MAX_GOLD_CHARS:
         raise UnusableGold(f"gold is {len(gold)} characters long (over {MAX_GOLD_CHARS}); pass only the final answer")
-    boxed = _last_boxed(gold)
-    if boxed is None and BOXED_RE.search(gold):
-        raise UnusableGold(f"gold {gold[-80:]!r} has no readable \\boxed{{}} answer; fix its braces or pass the answer")
-    text = boxed[1] if boxed else _strip_math_delimiters(gold)
+    if BOXED_RE.search(gold):
+        boxed = last_boxed(gold)
+        if boxed is None:
+            raise UnusableGold(f"gold {gold[-80:]!r} has no readable \\boxed{{}} answer; fix its braces or pass the answer")
+        text = boxed[1]
+    else:
+        text = strip_math_delimiters(gold)
+        if not text:
+            raise UnusableGold(f"gold {gold[:80]!r} is empty; pass the answer text, e.g. '\\frac{{1}}{{2}}'")
+        if number_words_only(text):
+            raise UnusableGold(f"gold {gold[:80]!r} is a number in words, which no maths parser reads; pass it in digits")
+        if is_bare_answer(text):
+            text = text if "\\$" in text else text.replace("$", "")  # "$-1$,$2$" is the list -1, 2
+        else:
+            found = extract_answer(gold)
+            if found is None:
+                raise UnusableGold(f"gold {gold[:80]!r} states no answer; pass the answer text, e.g. '\\frac{{1}}{{2}}'")
+            text = found.group or found.text
     text = text.strip()
     if not text:
         raise UnusableGold(f"gold {gold[:80]!r} is empty; pass the answer text, e.g. '\\frac{{1}}{{2}}'")
@@ -274,11 +157,11 @@ def gold_answer(gold: Any) -> str:
 # Fast paths
 
 
-_TEXT_COMMAND_RE = re.compile(r"\\(?:text|textbf|textit|textrm|mbox|mathrm|mathbf)\s*\{([^{}]*)\}")
+_TEXT_COMMAND_RE = re.compile(r"\\(?:text|textbf|textit|textrm|textnormal|mbox|mathrm|mathbf)\s*\{([^{}]*)\}")
 _SPACING_RE = re.compile(r"(?<!\\)\\(?:(?:left|right|displaystyle|quad|qquad)(?![A-Za-z])|[!,;: ])|\s+")
 _SHORT_ARGUMENT_RE = re.compile(r"\\(sqrt|frac)\s*([0-9A-Za-z])(?:\s*([0-9A-Za-z]))?")
 _DEGREES_RE = re.compile(r"\^\s*\{\s*\\circ\s*\}|\^\s*\\circ|\\circ|°|\\degree")
-_TRAILING_UNIT_RE = re.compile(r"(?<=[0-9])\s*\\(?:text|mbox|textrm|mathrm)\s*\{\s*[A-Za-z][A-Za-z .]*\}(?:\^\{?[23]\}?)?\s*$")
+_TRAILING_UNIT_RE = re.compile(r"(?<=[0-9])(?:\s|\\[,;: ])*\\(?:text|mbox|textrm|textnormal|mathrm)\s*\{\s*[A-Za-z][A-Za-z .]*\}(?:\^\{?[23]\}?)?\s*$")
 _ASSIGNMENT_RE = re.compile(r"^[A-Za-z](?:_\{?[A-Za-z0-9]+\}?)?=(?!=)(.+)$")
 _PLAIN_NUMBER_RE = re.compile(
     r"""^[-+]?(?:\\\$)?
@@ -286,6 +169,7 @@ _PLAIN_NUMBER_RE = re.compile(
     (?:\\?%)?$""",
     re.VERBOSE,
 )
+_LIST_COMMA_RE = re.compile(r"[0-9],\s")
 _INNER_MINUS_RE = re.compile(r"^(-?)\\frac\{-(?=[0-9]+\}\{[0-9]+\}$)")
 _SCIENTIFIC_RE = re.compile(
     r"^(?P<mantissa>[-+]?[0-9]+(?:\.[0-9]+)?)(?:[eE]|(?:\\times|\\cdot|\*)10\^)(?P<exponent>\{[-+]?[0-9]{1,3}\}|[-+]?[0-9]{1,3})$"
@@ -307,7 +191,7 @@ def canonical(text: str) -> str:
         >>> canonical(r"2 \\sqrt5 + \\frac12"), canonical(r"\\begin{pmatrix} 1 \\\\ 2 \\end{pmatrix}")
         ('2\\\\sqrt{5}+\\\\frac{1}{2}', '\\\\begin{pmatrix}1\\\\\\\\2\\\\end{pmatrix}')
     """
-    text = _strip_math_delimiters(text)
+    text = strip_math_delimiters(text)
     text = re.sub(r"\\[dt]frac(?![A-Za-z])", r"\\frac", text)
     text = _DEGREES_RE.sub("", text)
     previous = None
@@ -356,6 +240,8 @@ def exact_number(text: str) -> ExactNumber | None:
         >>> exact_number(r"5\\pi") is None, exact_number("1,2") is None
         (True, True)
     """
+    if _LIST_COMMA_RE.search(text):  # "32, 349" is a list, not 32349
+        return None
     text = canonical(_TRAILING_UNIT_RE.sub("", text))
     scientific = _SCIENTIFIC_RE.match(text)
     if scientific:

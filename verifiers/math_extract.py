@@ -1,0 +1,393 @@
+"""Reading the final answer a maths completion states, and which rule read it.
+
+Plain string work, linear in the text, safe in the trainer's own process. The rules, in order
+of precedence (the first that reads something wins; ``Extraction.source`` names it):
+
+1. ``bare``: the whole completion is an answer and nothing else (``42``, ``\\frac{1}{2}``,
+   ``(1,2)``, ``x^2+2x+1``, ``\\text{odd}``, ``E``, a matrix, ``28 percent``): what golden files
+   hold, what an ``<answer>`` tag holds once a trainer strips it, what terse models write.
+2. ``answer tag``: the last ``<answer>...</answer>``; its content is read with the rules below,
+   else taken whole.
+3. ``boxed``: the last ``\\boxed{}`` / ``\\fbox{}``; boxes joined by ``,``, ``and`` or spacing
+   (``\\boxed{-1}$ and $\\boxed{-9}``, ``\\boxed{(2, 2)} \\quad \\text{and} \\quad \\boxed{(6, 2)}``)
+   are one answer. A later *final answer* phrase overrides a box.
+4. ``final answer``: ``The final answer is $X$``, ``Answer: X``, ``**Answer:** X``; when the
+   phrase is followed by a sentence (``Final Answer: The largest $n$ is 34.``) the value in it.
+5. ``bold``: the last ``**X**`` whose content is an answer (``**6**``, ``**$7.00**``).
+6. ``math span`` / ``last number``: whichever comes last in the text, the last ``$...$``,
+   ``\\(...\\)``, ``\\[...\\]`` that states a value (not a bare mention such as ``\\(n\\)``, not
+   prose caught between two dollar signs; spans joined by ``,`` / ``and`` are one answer), or
+   the last number written in prose (``So it took James 2 hours.``, any script's digits).
+
+A final answer (rules 2-5) always beats a number met earlier in the reasoning; the fallbacks
+of rule 6 apply only when no final answer exists.
+
+Besides the answer, ``Extraction.group`` holds every answer boxed in the last paragraph when
+the completion boxes several there (``The maximum is \\boxed{3}, the minimum \\boxed{1}``):
+the maths verifier compares it when the gold itself has several elements.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+from typing import Literal
+
+from .latex import boxed_spans
+
+Source = Literal["bare", "answer tag", "boxed", "final answer", "bold", "math span", "last number"]
+
+_OPEN_TAG_RE = re.compile(r"<answer>", re.IGNORECASE)
+_CLOSE_TAG_RE = re.compile(r"</answer>", re.IGNORECASE)
+_THINK_OPEN, _THINK_CLOSE = "<think>", "</think>"
+_DELIMITER_RE = re.compile(r"(?<!\\)\$\$|(?<!\\)\$|\\\(|\\\)|\\\[|\\\]")
+_CLOSERS = {"$$": "$$", "$": "$", "\\(": "\\)", "\\[": "\\]"}
+_INLINE = ("$", "\\(")  # inline maths never spans a line (as in Markdown and math-verify)
+
+_PHRASE_RE = re.compile(r"\b(?P<final>final\s+)?answer\b[ \t*_]*(?P<mark>is\b|:)[ \t*_:]*", re.IGNORECASE)
+# After a plain "answer is" only maths counts ("so our answer is correct" is not an answer).
+_MATHS_START_RE = re.compile(r"[-+\u2212$\\(\[{0-9.]")
+_PHRASE_TAIL_RE = re.compile(r"(?:\.\s|\n|\.?\s*I hope it is correct|\.$)", re.IGNORECASE)
+_PHRASE_SPAN_LIMIT = 300
+
+# Between two answers that are one answer: delimiters, spacing, commas and "and" only.
+_JOIN_NOISE_RE = re.compile(r"\\(?:quad|qquad|text|textbf|mathrm|mbox)\b|\\[,;:! ]|\\\(|\\\)|\\\[|\\\]|[${}\s,;.&]")
+_JOIN_WORD_RE = re.compile(r"^(?:and)?$", re.IGNORECASE)
+_LOOSE_GAP = 240  # characters of prose between boxes of one paragraph that still group
+_MAX_GROUP = 8
+
+_BOLD_RE = re.compile(r"\*\*([^*\n]{1,80})\*\*")
+_ENUMERATOR_RE = re.compile(r"^\s*(?:[0-9]+|[A-Za-z])[.)]\s*$")
+
+# A bare answer: maths with at most a few words that are part of answers.
+_COMMAND_RE = re.compile(r"\\(?:begin|end)\s*\{[^{}]*\}|\\(?:text|textbf|textit|textrm|mathrm|mathbf|mbox|operatorname)\s*\{[^{}]*\}|\\[A-Za-z]+")
+_WORD_RE = re.compile(r"[^\W\d_]{3,}")
+_ANSWER_WORDS = frozenset({"and", "percent", "pct", "percentage", "or"})
+_MATHS_CHAR_RE = re.compile(r"[0-9\\^_=+\-*/()\[\]{}<>|]")
+_BARE_LIMIT = 400
+
+# A mention, not a value: a variable, a function of variables, a point or segment name.
+_MENTION_RE = re.compile(
+    r"^\s*(?:[A-Za-z](?:_\{?[A-Za-z0-9]+\}?)?(?:\^\{?[A-Za-z]\}?)?(?:\([A-Za-z, ]*\))?|[A-Z]{2,4}"
+    r"|\\(?:angle|triangle|overline|mathcal|mathbb)\s*\{?[A-Za-z]{1,4}\}?)\s*$"
+)
+
+# A number in prose: sign, currency, digits with separators, fraction, percent word.
+_PROSE_NUMBER_RE = re.compile(
+    r"(?<![^\s=(:*\[$€£¥₹~≈])(?P<sign>[-\u2212\u2013])?(?:\\?\$|[€£¥₹])?\s?"
+    r"(?P<number>[0-9]+(?:[.,][0-9]+)*|\.[0-9]+)(?:/(?P<denominator>[0-9]+))?(?![0-9])"
+    r"(?:\s?(?P<percent>\\?%|percent\b|pct\b))?"
+)
+_THOUSANDS_RE = re.compile(r"^[0-9]{1,3}(?:,[0-9]{3})+(?:\.[0-9]+)?$")
+_DECIMAL_COMMA_RE = re.compile(r"^(?P<whole>[0-9]+),(?P<decimals>[0-9]+)$")
+
+
+@dataclass(frozen=True)
+class Extraction:
+    """The final answer read from a completion, by which rule, and any answers stated with it.
+
+    Example:
+        >>> Extraction("18", "boxed").source
+        'boxed'
+    """
+
+    text: str
+    source: Source
+    group: str | None = None  # several answers boxed in the last paragraph, joined with ", "
+
+
+# ---------------------------------------------------------------------------------------------
+# Pieces
+
+
+def math_spans(text: str) -> list[tuple[int, int, str]]:
+    """(start, end, content) of every ``$...$``, ``$$...$$``, ``\\(...\\)`` and ``\\[...\\]``, in order.
+
+    Inline spans (``$``, ``\\(``) end at a line break: a ``$`` left open there was a price.
+
+    Example:
+        >>> [content for _, _, content in math_spans(r"so $x=1$ and \\[y = 2\\] cost $5\\n then")]
+        ['x=1', 'y = 2']
+    """
+    spans = []
+    opener: tuple[str, int] | None = None
+    for match in _DELIMITER_RE.finditer(text):
+        token = match.group()
+        if opener is not None and opener[0] in _INLINE and "\n" in text[opener[1]:match.start()]:
+            opener = None
+        if opener is None:
+            if token in _CLOSERS:
+                opener = (token, match.end())
+        elif token == _CLOSERS[opener[0]]:
+            spans.append((opener[1] - len(opener[0]), match.end(), text[opener[1]:match.start()]))
+            opener = None
+    return spans
+
+
+def strip_math_delimiters(text: str) -> str:
+    """``text`` without one pair of enclosing maths delimiters.
+
+    Example:
+        >>> strip_math_delimiters(r" \\( x+1 \\) "), strip_math_delimiters("$a$ and $b$")
+        ('x+1', '$a$ and $b$')
+    """
+    text = text.strip()
+    for opener, closer in (("$$", "$$"), ("$", "$"), ("\\(", "\\)"), ("\\[", "\\]")):
+        if text.startswith(opener) and text.endswith(closer) and len(text) >= len(opener) + len(closer):
+            inner = text[len(opener):len(text) - len(closer)]
+            if opener != "$" or "$" not in inner:
+                return inner.strip()
+    return text
+
+
+def prose_words(text: str) -> list[str]:
+    """Words of three or more letters outside LaTeX commands and ``\\text{}`` blocks.
+
+    Example:
+        >>> prose_words(r"\\text{so} x = 5 meters and \\frac{1}{2}")
+        ['meters', 'and']
+    """
+    return _WORD_RE.findall(_COMMAND_RE.sub(" ", text))
+
+
+def is_bare_answer(text: str) -> bool:
+    """Whether ``text`` is only an answer: one token, or maths with no words but ``and``/``percent``.
+
+    Example:
+        >>> [is_bare_answer(t) for t in ("42", r"\\frac{1}{2}", "(1,2)", "E", "28 percent", r"\\text{odd}")]
+        [True, True, True, True, True, True]
+        >>> [is_bare_answer(t) for t in ("no idea", "So the answer is 4.", r"\\boxed{4}", "")]
+        [False, False, False, False]
+    """
+    text = text.strip()
+    if not text or len(text) > _BARE_LIMIT or "\\boxed" in text or "\\fbox" in text:
+        return False
+    if not any(char.isspace() for char in text):
+        return True
+    if "\n\n" in text or not _MATHS_CHAR_RE.search(text):
+        return False
+    return all(word.lower() in _ANSWER_WORDS for word in prose_words(text))
+
+
+def _is_value(content: str) -> bool:
+    """Whether a maths span's content states a value: not empty, not a mention, not prose."""
+    content = content.strip().rstrip(".,;")
+    return bool(content) and not _MENTION_RE.match(content) and len(prose_words(content)) < 2
+
+
+def _ascii_digits(text: str) -> str:
+    """Digits of any script (Arabic-Indic, Devanagari, full-width, ...) as ASCII digits."""
+    if text.isascii():
+        return text
+    return "".join(str(unicodedata.digit(char)) if char.isdigit() and not char.isascii()
+                   and unicodedata.digit(char, None) is not None else char for char in text)
+
+
+def prose_number(match: re.Match[str]) -> str:
+    """The number a ``_PROSE_NUMBER_RE`` match holds, written plainly (``2,74 $`` -> ``2.74``).
+
+    A comma is a thousands separator where it groups three digits (``1,000``) and a decimal
+    comma otherwise (``1000,99``, ``0,5``).
+    """
+    number = match.group("number")
+    if _THOUSANDS_RE.match(number) and not number.startswith("0,"):
+        number = number.replace(",", "")
+    else:
+        decimal = _DECIMAL_COMMA_RE.match(number)
+        if decimal:
+            number = f"{decimal.group('whole')}.{decimal.group('decimals')}"
+    if match.group("denominator"):
+        number = f"{number}/{match.group('denominator')}"
+    sign = "-" if match.group("sign") else ""
+    return sign + number + ("\\%" if match.group("percent") else "")
+
+
+def last_prose_number(text: str, start: int = 0) -> tuple[int, str] | None:
+    """Start and plain text of the last number written in ``text[start:]``, else ``None``.
+
+    Example:
+        >>> last_prose_number("So it took James 2 hours to walk to the store.")
+        (17, '2')
+        >>> last_prose_number("Soucis : 2,74 $ a.."), last_prose_number("AZYUK2A")
+        ((9, '2.74'), None)
+    """
+    text = _ascii_digits(text)
+    found = None
+    for found in _PROSE_NUMBER_RE.finditer(text, start):
+        pass
+    return (found.start("number"), prose_number(found)) if found else None
+
+
+def _joined(text: str, first_end: int, second_start: int) -> bool:
+    """Whether the text between two answers joins them into one (``,``, ``and``, spacing)."""
+    between = text[first_end:second_start]
+    return len(between) <= 80 and bool(_JOIN_WORD_RE.match(_JOIN_NOISE_RE.sub("", between)))
+
+
+def _joined_run(text: str, parts: list[tuple[int, int, str]]) -> tuple[int, str]:
+    """Start and joined content of the last run of answers joined by ``_joined``."""
+    start, end, content = parts[-1]
+    contents = [content.strip()]
+    for previous in reversed(parts[:-1]):
+        if previous[1] > start or not _joined(text, previous[1], start):
+            break
+        contents.insert(0, previous[2].strip())
+        start = previous[0]
+    if len(contents) == 1:
+        return start, contents[0]
+    return start, ", ".join(part.strip(", ") for part in contents)  # "$-1, 0,$ and $1$"
+
+
+def last_boxed(text: str) -> tuple[int, str, str | None] | None:
+    """Start and content of the last boxed answer (joined boxes read together), and the paragraph's group.
+
+    Example:
+        >>> last_boxed(r"roots $\\boxed{1}$ and $\\boxed{2}$")[1:]
+        ('1, 2', None)
+        >>> last_boxed(r"The maximum is \\boxed{3}, the minimum is \\boxed{1}.")[1:]
+        ('1', '3, 1')
+    """
+    spans = [span for span in boxed_spans(text) if span[2].strip()]
+    if not spans:
+        return None
+    start, content = _joined_run(text, spans)
+    group = [spans[-1]]
+    for previous in reversed(spans[:-1]):
+        gap = text[previous[1]:group[0][0]]
+        if len(group) >= _MAX_GROUP or len(gap) > _LOOSE_GAP or "\n\n" in gap or re.search(r"\bor\b", gap):
+            break
+        group.insert(0, previous)
+    joined_group = ", ".join(part[2].strip() for part in group) if len(group) > 1 else None
+    return start, content, joined_group if joined_group != content else None
+
+
+def _value_in_sentence(sentence: str) -> str | None:
+    """The value a sentence states: its last maths value or number, whichever comes last."""
+    spans = [(start, end, content) for start, end, content in math_spans(sentence) if _is_value(content)]
+    span_end = spans[-1][1] if spans else 0
+    number = last_prose_number(sentence, span_end)
+    if number is not None:
+        return number[1]
+    if spans:
+        return _joined_run(sentence, spans)[1]
+    return None
+
+
+def _last_phrase(text: str, *, final_only: bool = False) -> tuple[int, str] | None:
+    """Start and answer of the last answer phrase (``The final answer is $X$``, ``Answer: X``)."""
+    for phrase in reversed(list(_PHRASE_RE.finditer(text))):
+        if final_only and not phrase.group("final"):
+            continue
+        rest = text[phrase.end():phrase.end() + _PHRASE_SPAN_LIMIT]
+        spans = math_spans(rest)
+        if spans and spans[0][0] == 0:
+            answer = spans[0][2]
+        else:
+            tail = _PHRASE_TAIL_RE.search(rest)
+            answer = rest[:tail.start()] if tail else rest
+        answer = strip_math_delimiters(answer.strip().rstrip(".").strip())
+        if not answer or answer.lower().startswith("not "):
+            continue
+        if not is_bare_answer(answer):
+            if not (phrase.group("final") or phrase.group("mark") == ":"):
+                continue
+            answer = _value_in_sentence(answer)
+            if answer is None:
+                continue
+        elif not (phrase.group("final") or phrase.group("mark") == ":" or _MATHS_START_RE.match(answer)):
+            continue
+        return phrase.start(), answer
+    return None
+
+
+def _last_bold(text: str) -> str | None:
+    if "**" not in text:
+        return None
+    for bold in reversed(list(_BOLD_RE.finditer(text))):
+        content = bold.group(1).strip()
+        if _ENUMERATOR_RE.match(content) or content.endswith(":"):
+            continue
+        content = strip_math_delimiters(content.rstrip(".").strip())
+        if content.startswith("$") and content.count("$") == 1:  # a price
+            content = content[1:]
+        if is_bare_answer(content):
+            return content
+    return None
+
+
+def _fallback(text: str) -> Extraction | None:
+    """The last value stated in maths or in prose, whichever comes last."""
+    spans = [span for span in math_spans(text) if _is_value(span[2])]
+    number = last_prose_number(text, spans[-1][1] if spans else 0)
+    if number is not None:
+        return Extraction(number[1], "last number")
+    if spans:
+        return Extraction(_joined_run(text, spans)[1], "math span")
+    return None
+
+
+def _extract_plain(text: str) -> Extraction | None:
+    if is_bare_answer(text):
+        return Extraction(strip_math_delimiters(text).rstrip(".").strip() or text.strip(), "bare")
+    boxed = last_boxed(text)
+    # Only a "final answer" phrase overrides an earlier box: "so our answer is ..." after a box
+    # is usually the check of that answer, not a new one.
+    phrase = _last_phrase(text, final_only=boxed is not None)
+    if boxed and (phrase is None or boxed[0] >= phrase[0]):
+        return Extraction(boxed[1], "boxed", boxed[2])
+    if phrase:
+        return Extraction(phrase[1], "final answer")
+    bold = _last_bold(text)
+    if bold is not None:
+        return Extraction(bold, "bold")
+    return _fallback(text)
+
+
+def after_reasoning(completion: str) -> str | None:
+    """What follows the last ``</think>``; the whole text when it has no think block; ``None`` when one is left open.
+
+    Example:
+        >>> after_reasoning("<think>maybe \\\\boxed{3}</think> so \\\\boxed{4}"), after_reasoning("<think>\\\\boxed{3}")
+        (' so \\\\boxed{4}', None)
+    """
+    close = completion.rfind(_THINK_CLOSE)
+    if close >= 0:
+        return completion[close + len(_THINK_CLOSE):]
+    return None if _THINK_OPEN in completion else completion
+
+
+def extract_answer(completion: str, *, after_think: bool = False) -> Extraction | None:
+    """The final answer stated by a completion, or ``None`` when it states none.
+
+    Rules in the module's order of precedence. With ``after_think=True`` only the text after
+    the last ``</think>`` is read, and a think block left open means no answer.
+
+    Example:
+        >>> extract_answer(r"so $x = \\frac{1}{2}$ and \\boxed{\\frac{1}{2}}.")
+        Extraction(text='\\\\frac{1}{2}', source='boxed', group=None)
+        >>> extract_answer("Final Answer: The final answer is $18$. I hope it is correct.").text
+        '18'
+        >>> extract_answer("<think>2+2</think><answer>4</answer>").source
+        'answer tag'
+        >>> extract_answer("So it took James 2 hours to walk to the store.").text
+        '2'
+        >>> extract_answer(r"\\frac{1}{2}").source, extract_answer("I am not sure.") is None
+        ('bare', True)
+    """
+    if after_think:
+        answer_part = after_reasoning(completion)
+        if answer_part is None:
+            return None
+        completion = answer_part
+    tags = list(_OPEN_TAG_RE.finditer(completion))
+    if tags:
+        close = _CLOSE_TAG_RE.search(completion, tags[-1].end())
+        content = completion[tags[-1].end():close.start() if close else len(completion)]
+        inner = _extract_plain(content)
+        if inner is not None:
+            return Extraction(inner.text, "answer tag", inner.group)
+        content = strip_math_delimiters(content)
+        if content:
+            return Extraction(content, "answer tag")
+    return _extract_plain(completion)

@@ -1,0 +1,222 @@
+"""The forms an answer and its gold are compared in: the same value written another way.
+
+:func:`comparable` rewrites an (answer, gold) pair before any comparison, in plain string work:
+
+* **clutter**: currency (``\\$15``, ``$129,200``, the typo ``\\15``), ``\\mathrm{e}``, a trailing ``\\``,
+  spacing commands, percent words (``28 percent``, ``28 pct`` -> ``28\\%``), ``\\approx`` tails;
+* **equations**: against a gold that states no relation, an answer ``lhs = rhs`` is its last
+  right-hand side (``E(2020, 1993) = 76`` -> ``76``, ``160 - 36 - 65 = 59`` -> ``59``), element by
+  element in a list (``x = -1, x = 2`` -> ``-1, 2``);
+* **intervals**: ``x \\in [-2, 7]``, ``-2 \\le x \\le 7`` and ``[-2, 7]`` are one form when either
+  side is an interval or an inequality (``k < -5`` -> ``(-\\infty, -5)``);
+* **functions**: ``f(y) = 1`` against ``f(x) = 1`` is read in the gold's variable;
+* **choices**: against a gold that is a choice letter (``C``, ``(C)``, ``\\textbf{C}``) the answer's
+  leading letter (``C. x = 42`` -> ``C``);
+* **decimal commas**: ``1000,99`` against ``1000.99`` (a comma that groups three digits stays a
+  thousands separator: ``1,000``).
+
+Each rewrite keeps the value; none turns a wrong answer into a right one that math-verify
+would not also accept.
+"""
+
+from __future__ import annotations
+
+import re
+
+_NUMBER_WORDS = frozenset(
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
+    "seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety hundred thousand million "
+    "billion and half halves third thirds quarter quarters".split()
+)
+_CURRENCY_RE = re.compile(r"\\\$\s?|(?<![\\$])\$(?=\s?[-0-9.])|[€£¥₹]|(?<=[0-9])\s?\\?\$(?=\s*$)")
+_DIGIT_TYPO_RE = re.compile(r"(?<![\\])\\(?=[0-9])")  # \boxed{\15}: a dollar sign lost its $
+_LETTER_WRAPPER_RE = re.compile(r"\\(?:mathrm|text|textbf|mathbf|textrm|mathit|textit)\s*\{\s*([A-Za-z])\s*\}")
+_SPACING_RE = re.compile(r"(?<![\\])\\[,;: ]|~")
+_NEGATIVE_SPACE_RE = re.compile(r"(?<![\\])\\!\s*")
+_PERCENT_WORD_RE = re.compile(r"(?<=[0-9}])\s*(?:\\text\{\s*)?(?:percent(?:age)?|pct)\b\}?", re.IGNORECASE)
+_UNICODE_RELATIONS = {"≤": "\\le ", "≥": "\\ge ", "≠": "\\ne ", "−": "-", "∞": "\\infty "}
+_RELATION_RE = re.compile(r"(?<![<>!:=])=(?!=)|<|>|\\(?:le|ge|leq|geq|leqslant|geqslant|lt|gt|ne|neq|in|approx)(?![A-Za-z])")
+_APPROX_RE = re.compile(r"\\approx(?![A-Za-z])|≈")
+_MENTION_RE = re.compile(r"^\s*[A-Za-z](?:_\{?[A-Za-z0-9]+\}?)?(?:\([A-Za-z, ]*\))?\s*$")
+
+_LESS = {"\\le": "<=", "\\leq": "<=", "\\leqslant": "<=", "\\lt": "<", "<": "<", "<=": "<="}
+_GREATER = {"\\ge": ">=", "\\geq": ">=", "\\geqslant": ">=", "\\gt": ">", ">": ">", ">=": ">="}
+_INEQUALITY_TOKEN_RE = re.compile(r"\\(?:leqslant|geqslant|leq|geq|le|ge|lt|gt)(?![A-Za-z])|<=|>=|<|>")
+_VARIABLE = r"[A-Za-z](?:_\{?[A-Za-z0-9]+\}?)?"
+_BETWEEN_RE = re.compile(rf"^(?P<a>[^<>]+?)(?P<r1><=?)\s*(?P<v>{_VARIABLE})\s*(?P<r2><=?)(?P<b>[^<>]+)$")
+_BETWEEN_DOWN_RE = re.compile(rf"^(?P<a>[^<>]+?)(?P<r1>>=?)\s*(?P<v>{_VARIABLE})\s*(?P<r2>>=?)(?P<b>[^<>]+)$")
+_BOUND_RE = re.compile(rf"^\s*(?P<v>{_VARIABLE})\s*(?P<r>[<>]=?)(?P<a>[^<>]+)$")
+_BOUND_LEFT_RE = re.compile(rf"^(?P<a>[^<>]+?)(?P<r>[<>]=?)\s*(?P<v>{_VARIABLE})\s*$")
+_MEMBER_RE = re.compile(rf"^\s*{_VARIABLE}\s*\\in(?![A-Za-z])\s*(?P<set>.+)$", re.DOTALL)
+_INTERVAL_RE = re.compile(r"^\s*(?:\\left)?\s*[\[(].*[\])]\s*$|\\cup", re.DOTALL)
+_FUNCTION_RE = re.compile(r"^\s*(?P<f>[A-Za-z])\s*\(\s*(?P<v>[A-Za-z])\s*\)\s*=(?!=)(?P<rhs>.+)$", re.DOTALL)
+_CHOICE_GOLD_RE = re.compile(r"^\s*\(?\s*(?P<letter>[A-J])\s*\)?\s*\.?\s*$")
+_CHOICE_ANSWER_RE = re.compile(r"^\s*\(?\s*(?P<letter>[A-J])\s*(?:\)|\.|:|$)")
+_COMMA_NUMBER_RE = re.compile(r"^\s*-?(?P<whole>[0-9]+),(?P<decimals>[0-9]+)\s*$")
+_POINT_NUMBER_RE = re.compile(r"^\s*-?[0-9]+\.[0-9]+\s*$")
+
+
+def _depths(text: str) -> list[int]:
+    """Bracket depth before each character (``()``, ``[]``, ``{}`` counted alike, never negative)."""
+    depths, depth = [], 0
+    for char in text:
+        if char in ")]}":
+            depth = max(0, depth - 1)
+        depths.append(depth)
+        if char in "([{":
+            depth += 1
+    return depths
+
+
+def top_level_parts(text: str) -> list[str]:
+    """``text`` split at the commas outside brackets.
+
+    Example:
+        >>> top_level_parts(r"(1, 2), \\frac{1}{2}, [0, 1)")
+        ['(1, 2)', '\\\\frac{1}{2}', '[0, 1)']
+    """
+    parts, start = [], 0
+    for index, (char, depth) in enumerate(zip(text, _depths(text))):
+        if char == "," and depth == 0:
+            parts.append(text[start:index].strip())
+            start = index + 1
+    parts.append(text[start:].strip())
+    return parts
+
+
+def has_relation(text: str) -> bool:
+    """Whether ``text`` states a relation (``=``, ``<``, ``\\le``, ``\\in``, ...) rather than a value.
+
+    Example:
+        >>> has_relation("x = 5"), has_relation(r"k \\geqslant 2"), has_relation(r"\\frac{1}{2}")
+        (True, True, False)
+    """
+    return _RELATION_RE.search(text) is not None
+
+
+def right_hand_side(text: str) -> str:
+    """What follows the last ``=`` outside brackets, else ``text``.
+
+    Example:
+        >>> right_hand_side("E(2020, 1993) = 76"), right_hand_side(r"\\text{Total} = \\$129 + \\$195 = \\$324")
+        ('76', '\\\\$324')
+    """
+    depths = _depths(text)
+    for index in range(len(text) - 1, -1, -1):
+        if text[index] == "=" and depths[index] == 0 and (index == 0 or text[index - 1] not in "<>!:=") \
+                and text[index + 1:index + 2] != "=":
+            rhs = text[index + 1:].strip()
+            return rhs or text
+    return text
+
+
+def _clean(text: str) -> str:
+    for char, replacement in _UNICODE_RELATIONS.items():
+        text = text.replace(char, replacement)
+    text = _LETTER_WRAPPER_RE.sub(r"\1", text)
+    text = _SPACING_RE.sub(" ", _NEGATIVE_SPACE_RE.sub("", text))
+    text = _DIGIT_TYPO_RE.sub("", _CURRENCY_RE.sub("", text))
+    text = _PERCENT_WORD_RE.sub(r"\\%", text)
+    text = text.strip().rstrip(".").strip()
+    while text.endswith("\\") and not text.endswith("\\\\"):
+        text = text[:-1].rstrip()
+    approx = _APPROX_RE.search(text)
+    if approx:  # "\frac{1}{\sqrt3} \approx 0.577": the exact value; "x \approx 0.577": the approximation
+        head, tail = text[:approx.start()].strip(), text[approx.end():].strip()
+        text = tail if not head or _MENTION_RE.match(head) else head
+    return text
+
+
+def _as_interval(text: str) -> str | None:
+    """An inequality in one variable, or ``x \\in S``, as an interval (or ``S``); else ``None``."""
+    member = _MEMBER_RE.match(text)
+    if member:
+        return member.group("set").strip()
+    if not _INEQUALITY_TOKEN_RE.search(text):
+        return None
+    plain = _INEQUALITY_TOKEN_RE.sub(lambda m: " " + (_LESS.get(m.group()) or _GREATER[m.group()]) + " ", text)
+    for pattern, low, high in ((_BETWEEN_RE, "a", "b"), (_BETWEEN_DOWN_RE, "b", "a")):
+        match = pattern.match(plain)
+        if match:
+            r_low, r_high = (match.group("r1"), match.group("r2")) if low == "a" else (match.group("r2"), match.group("r1"))
+            return (f"{'[' if r_low.endswith('=') else '('}{match.group(low).strip()}, "
+                    f"{match.group(high).strip()}{']' if r_high.endswith('=') else ')'}")
+    bound = _BOUND_RE.match(plain) or _BOUND_LEFT_RE.match(plain)
+    if bound is None:
+        return None
+    relation, value = bound.group("r"), bound.group("a").strip()
+    if bound.re is _BOUND_LEFT_RE:  # "a < x" is "x > a"
+        relation = relation.replace("<", ">") if "<" in relation else relation.replace(">", "<")
+    closed = relation.endswith("=")
+    if relation.startswith("<"):
+        return f"(-\\infty, {value}{']' if closed else ')'}"
+    return f"{'[' if closed else '('}{value}, \\infty)"
+
+
+def _intervals(answer: str, gold: str) -> tuple[str, str]:
+    answer_interval, gold_interval = _as_interval(answer), _as_interval(gold)
+    if answer_interval is None and gold_interval is None:
+        return answer, gold
+    answer_side = answer_interval or (answer if _INTERVAL_RE.search(answer) else None)
+    gold_side = gold_interval or (gold if _INTERVAL_RE.search(gold) else None)
+    if answer_side is None or gold_side is None:
+        return answer, gold
+    return answer_side, gold_side
+
+
+def _rename_function(answer: str, gold: str) -> str:
+    """``f(y) = y^2`` in the gold's variable when the gold is ``f(x) = ...``."""
+    ours, theirs = _FUNCTION_RE.match(answer), _FUNCTION_RE.match(gold)
+    if not ours or not theirs or ours.group("f") != theirs.group("f") or ours.group("v") == theirs.group("v"):
+        return answer
+    old, new = ours.group("v"), theirs.group("v")
+    if re.search(rf"(?<![\\A-Za-z]){new}(?![A-Za-z])", ours.group("rhs")):
+        return answer  # the gold's variable already means something else here
+    rhs = re.sub(rf"(?<![\\A-Za-z]){old}(?![A-Za-z])", new, ours.group("rhs"))
+    return f"{ours.group('f')}({new})={rhs.strip()}"
+
+
+def _decimal_commas(answer: str, gold: str) -> tuple[str, str]:
+    """``1000,99`` against ``1000.99``: a comma that does not group three digits is a decimal comma."""
+    for comma, point in ((answer, gold), (gold, answer)):
+        match = _COMMA_NUMBER_RE.match(comma)
+        if match and _POINT_NUMBER_RE.match(point) and (len(match.group("decimals")) != 3 or match.group("whole") == "0"):
+            converted = comma.replace(",", ".")
+            return (converted, gold) if comma is answer else (answer, converted)
+    return answer, gold
+
+
+def comparable(answer: str, gold: str) -> tuple[str, str]:
+    """``(answer, gold)`` rewritten into forms that compare directly (see the module's list).
+
+    Example:
+        >>> comparable(r"\\$324.", "324"), comparable("E(2020, 1993) = 76", "76")
+        (('324', '324'), ('76', '76'))
+        >>> comparable(r"-2 \\le x \\le 7", r"x \\in [-2, 7]"), comparable("k < -5", r"(-\\infty,-5)")
+        (('[-2, 7]', '[-2, 7]'), ('(-\\\\infty, -5)', '(-\\\\infty,-5)'))
+        >>> comparable("f(y) = 1", "f(x)=1"), comparable("C. x = 42", r"\\textbf{C}"), comparable("1000,99", "1000.99")
+        (('f(x)=1', 'f(x)=1'), ('C', 'C'), ('1000.99', '1000.99'))
+    """
+    answer, gold = _clean(answer), _clean(gold)
+    choice = _CHOICE_GOLD_RE.match(gold)
+    if choice:
+        letter = _CHOICE_ANSWER_RE.match(answer)
+        return (letter.group("letter") if letter else answer), choice.group("letter")
+    answer, gold = _intervals(answer, gold)
+    if not has_relation(gold):
+        if "=" in answer:
+            answer = ", ".join(right_hand_side(part) for part in top_level_parts(answer))
+    else:
+        answer = _rename_function(answer, gold)
+    return _decimal_commas(answer, gold)
+
+
+def number_words_only(text: str) -> bool:
+    """Whether ``text`` is a number written in words (``forty two``), which no maths parser reads.
+
+    Example:
+        >>> number_words_only("forty two"), number_words_only("Forty-two."), number_words_only("odd"), number_words_only("2")
+        (True, True, False, False)
+    """
+    words = re.findall(r"[A-Za-z]+", text)
+    return bool(words) and not re.search(r"[0-9\\]", text) and all(word.lower() in _NUMBER_WORDS for word in words)
