@@ -163,3 +163,14 @@ def test_an_outage_stops_verl_instead_of_training_on_fallbacks():
                                  compute_score=reward_fn("compute_score", max_error_share=0.25, error_window=8))
     with pytest.raises(ErrorRateExceeded):  # the legacy managers
         manager(data, return_dict=True)
+
+
+def test_reward_kwargs_from_hydra_dotlist_overrides():
+    """`+reward.custom_reward_function.reward_kwargs.verifier_options.gsm8k.mode=strict` on verl's command line."""
+    config = OmegaConf.merge(
+        OmegaConf.create({"reward": {"custom_reward_function": {"path": "pkg://referee.rewards.verl", "name": "compute_score"}}}),
+        OmegaConf.from_dotlist(["reward.custom_reward_function.reward_kwargs.verifier_options.gsm8k.mode=strict",
+                                "reward.custom_reward_function.reward_kwargs.fallback=-1"]))
+    fn = get_custom_reward_fn(config)
+    assert fn(data_source="openai/gsm8k", solution_str="The answer is 18.", ground_truth="18", extra_info={})["referee_no_answer"] == 1.0
+    assert fn(data_source="openai/gsm8k", solution_str="#### 18", ground_truth="?", extra_info={})["score"] == -1.0
