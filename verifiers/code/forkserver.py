@@ -36,11 +36,11 @@ from typing import Any
 
 from .channel import ChannelClosed, recv_message, send_message
 from .cleanup import (SHARED_WRITABLE_DIRS, files_owned_by, kill_job, list_processes, reap_child, remove_tree,
-                      running_since)
+                      running_since, tree_bytes)
 from .isolation import SANDBOX_ENV, read_only_paths
 from .job import run_main, serve_calls
-from .limits import Limits, apply_limits
-from .mounts import let_others_reach
+from .limits import DEFAULT_TMP_MB, Limits, apply_limits
+from .mounts import let_others_reach, private_shared_folders
 
 # Imported once here so that jobs find them warm (a fork shares them, copy-on-write).
 PRELOADED_MODULES: tuple[str, ...] = (
@@ -53,6 +53,7 @@ _PR_SET_NO_NEW_PRIVS = 38
 _PR_SET_CHILD_SUBREAPER = 36
 _CLONE_NEWNET = 0x40000000
 _STDERR_TAIL = 2000
+_TMP_CHECK_SECONDS = 0.05  # how often a job's folder is measured where no private /tmp bounds it
 _JOBS_FOLDER_NAME = re.compile(r"referee-jobs-(?P<pid>\d+)-(?:(?P<start>\d+)-)?[^-]+")  # no start: older releases
 _LIBC = ctypes.CDLL(None, use_errno=True)
 
@@ -104,18 +105,20 @@ class _Job:
     deadline: float
     pipes: dict[int, str]
     cpu_seconds: int  # the job's RLIMIT_CPU (soft): a SIGKILL past it is the job's own limit
+    tmp_bytes: int  # what it may keep in files
     stdout: bytearray = field(default_factory=bytearray)
     stderr: bytearray = field(default_factory=bytearray)
     output_bytes: int = 0
-    killed: str | None = None  # why the worker killed it before "end": "deadline" or "output"
+    killed: str | None = None  # why the worker killed it before "end": "deadline", "output" or "disk"
 
 
 class _ForkServer:
     """Serves start/end requests from one judge over ``control``."""
 
     def __init__(self, control: socket.socket, *, uid: int | None, jobs: str, sweep_shared: bool,
-                 pid_namespace: bool) -> None:
+                 pid_namespace: bool, check_tmp: bool = False) -> None:
         self.control = control
+        self.check_tmp = check_tmp  # no private /tmp bounds the job folder: measure it while the job runs
         self.uid = uid
         self.pid_namespace = pid_namespace
         self.jobs = jobs
@@ -209,7 +212,8 @@ class _ForkServer:
             os.set_blocking(fd, False)
         return _Job(pid, folder, request["mode"], int(request["limits"]["output_bytes"]),
                     time.monotonic() + float(request["deadline_s"]), {out_read: "stdout", err_read: "stderr"},
-                    int(request["limits"]["cpu_seconds"]))
+                    int(request["limits"]["cpu_seconds"]),
+                    int(request["limits"].get("tmp_bytes", DEFAULT_TMP_MB << 20)))
 
     def _kill(self, job: _Job, why: str) -> None:
         if job.killed is None:
@@ -245,11 +249,18 @@ class _ForkServer:
             selector.register(self.control, selectors.EVENT_READ, None)
             for fd in job.pipes:
                 selector.register(fd, selectors.EVENT_READ, None)
+            next_check = time.monotonic() + _TMP_CHECK_SECONDS
             while True:
                 wait = None if job.killed else max(0.0, job.deadline - time.monotonic())
+                if self.check_tmp and job.killed is None:
+                    wait = min(wait, max(0.0, next_check - time.monotonic()))
                 events = selector.select(wait)
                 if not events and job.killed is None and time.monotonic() >= job.deadline:
                     self._kill(job, "deadline")
+                if self.check_tmp and job.killed is None and time.monotonic() >= next_check:
+                    if tree_bytes(job.folder, job.tmp_bytes) > job.tmp_bytes:
+                        self._kill(job, "disk")
+                    next_check = time.monotonic() + _TMP_CHECK_SECONDS
                 for key, _ in events:
                     if key.fileobj is self.control:
                         try:
@@ -374,6 +385,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--reach-python", action="store_true", help="own mount namespace where the jobs' uid "
                                                                     "can reach the Python installation")
     parser.add_argument("--pid-namespace", action="store_true", help="bubblewrap: own pid namespace, private /tmp")
+    parser.add_argument("--tmp-bytes", type=int, default=DEFAULT_TMP_MB << 20,
+                        help="the size of the private /tmp (bubblewrap makes it) or of --private-tmp")
+    parser.add_argument("--private-tmp", action="store_true", help="root without bubblewrap: own mount namespace "
+                        "with an in-memory /dev/shm of --tmp-bytes, /tmp and /var/tmp bound inside it")
     args = parser.parse_args(argv)
     # No death signal from the judge: when it dies its end of the control socket closes, and the
     # worker then ends the job, cleans up and exits (a signal could cut that cleanup short).
@@ -388,13 +403,16 @@ def main(argv: list[str] | None = None) -> int:
         for path in files_owned_by(args.uid, SHARED_WRITABLE_DIRS if args.sweep_shared else ()):
             remove_tree(path)
         layers["own uid"] = _self_test_uid(args.uid)
+    if args.private_tmp:  # after the sweep above: that one cleans the host's shared folders
+        layers["private /tmp"] = private_shared_folders(args.tmp_bytes, keep=read_only_paths())
     for name in PRELOADED_MODULES:
         importlib.import_module(name)
     gc.collect()
     gc.freeze()  # fewer copy-on-write faults in every job
     jobs = "/tmp" if args.pid_namespace else _jobs_folder()
     server = _ForkServer(control, uid=args.uid, jobs=jobs, sweep_shared=args.sweep_shared,
-                         pid_namespace=args.pid_namespace and os.getpid() == 2)
+                         pid_namespace=args.pid_namespace and os.getpid() == 2,
+                         check_tmp=not (args.pid_namespace or layers.get("private /tmp")))
     send_message(control, ("ready", layers))
     try:
         server.serve()

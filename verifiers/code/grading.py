@@ -11,6 +11,7 @@ from ..verdict import Verdict
 from .extract import extract_code
 from .formats import TestsError, count_tests, parse_tests
 from .isolation import Isolation, resolve_isolation
+from .limits import DEFAULT_TMP_MB
 from .judge import judge_task
 
 # Seconds a judge worker may need, on its first task, to start its sandbox (bubblewrap, imports).
@@ -44,14 +45,14 @@ def judge_budget(timeout: float, tests: int) -> float:
 
 
 def _bad_options(timeout: Any, memory_mb: Any, max_output_bytes: Any, abs_tol: Any, rel_tol: Any,
-                 workers: Any) -> str | None:
+                 workers: Any, tmp_mb: Any = DEFAULT_TMP_MB) -> str | None:
     numbers = {"timeout": timeout, "abs_tol": abs_tol, "rel_tol": rel_tol}
     for name, value in numbers.items():
         if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0 or value != value:
             return f"{name}={value!r} must be a non-negative number"
     if timeout <= 0 or timeout == float("inf"):
         return f"timeout={timeout!r} must be a finite number of seconds above 0"
-    integers = {"memory_mb": memory_mb, "max_output_bytes": max_output_bytes}
+    integers = {"memory_mb": memory_mb, "max_output_bytes": max_output_bytes, "tmp_mb": tmp_mb}
     if workers is not None:
         integers["workers"] = workers
     for name, value in integers.items():
@@ -85,6 +86,7 @@ def verify_batch(
     timeout: float = 3.0,
     memory_mb: int = 1024,
     max_output_bytes: int = 4 << 20,
+    tmp_mb: int = DEFAULT_TMP_MB,
     abs_tol: float = 0.0,
     rel_tol: float = 0.0,
     workers: int | None = None,
@@ -103,6 +105,10 @@ def verify_batch(
         timeout: wall-clock seconds for each test (and for loading the program).
         memory_mb: address-space limit of the program.
         max_output_bytes: the most the program may print, or return from one call.
+        tmp_mb: the most the program may keep in files at once (its folder, ``/tmp``,
+            ``/dev/shm``), in MiB: the size of each worker's private in-memory ``/tmp``
+            (bubblewrap or root), else measured every 50 ms while the job runs. Past it writes
+            fail (``No space left on device``) or the job is killed: the program's fault.
         abs_tol, rel_tol: tolerance for numbers in ``call`` outputs and ``stdio`` tokens (0: exact).
         workers: parallel judge and sandbox workers (default: one per core, the node's cores
             divided by ``LOCAL_WORLD_SIZE`` under ``torchrun`` / ``accelerate launch``).
@@ -124,7 +130,7 @@ def verify_batch(
         raise ValueError(f"verify_batch got {len(completions)} completions but {len(tests_list)} tests; "
                          "pass one tests dict per completion.")
     verdicts: list[Verdict | None] = [None] * len(completions)
-    problem = _bad_options(timeout, memory_mb, max_output_bytes, abs_tol, rel_tol, workers)
+    problem = _bad_options(timeout, memory_mb, max_output_bytes, abs_tol, rel_tol, workers, tmp_mb)
     level = isolation
     if problem is None:
         try:
@@ -148,7 +154,8 @@ def verify_batch(
             verdicts[index] = Verdict("no_answer", reason="the completion holds no code")
             continue
         tasks.append({"code": code, "tests": tests, "timeout": float(timeout), "memory_mb": memory_mb,
-                      "output_bytes": max_output_bytes, "abs_tol": float(abs_tol), "rel_tol": float(rel_tol),
+                      "output_bytes": max_output_bytes, "tmp_mb": tmp_mb, "abs_tol": float(abs_tol),
+                      "rel_tol": float(rel_tol),
                       "isolation": level})
         budgets.append(judge_budget(float(timeout), count_tests(spec)))
         where.append(index)
@@ -178,6 +185,7 @@ def verify(
     timeout: float = 3.0,
     memory_mb: int = 1024,
     max_output_bytes: int = 4 << 20,
+    tmp_mb: int = DEFAULT_TMP_MB,
     abs_tol: float = 0.0,
     rel_tol: float = 0.0,
     workers: int | None = None,
@@ -193,4 +201,4 @@ def verify(
         '0 of 2 tests passed; test 1: exited (code 0) in square(2)'
     """
     return verify_batch([completion], [tests], timeout=timeout, memory_mb=memory_mb, max_output_bytes=max_output_bytes,
-                        abs_tol=abs_tol, rel_tol=rel_tol, workers=workers, isolation=isolation)[0]
+                        tmp_mb=tmp_mb, abs_tol=abs_tol, rel_tol=rel_tol, workers=workers, isolation=isolation)[0]

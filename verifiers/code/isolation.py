@@ -26,6 +26,8 @@ import sysconfig
 from dataclasses import dataclass
 from pathlib import Path
 
+from .limits import DEFAULT_TMP_MB
+
 LEVELS: tuple[str, ...] = ("full", "namespaces", "uid", "basic")
 WORKER_MODULE = "referee.verifiers.code.forkserver"
 SANDBOX_ENV: dict[str, str] = {
@@ -98,13 +100,18 @@ def read_only_paths() -> list[str]:
     return kept
 
 
-def bubblewrap_argv(bwrap: str, *, user_namespace: bool) -> list[str]:
+def bubblewrap_argv(bwrap: str, *, user_namespace: bool, tmp_bytes: int = DEFAULT_TMP_MB << 20) -> list[str]:
     """The bubblewrap command line (up to ``--``) that runs a worker in its own namespaces.
 
+    The only places a job can write are its private ``/tmp`` and ``/dev/shm``, in-memory tmpfs
+    of ``tmp_bytes`` each; the root and ``/dev`` are read-only.
+
     Example:
-        >>> argv = bubblewrap_argv("bwrap", user_namespace=False)
+        >>> argv = bubblewrap_argv("bwrap", user_namespace=False, tmp_bytes=1 << 20)
         >>> "--unshare-net" in argv and "--unshare-user" not in argv and argv[-1] == "--"
         True
+        >>> at = argv.index("--tmpfs"); argv[at - 2:at + 2]
+        ['--size', '1048576', '--tmpfs', '/tmp']
     """
     argv = [bwrap, "--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try",
             "--die-with-parent", "--new-session", "--hostname", "sandbox", "--clearenv"]
@@ -119,7 +126,8 @@ def bubblewrap_argv(bwrap: str, *, user_namespace: bool) -> list[str]:
             argv += ["--ro-bind", top, top]
     # The fresh /proc, /dev and /tmp first: mounted after the binds, they would hide a Python or a
     # checkout that lives under them (a clone in /tmp, say).
-    argv += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
+    size = str(int(tmp_bytes))
+    argv += ["--proc", "/proc", "--dev", "/dev", "--size", size, "--tmpfs", "/tmp", "--size", size, "--tmpfs", "/dev/shm"]
     made: set[str] = {"/proc", "/dev", "/tmp"}
     for path in [f for f in _SYSTEM_FILES if os.path.exists(f)] + read_only_paths():
         parent = Path(path).parent
@@ -129,11 +137,12 @@ def bubblewrap_argv(bwrap: str, *, user_namespace: bool) -> list[str]:
                 made.add(str(folder))
                 argv += ["--perms", "0755", "--dir", str(folder)]
         argv += ["--ro-bind", path, path]
-    argv += ["--chdir", "/tmp", "--"]
+    # Read-only from here: bubblewrap's root and /dev are tmpfs of their own, unbounded otherwise.
+    argv += ["--remount-ro", "/", "--remount-ro", "/dev", "--chdir", "/tmp", "--"]
     return argv
 
 
-def worker_argv(isolation: Isolation, worker_args: list[str]) -> list[str]:
+def worker_argv(isolation: Isolation, worker_args: list[str], *, tmp_bytes: int = DEFAULT_TMP_MB << 20) -> list[str]:
     """The full command that starts a fork-server worker with ``isolation``.
 
     Example:
@@ -146,7 +155,7 @@ def worker_argv(isolation: Isolation, worker_args: list[str]) -> list[str]:
     bwrap = shutil.which("bwrap")
     if bwrap is None:
         raise RuntimeError("bwrap is no longer on PATH; reinstall bubblewrap or pass isolation='basic'.")
-    return bubblewrap_argv(bwrap, user_namespace=not _is_root()) + python
+    return bubblewrap_argv(bwrap, user_namespace=not _is_root(), tmp_bytes=tmp_bytes) + python
 
 
 @functools.lru_cache(maxsize=1)

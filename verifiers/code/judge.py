@@ -12,6 +12,7 @@ from typing import Any
 
 from .formats import CallTests, TestsError, count_tests, parse_tests
 from .isolation import isolation_of
+from .limits import DEFAULT_TMP_MB
 from .runners import run_tests
 from .sandbox import Sandbox, SandboxBroken
 from .session import KilledFromOutside, Outcome, ProgramSession
@@ -46,7 +47,7 @@ def judge_program(sandbox: Sandbox, task: dict[str, Any]) -> dict[str, Any]:
         session = ProgramSession(sandbox, task["code"], timeout=options["timeout"], tests=count_tests(spec),
                                  memory_mb=int(task.get("memory_mb", 1024)),
                                  output_bytes=int(task.get("output_bytes", 4 << 20)),
-                                 standard_imports=isinstance(spec, CallTests))
+                                 standard_imports=isinstance(spec, CallTests), tmp_mb=sandbox.tmp_mb)
         try:
             outcomes = run_tests(session, spec, **options)
             if session.killed_from_outside is not None:
@@ -94,8 +95,12 @@ def judge_task(task: dict[str, Any]) -> dict[str, Any]:
         'passed'
         >>> close_sandboxes()
     """
-    level = task["isolation"]
+    level, tmp_mb = task["isolation"], int(task.get("tmp_mb", DEFAULT_TMP_MB))
     sandbox = _SANDBOXES.get(level)
+    if sandbox is not None and sandbox.tmp_mb != tmp_mb:  # its private /tmp has another size: a new worker
+        sandbox.close()
+        del _SANDBOXES[level]
+        sandbox = None
     if sandbox is None:
         isolation = isolation_of(level)
         if isolation.own_uid and level not in _LEASES:
@@ -103,7 +108,7 @@ def judge_task(task: dict[str, Any]) -> dict[str, Any]:
                 _LEASES[level] = lease_uid()
             except RuntimeError as exc:
                 return {"error": f"the code sandbox cannot start: {exc}"}
-        sandbox = Sandbox(isolation, uid=_LEASES[level].uid if level in _LEASES else None)
+        sandbox = Sandbox(isolation, uid=_LEASES[level].uid if level in _LEASES else None, tmp_mb=tmp_mb)
         try:
             sandbox.start()
         except SandboxBroken as exc:

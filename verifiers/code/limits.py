@@ -8,6 +8,11 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 
+# What a job may keep in files at once (its job folder, /tmp, /dev/shm), in MiB: the sandbox's
+# private /tmp lives in memory, outside ``memory_mb``, so it has its own bound (``tmp_mb``).
+DEFAULT_TMP_MB = 64
+
+
 @dataclass(frozen=True)
 class Limits:
     """Hard limits for one job (one forked run of the program).
@@ -19,6 +24,9 @@ class Limits:
         open_files: file descriptors (``RLIMIT_NOFILE``).
         file_bytes: size of any file the job writes (``RLIMIT_FSIZE``).
         output_bytes: what the job may print, and the size of any value it returns.
+        tmp_bytes: what the job may keep in files at once (its folder, ``/tmp``, ``/dev/shm``):
+            the size of the worker's private in-memory ``/tmp`` where it has one, else checked
+            from outside while the job runs.
 
     Example:
         >>> Limits.for_tests(timeout=2.0, tests=3, memory_mb=512).cpu_seconds
@@ -33,13 +41,14 @@ class Limits:
     open_files: int = 64
     file_bytes: int = 16 << 20
     output_bytes: int = 4 << 20
+    tmp_bytes: int = DEFAULT_TMP_MB << 20
 
     @classmethod
     def for_tests(cls, *, timeout: float, tests: int, memory_mb: int = 1024,
-                  output_bytes: int = 4 << 20) -> Limits:
+                  output_bytes: int = 4 << 20, tmp_mb: int = DEFAULT_TMP_MB) -> Limits:
         """Limits for a job that loads the program once and runs up to ``tests`` tests."""
         return cls(cpu_seconds=math.ceil(timeout * (tests + 1)) + 1, memory_bytes=memory_mb << 20,
-                   output_bytes=output_bytes)
+                   output_bytes=output_bytes, tmp_bytes=tmp_mb << 20)
 
     def to_dict(self) -> dict[str, int]:
         """Plain data, to send over the wire."""

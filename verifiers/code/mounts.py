@@ -92,3 +92,40 @@ def let_others_reach(paths: Iterable[str]) -> bool:
     except OSError:
         return False
     return not blocked_paths(paths)
+
+
+def private_shared_folders(size_bytes: int, *, keep: Iterable[str] = (), folders: Iterable[str] = ("/tmp", "/var/tmp"),
+                           base: str = "/dev/shm") -> bool:
+    """Give this process (and the jobs it forks) its own in-memory ``base`` of ``size_bytes``, with
+    ``folders`` bound onto folders inside it, in a private mount namespace (needs root): whatever
+    a job writes there counts against one bound, and vanishes with the worker. A folder that
+    holds one of ``keep`` (a checkout under ``/tmp``) is left as it is. Whether ``base`` is private now.
+
+    Example (without root there is no mount namespace to take):
+        >>> os.geteuid() == 0 or private_shared_folders(1 << 20) is False
+        True
+    """
+    kept = [os.path.realpath(path) for path in keep]
+
+    def holds_kept(folder: str) -> bool:
+        return any(path == folder or path.startswith(folder + "/") for path in kept)
+
+    if not os.path.isdir(base) or holds_kept(base):
+        return False
+    inodes = max(1024, size_bytes // 4096)  # empty files and folders cost no blocks: bound them too
+    try:
+        if _LIBC.unshare(_CLONE_NEWNS) != 0:
+            error = ctypes.get_errno()
+            raise OSError(error, f"unshare of the mount namespace: {os.strerror(error)}")
+        _mount(None, "/", None, _MS_REC | _MS_PRIVATE)  # no mount of ours reaches the host
+        _mount("tmpfs", base, "tmpfs", _MS_NOSUID | _MS_NODEV, f"size={int(size_bytes)},nr_inodes={inodes},mode=1777")
+        for folder in folders:
+            if not os.path.isdir(folder) or os.path.islink(folder) or holds_kept(folder):
+                continue
+            inside = os.path.join(base, "." + folder.strip("/").replace("/", "-"))
+            os.mkdir(inside)
+            os.chmod(inside, 0o1777)
+            _mount(inside, folder, None, _MS_BIND)
+    except OSError:
+        return False
+    return True

@@ -10,6 +10,7 @@ from typing import Any
 
 from .channel import ChannelClosed, ChannelTimeout, MessageTooLarge, recv_message, send_message
 from .isolation import SANDBOX_ENV, Isolation, worker_argv
+from .limits import DEFAULT_TMP_MB
 from .wire import WireError
 
 _START_SECONDS = 60.0  # a cold bubblewrap start on a loaded machine
@@ -27,7 +28,9 @@ class SandboxBroken(BaseException):
 
 
 class Sandbox:
-    """One fork-server worker, started with ``isolation``; its jobs run as ``uid`` when given.
+    """One fork-server worker, started with ``isolation``; its jobs run as ``uid`` when given, and
+    keep at most ``tmp_mb`` MiB in files (a private in-memory ``/tmp`` of that size with bubblewrap
+    or root; without, the job folder is measured while the job runs).
 
     Example:
         >>> from referee.verifiers.code.isolation import resolve_isolation
@@ -43,9 +46,10 @@ class Sandbox:
         (0, None)
     """
 
-    def __init__(self, isolation: Isolation, *, uid: int | None) -> None:
+    def __init__(self, isolation: Isolation, *, uid: int | None, tmp_mb: int = DEFAULT_TMP_MB) -> None:
         self.isolation = isolation
         self.uid = uid
+        self.tmp_mb = tmp_mb  # the size of its private /tmp, fixed for the worker's life
         self.layers: dict[str, bool] = {}
         self.process: subprocess.Popen[bytes] | None = None
         self.control: socket.socket | None = None
@@ -56,13 +60,13 @@ class Sandbox:
         return self.control is not None
 
     def _worker_args(self, fd: int) -> list[str]:
-        args = ["--fd", str(fd)]
+        args = ["--fd", str(fd), "--tmp-bytes", str(self.tmp_mb << 20)]
         if self.uid is not None:
             args += ["--uid", str(self.uid)]
         if self.isolation.bubblewrap:
             args.append("--pid-namespace")
         elif self.isolation.own_uid:
-            args += ["--unshare-net", "--sweep-shared", "--reach-python"]
+            args += ["--unshare-net", "--sweep-shared", "--reach-python", "--private-tmp"]
         return args
 
     def start(self) -> dict[str, bool]:
@@ -71,7 +75,8 @@ class Sandbox:
         ours, theirs = socket.socketpair()
         try:
             self.process = subprocess.Popen(
-                worker_argv(self.isolation, self._worker_args(theirs.fileno())), pass_fds=[theirs.fileno()],
+                worker_argv(self.isolation, self._worker_args(theirs.fileno()), tmp_bytes=self.tmp_mb << 20),
+                pass_fds=[theirs.fileno()],
                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=SANDBOX_ENV)
         except (OSError, RuntimeError) as exc:
             ours.close()

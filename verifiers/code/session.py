@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .channel import ChannelClosed, ChannelTimeout, MessageTooLarge, recv_message, send_message
-from .limits import Limits
+from .limits import DEFAULT_TMP_MB, Limits
 from .outputs import short_repr
 from .sandbox import Sandbox
 from .wire import WireError
@@ -113,6 +113,8 @@ def _death(report: dict[str, Any], limits: Limits, during: str) -> CandidateFail
                                 f"or an operator) {during}")
     if report["killed"] == "output":
         return CandidateFailure("output", f"printed more than {limits.output_bytes} bytes {during}")
+    if report["killed"] == "disk":
+        return CandidateFailure("output", f"kept more than {limits.tmp_bytes >> 20} MiB in files {during}")
     if report["killed"] == "deadline":
         return CandidateFailure("timeout", f"ran past the job's deadline {during}")
     number = report["signal"]
@@ -161,12 +163,14 @@ class ProgramSession:
     """
 
     def __init__(self, sandbox: Sandbox, code: str, *, timeout: float, tests: int,
-                 memory_mb: int = 1024, output_bytes: int = 4 << 20, standard_imports: bool = False) -> None:
+                 memory_mb: int = 1024, output_bytes: int = 4 << 20, standard_imports: bool = False,
+                 tmp_mb: int = DEFAULT_TMP_MB) -> None:
         self.sandbox = sandbox
         self.code = code
         self.standard_imports = standard_imports  # call-based tests: the program finds List, heapq, ...
         self.timeout = timeout
-        self.limits = Limits.for_tests(timeout=timeout, tests=tests, memory_mb=memory_mb, output_bytes=output_bytes)
+        self.limits = Limits.for_tests(timeout=timeout, tests=tests, memory_mb=memory_mb, output_bytes=output_bytes,
+                                       tmp_mb=tmp_mb)
         self.names: list[str] = []
         self.channel: socket.socket | None = None
         self.described: dict[str, tuple[Any, ...]] = {}

@@ -1,0 +1,86 @@
+"""What a job keeps in files is bounded (``tmp_mb``) at every level: the sandbox's private /tmp
+lives in memory outside ``memory_mb``, and one job once held 2 GB there. Past the bound writes
+fail or the job is killed, and that is the program's fault (score 0 with a reason), never an error."""
+
+import os
+import uuid
+
+import pytest
+
+from referee.verifiers import code
+from referee.verifiers.code.isolation import bubblewrap_argv
+
+TMP_MB = 16
+TOKEN = f"referee-fill-{uuid.uuid4().hex[:12]}"
+# The attacker wins (the test expects its answer) only if it keeps more than twice the bound in
+# files: in its folder, and where the level lets it, in /tmp, /dev/shm and /var/tmp.
+FILLER = f'''
+import os
+def f(places, cap):
+    total = 0
+    for place in places:
+        for i in range(32):
+            if total >= cap:
+                break
+            try:
+                with open(os.path.join(place, f"{TOKEN}-{{i}}"), "wb") as handle:
+                    for _ in range(4):
+                        handle.write(b"x" * (1 << 20))
+                        handle.flush()
+                        total += 1
+            except OSError:
+                break
+    return total > {2 * TMP_MB} or total == cap
+'''
+HERE = "."
+SHARED = ["/tmp", "/dev/shm", "/var/tmp"]
+
+
+def _available(level):
+    try:
+        code.resolve_isolation(level)
+    except ValueError:
+        return False
+    return True
+
+
+LEVELS = [level for level in code.LEVELS if _available(level)]
+
+
+@pytest.mark.parametrize("level", LEVELS)
+def test_a_job_cannot_keep_more_than_tmp_mb_in_files(level):
+    isolation = code.resolve_isolation(level)
+    places = [HERE] + (SHARED if isolation.bubblewrap or isolation.own_uid else [])  # basic: yours, unprotected
+    tests = {"format": "call", "fn_name": "f", "inputs": [[places, 10_000]], "outputs": [True]}
+    verdict = code.verify(FILLER, tests, isolation=level, workers=1, tmp_mb=TMP_MB, timeout=5.0)
+    assert verdict.status == "wrong" and verdict.score == 0.0, verdict.reason
+    a_little = {**tests, "inputs": [[places, 4]]}  # it can write: the bound, not a broken sandbox, stopped it
+    assert code.verify(FILLER, a_little, isolation=level, workers=1, tmp_mb=TMP_MB, timeout=5.0).correct
+    left = [f"{place}/{name}" for place in SHARED if os.path.isdir(place) for name in os.listdir(place)
+            if name.startswith(TOKEN)]
+    assert left == []
+
+
+def test_a_basic_job_that_writes_too_much_is_killed_with_a_reason():
+    tests = {"format": "call", "fn_name": "f", "inputs": [[[HERE], 10_000]], "outputs": [True]}
+    verdict = code.verify(FILLER.replace("except OSError", "except ZeroDivisionError"), tests, isolation="basic",
+                          workers=1, tmp_mb=TMP_MB, timeout=5.0)
+    assert verdict.status == "wrong", verdict.reason
+    assert f"kept more than {TMP_MB} MiB in files" in verdict.reason
+
+
+def test_bubblewrap_sizes_every_writable_place_and_locks_the_rest():
+    argv = bubblewrap_argv("bwrap", user_namespace=False, tmp_bytes=TMP_MB << 20)
+    tmpfs = [argv[i + 1] for i, arg in enumerate(argv) if arg == "--tmpfs"]
+    sized = [argv[i + 3] for i, arg in enumerate(argv) if arg == "--size" and argv[i + 2] == "--tmpfs"]
+    assert tmpfs == sized == ["/tmp", "/dev/shm"]
+    assert argv[argv.index("--size") + 1] == str(TMP_MB << 20)
+    read_only = [argv[i + 1] for i, arg in enumerate(argv) if arg == "--remount-ro"]
+    assert read_only == ["/", "/dev"]
+
+
+@pytest.mark.parametrize("bad", [0, -1, 1.5, True, "64"])
+def test_tmp_mb_must_be_a_positive_integer(bad):
+    verdict = code.verify("def f():\n    return 1\n", {"format": "call", "fn_name": "f", "inputs": [[]], "outputs": [1]},
+                          tmp_mb=bad)
+    assert verdict.status == "error" and "tmp_mb" in verdict.reason
