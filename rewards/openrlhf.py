@@ -66,9 +66,9 @@ def _label_fields(label: Any) -> tuple[Any, Any, Mapping[str, Any] | None]:
             parsed = json.loads(label)
         except ValueError:
             parsed = None
-        if isinstance(parsed, dict) and ({"verifier", "data_source"} & parsed.keys()):
+        if isinstance(parsed, dict):
             label = parsed
-    if isinstance(label, Mapping) and ({"verifier", "data_source"} & label.keys()):
+    if isinstance(label, Mapping):
         extra = {k: v for k, v in label.items() if k in ("verifier", "tests")}
         return label, label.get("data_source"), extra
     return label, None, None

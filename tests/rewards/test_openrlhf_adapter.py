@@ -136,3 +136,12 @@ def test_an_outage_escapes_openrlhfs_except_exception(monkeypatch):
 
     with pytest.raises(ErrorRateExceeded):
         asyncio.run(execute())
+
+
+def test_json_labels_without_a_verifier_use_the_default(monkeypatch):
+    monkeypatch.setenv(openrlhf.OPTIONS_ENV, json.dumps({"default_verifier": "code"}))
+    tests = json.dumps({"inputs": ["1 2\n"], "outputs": ["3\n"]})  # verl's stored shape as an OpenRLHF label
+    program = "a, b = map(int, input().split())\nprint(a + b)"
+    assert reward_func([query(program)], [PROMPT], [tests])["rewards"] == [1.0]
+    monkeypatch.setenv(openrlhf.OPTIONS_ENV, json.dumps({"default_verifier": "gsm8k"}))
+    assert reward_func([query("#### 18")], [PROMPT], ['{"answer": "18"}'])["rewards"] == [1.0]
