@@ -1,0 +1,101 @@
+"""Hostile programs in one batch, as a GRPO step would send them: every verdict comes back, in
+order, with the right status; no hostile program passes; nothing survives the batch (no process,
+no file); the pool judges correctly afterwards."""
+
+import os
+import socket
+import threading
+import time
+import uuid
+
+import pytest
+
+from referee.verifiers import code
+
+TMP_MB = 16
+TOKEN = f"referee-hostile-{uuid.uuid4().hex[:12]}"
+OPTIONS = {"timeout": 1.0, "workers": 2, "memory_mb": 256, "tmp_mb": TMP_MB}
+TWO = {"format": "call", "fn_name": "f", "inputs": [[1]], "outputs": [2]}
+RIGHT = "def f(x):\n    return 2 * x\n"
+WRONG = "def f(x):\n    return 3 * x\n"
+SHARED = ["/tmp", "/dev/shm", "/var/tmp"]
+LEVEL = code.resolve_isolation()
+PROTECTED = LEVEL.bubblewrap or LEVEL.own_uid  # no network, and jobs cannot signal the worker
+
+
+def hostile(level_protected: bool, port: int) -> list[tuple[str, str, set]]:
+    """(name, program, the statuses it may get) in batch order; the program returns 2 * x only
+    when its attack worked, so a pass is a broken sandbox."""
+    return [
+        ("deep tree", "import os\nfor i in range(1500):\n    os.mkdir('d')\n    os.chdir('d')\n" + RIGHT, {"correct"}),
+        ("right", RIGHT, {"correct"}),
+        ("fork bomb", "import os\ndef f(x):\n    while True:\n        os.fork()\n", {"wrong", "timeout"}),
+        ("memory hog", "def f(x):\n    hoard = bytearray(10 ** 10)\n    return 2 * x\n", {"wrong"}),
+        ("print flood", "def f(x):\n    while True:\n        print('x' * 10000)\n", {"wrong"}),
+        ("sleep in C", "import ctypes\nlibc = ctypes.CDLL(None)\ndef f(x):\n    libc.sleep(100)\n    return 2 * x\n",
+         {"timeout"}),
+        ("wrong", WRONG, {"wrong"}),
+        ("kill the parent", "import os, signal\ndef f(x):\n    os.kill(os.getppid(), signal.SIGKILL)\n"
+                            "    os.kill(os.getppid(), 0)\n    return 2 * x\n", {"wrong"}),
+        ("closed stdio", "import os\ndef f(x):\n    os.closerange(0, 3)\n    return 2 * x\n", {"correct"}),
+        ("closed fds", "import os\ndef f(x):\n    os.closerange(0, 1024)\n    return 2 * x\n", {"wrong"}),
+        ("segfault", "import ctypes\ndef f(x):\n    ctypes.string_at(0)\n    return 2 * x\n", {"wrong"}),
+        ("daemon", "import os, time\ndef f(x):\n    if os.fork() == 0:\n        os.setsid()\n        if os.fork() == 0:\n"
+                   f"            time.sleep(1.0)\n            open('/tmp/{TOKEN}-daemon', 'w').close()\n"
+                   "        os._exit(0)\n    return 2 * x\n", {"correct"}),
+        ("socket to a local listener", f"import socket\ndef f(x):\n    socket.create_connection(('127.0.0.1', {port}), "
+                                       "timeout=0.5).close()\n    return 2 * x\n",
+         {"wrong"} if level_protected else {"correct"}),
+        ("/tmp filler", f"import os\ndef f(x):\n    total = 0\n    for i in range(64):\n"
+                        f"        with open(f'{TOKEN}-{{i}}', 'wb') as handle:\n"
+                        "            for _ in range(4):\n                handle.write(b'x' * (1 << 20))\n"
+                        "                handle.flush()\n                total += 1\n"
+                        f"    return 2 * x if total > {2 * TMP_MB} else 0\n", {"wrong"}),
+        ("right after all that", RIGHT, {"correct"}),
+    ]
+
+
+class Listener:
+    def __init__(self) -> None:
+        self.server = socket.create_server(("127.0.0.1", 0))
+        self.port = self.server.getsockname()[1]
+        self.accepted = 0
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                connection, _ = self.server.accept()
+            except OSError:
+                return
+            self.accepted += 1
+            connection.close()
+
+
+@pytest.mark.parametrize("level", ["auto", "basic"])
+def test_a_batch_of_hostile_programs(level, sandboxes):
+    listener = Listener()
+    try:
+        isolation = code.resolve_isolation(level)
+        cases = hostile(isolation.bubblewrap or isolation.own_uid, listener.port)
+        started = time.monotonic()
+        verdicts = code.verify_batch([program for _, program, _ in cases], [TWO] * len(cases), isolation=level,
+                                     **OPTIONS)
+        elapsed = time.monotonic() - started
+    finally:
+        listener.server.close()
+    got = {name: (verdict.status, verdict.reason) for (name, _, _), verdict in zip(cases, verdicts)}
+    assert len(verdicts) == len(cases)
+    for (name, _, allowed), verdict in zip(cases, verdicts):
+        assert verdict.status in allowed, (name, got[name])
+        assert verdict.score == (1.0 if verdict.status == "correct" else 0.0), (name, got[name])
+    assert elapsed < 40.0
+    if isolation.bubblewrap or isolation.own_uid:
+        assert listener.accepted == 0
+    time.sleep(1.2)  # past the moment the daemon would have written
+    assert sandboxes.leftovers() == []
+    left = [f"{place}/{name}" for place in SHARED if os.path.isdir(place) for name in os.listdir(place)
+            if name.startswith(TOKEN)]
+    assert left == []
+    assert [v.status for v in code.verify_batch([RIGHT, WRONG], [TWO] * 2, isolation=level, **OPTIONS)] == \
+        ["correct", "wrong"]
