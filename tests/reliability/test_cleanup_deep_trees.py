@@ -9,7 +9,7 @@ import time
 import pytest
 
 from referee.verifiers import code
-from referee.verifiers.code.cleanup import remove_tree
+from referee.verifiers.code.cleanup import remove_tree, tree_bytes
 
 TWO = {"format": "call", "fn_name": "f", "inputs": [[1]], "outputs": [2]}
 DEEP_TREE = "import os\nfor i in range(1500):\n    os.mkdir('d')\n    os.chdir('d')\ndef f(x):\n    return 2 * x\n"
@@ -63,3 +63,19 @@ def test_a_program_that_makes_a_deep_tree_gets_its_normal_verdict(level):
     leftovers = [name for name in os.listdir("/dev/shm") if name.startswith("referee-jobs-")
                  and os.path.lexists(f"/dev/shm/{name}/job-1/d")]
     assert leftovers == []
+
+
+def test_measuring_a_tree_survives_what_a_job_does_to_it(tmp_path):
+    job = tmp_path / "job"
+    (job / "locked" / "inner").mkdir(parents=True)
+    (job / "locked" / "inner" / "data").write_bytes(b"x" * 200_000)
+    os.chmod(job / "locked" / "inner", 0)
+    os.chmod(job / "locked", 0)
+    assert tree_bytes(str(job), 1 << 30) >= 200_000  # locked folders still count
+    (job / "link").symlink_to("/usr")
+    assert tree_bytes(str(job), 1 << 30) < 1 << 20  # a link is never followed
+    assert tree_bytes(str(tmp_path / "missing"), 100) == 0
+    os.mkdir(job / "deep")
+    _deep_tree(str(job / "deep"), 2000)
+    assert tree_bytes(str(job), 1 << 30) >= 2000 * 4096
+    remove_tree(str(job))

@@ -46,11 +46,12 @@ def hostile(level_protected: bool, port: int) -> list[tuple[str, str, set]]:
         ("socket to a local listener", f"import socket\ndef f(x):\n    socket.create_connection(('127.0.0.1', {port}), "
                                        "timeout=0.5).close()\n    return 2 * x\n",
          {"wrong"} if level_protected else {"correct"}),
-        ("/tmp filler", f"import os\ndef f(x):\n    total = 0\n    for i in range(64):\n"
-                        f"        with open(f'{TOKEN}-{{i}}', 'wb') as handle:\n"
-                        "            for _ in range(4):\n                handle.write(b'x' * (1 << 20))\n"
-                        "                handle.flush()\n                total += 1\n"
-                        f"    return 2 * x if total > {2 * TMP_MB} else 0\n", {"wrong"}),
+        ("/tmp filler", f"import os\ndef f(x):\n    total = 0\n    try:\n        for i in range(10 ** 6):\n"
+                        f"            with open(f'{TOKEN}-{{i}}', 'wb') as handle:\n"
+                        "                for _ in range(4):\n                    handle.write(b'x' * (1 << 20))\n"
+                        "                    handle.flush()\n                    total += 1\n"
+                        f"    except OSError:\n        pass\n    return 2 * x if total > {2 * TMP_MB} else 0\n",
+         {"wrong"}),
         ("right after all that", RIGHT, {"correct"}),
     ]
 

@@ -326,7 +326,9 @@ def tree_bytes(path: str, stop_above: int) -> int:
     """What the tree at ``path`` holds, in bytes: its files' blocks, and at least one page (4 KiB)
     per entry, so that a million empty files count too. The walk stops as soon as the total
     passes ``stop_above`` (then the total so far); like :func:`remove_tree` it has no recursion
-    and holds one open folder at a time. A missing ``path`` holds 0.
+    and holds one open folder at a time. A missing ``path`` holds 0. It runs while the job may
+    still change the tree, so it never fails on what it finds: a folder that vanishes or is swapped
+    for a link is skipped, one the job locked is unlocked first.
 
     Example:
         >>> import tempfile
@@ -340,8 +342,8 @@ def tree_bytes(path: str, stop_above: int) -> int:
         0
     """
     try:
-        current = os.open(path, _DIRECTORY_FLAGS)
-    except FileNotFoundError:
+        current = _open_folder(path, None)
+    except OSError:  # missing, or not a folder (any more)
         return 0
     total = 4096
     levels: list[tuple[tuple[int, int], list[str]]] = []
@@ -366,8 +368,8 @@ def tree_bytes(path: str, stop_above: int) -> int:
         while levels and total <= stop_above:
             if levels[-1][1]:
                 try:
-                    child = os.open(levels[-1][1].pop(), _DIRECTORY_FLAGS, dir_fd=current)
-                except (FileNotFoundError, PermissionError):  # gone, or locked: its entries are not counted
+                    child = _open_folder(levels[-1][1].pop(), current)  # a folder the job locked is unlocked
+                except OSError:  # gone, or swapped for a link while we looked: not counted now
                     continue
                 os.close(current)
                 current = child
@@ -380,7 +382,7 @@ def tree_bytes(path: str, stop_above: int) -> int:
                 os.close(current)
                 current = parent
                 if (status.st_dev, status.st_ino) != levels[-1][0]:
-                    return max(total, stop_above + 1)  # the tree moved under us: count it as too big
+                    return total  # the job moved the folder we were in: what was counted so far
     finally:
         os.close(current)
     return total

@@ -258,8 +258,11 @@ class _ForkServer:
                 if not events and job.killed is None and time.monotonic() >= job.deadline:
                     self._kill(job, "deadline")
                 if self.check_tmp and job.killed is None and time.monotonic() >= next_check:
-                    if tree_bytes(job.folder, job.tmp_bytes) > job.tmp_bytes:
-                        self._kill(job, "disk")
+                    try:
+                        if tree_bytes(job.folder, job.tmp_bytes) > job.tmp_bytes:
+                            self._kill(job, "disk")
+                    except OSError:  # the job changed its folder while we measured: next time
+                        pass
                     next_check = time.monotonic() + _TMP_CHECK_SECONDS
                 for key, _ in events:
                     if key.fileobj is self.control:

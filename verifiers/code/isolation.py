@@ -202,7 +202,7 @@ def unreadable_for_others(path: str) -> str | None:
 def _layers(level: str, bubblewrap: bool, own_uid: bool, bwrap_why: str) -> tuple[Layer, ...]:
     if bubblewrap:
         sandbox = Layer("bubblewrap", True, f"{bwrap_why}: own pid, network, ipc, uts and mount namespaces, "
-                                            "read-only minimal root, private /tmp")
+                                            "read-only minimal root, private in-memory /tmp and /dev/shm of tmp_mb each")
         network = Layer("no network", True, "own network namespace (bubblewrap)")
     else:
         sandbox = Layer("bubblewrap", False, bwrap_why)
@@ -212,6 +212,7 @@ def _layers(level: str, bubblewrap: bool, own_uid: bool, bwrap_why: str) -> tupl
     if own_uid:
         hidden = None if bubblewrap else unreadable_for_others(sysconfig.get_paths()["stdlib"])
         uid = Layer("own uid", True, "running as root: each worker's jobs run as their own unprivileged uid"
+                    + ("" if bubblewrap else "; /tmp, /var/tmp and /dev/shm are the worker's own, in memory, of tmp_mb")
                     + (f"; they cannot pass through {hidden}, so the worker covers it, in a mount namespace of "
                        "its own, with an empty folder into which only Python and this package are bound back"
                        if hidden else ""))
@@ -220,8 +221,8 @@ def _layers(level: str, bubblewrap: bool, own_uid: bool, bwrap_why: str) -> tupl
         uid = Layer("own uid", False, f"{why}: jobs keep the worker's uid"
                     + ("" if bubblewrap else ", so they can signal your processes and read your files"))
     always = Layer("rlimits, deadlines, cleanup, trusted judging", True,
-                   "CPU, memory, processes, files, file size, no core; outside deadlines; every job process "
-                   "killed and checked; tests and expected values never enter the job")
+                   "CPU, memory, processes, files, file size, files kept (tmp_mb), no core; outside deadlines; "
+                   "every job process killed and checked; tests and expected values never enter the job")
     return sandbox, uid, network, always
 
 
