@@ -9,6 +9,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from referee.recipes.commands._io import same_file
 from referee.recipes.commands.score import parse_options
 from referee.recipes.prefilter.bounds import KeepBounds
 from referee.recipes.prefilter.generation import BACKENDS, EngineOptions, SamplingOptions
@@ -268,6 +269,11 @@ def _check_paths(args: argparse.Namespace) -> None:
         raise ValueError(f"--data {args.data} is an empty folder; give a .jsonl/.parquet file or a folder saved by "
                          "datasets.")
     out = Path(args.out)
+    if args.data and Path(args.data).exists():
+        written = [out / f"{stem}{suffix}" for stem in ("all", "kept") for suffix in ("", ".jsonl", ".parquet")]
+        if any(same_file(args.data, path) for path in written if path.exists()):
+            raise ValueError(f"--data {args.data} is a result file of --out {args.out}, which this run rewrites; copy "
+                             "it elsewhere or choose another --out.")
     if out.exists() and not out.is_dir():
         raise ValueError(f"--out {args.out} is a file; give a folder for the results (it is created if missing).")
     try:

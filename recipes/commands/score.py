@@ -21,6 +21,7 @@ from referee.verifiers import STATUSES, VERIFIER_NAMES, Verdict, get_verifier
 from referee.verifiers.registry import default_gold_field
 
 _LINE_PREFIX_RE = re.compile(r"^line \d+: ")
+_ERROR_REASONS = 1000  # distinct error reasons counted (for the message of a run that is all errors)
 _CHUNK = 256  # lines judged per verify_batch call: lets parallel verifiers use their workers
 
 
@@ -181,7 +182,9 @@ def run(args: argparse.Namespace) -> int:
                     judged += 1
                     counts[verdict.status] += 1
                     if verdict.status == "error":
-                        errors[_LINE_PREFIX_RE.sub("", verdict.reason)] += 1
+                        reason = _LINE_PREFIX_RE.sub("", verdict.reason)
+                        if reason in errors or len(errors) < _ERROR_REASONS:
+                            errors[reason] += 1
                     else:
                         score_sum += verdict.score
                     sink.write(json.dumps({"line": line, **verdict.to_dict()}, ensure_ascii=False) + "\n")
@@ -194,7 +197,7 @@ def run(args: argparse.Namespace) -> int:
         raise
     print("\n".join(summary_lines(counts, judged, score_sum)), file=report)
     if judged and counts["error"] == judged:
-        reason, seen = errors.most_common(1)[0]
+        reason, seen = errors.most_common(1)[0] if errors else ("", 0)
         print(f"referee score: every line of {args.input} is an error ({seen} of {judged}: {reason}); check "
               f"--completion-field/--gold-field and the file.", file=sys.stderr)
         return 1

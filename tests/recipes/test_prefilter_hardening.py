@@ -189,3 +189,16 @@ def test_option_values_are_checked_before_the_run(tmp_path, model_dir, capsys, o
     assert main(args) == 2  # -O timeout=-1 used to run and exit 0 with every sample an error
     assert message in one_error_line(capsys.readouterr().err)
     assert not (tmp_path / "out" / "kept.jsonl").exists()
+
+
+def test_prefilter_never_writes_over_its_own_input(tmp_path, model_dir, capsys):
+    out = tmp_path / "out"
+    out.mkdir()
+    data = write_jsonl(out / "kept.jsonl", [{"prompt": "1 + 1 = "}])  # the kept rows of an earlier run, filtered again
+    before = Path(data).read_bytes()
+    args = ["prefilter", "--model", model_dir, "--data", data, "--reward", "gsm8k_accuracy", "--keep", "0:1",
+            "--num-generations", "2", "--out", str(out), "--backend", "transformers", "--no-progress",
+            "--max-tokens", "4"]
+    assert main(args) == 2
+    assert "rewrites" in one_error_line(capsys.readouterr().err)
+    assert Path(data).read_bytes() == before
