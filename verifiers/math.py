@@ -41,10 +41,12 @@ from .math_answers import (
     base_number,
     brace_depth,
     canonical,
+    exact_elements,
     exact_number,
     extract_answer,
     for_sympy,
     gold_answer,
+    has_decimals,
     never_a_number,
     numbers_match,
 )
@@ -113,7 +115,8 @@ def _gold_facts(gold: str, options: CompareOptions) -> tuple[str, ExactNumber | 
     """What the fast paths need of a gold: its sympy text, exact number, value, and whether it surely parses."""
     number = exact_number(gold)
     value = float(number.value) if number is not None and not number.percent else _evaluator(options)(gold)
-    return for_sympy(gold, options.percent), number, value, number is not None or is_simple_maths(gold)
+    vouched = number is not None or is_simple_maths(gold) or exact_elements(gold) is not None
+    return for_sympy(gold, options.percent), number, value, vouched
 
 
 def _read(completion: Any, gold: Any, options: CompareOptions, max_answer_chars: int, after_think: bool) -> _Item | Verdict:
@@ -177,6 +180,12 @@ def _fast_verdict(item: _Item, options: CompareOptions) -> Verdict | None:
     if item.gold_number is not None and number is not None:
         equal = numbers_match(number, item.gold_number, options)
         return _decided(item, equal, "number", f"{shown} {'equals' if equal else 'differs from'} the gold {_short(gold)}")
+    elements, gold_elements = exact_elements(answer), exact_elements(gold)
+    if elements is not None and gold_elements is not None and elements[0] == gold_elements[0]:
+        if elements == gold_elements:
+            return _decided(item, True, "elements", f"{shown} has the elements of the gold {_short(gold)}")
+        if not has_decimals(answer) and not has_decimals(gold):
+            return _decided(item, False, "elements", f"{shown} and the gold {_short(gold)} differ in some element")
     gold_is_number = item.gold_number is not None or closed_form_value(gold) is not None
     answer_is_number = number is not None or closed_form_value(answer) is not None
     if gold_is_number and never_a_number(answer) or answer_is_number and never_a_number(gold):
@@ -225,7 +234,7 @@ def _gold_verdict(gold: str, outcome: Outcome, timeout: float) -> str | None:
 
 
 def _option_problem(options: CompareOptions, timeout: Any, max_answer_chars: Any, workers: Any,
-                    batch_timeout: Any) -> str | None:
+                    batch_timeout: Any, after_think: Any) -> str | None:
     def positive(value: Any, integer: bool = False) -> bool:
         kinds = int if integer else (int, float)
         return isinstance(value, kinds) and not isinstance(value, bool) and value > 0
@@ -238,6 +247,8 @@ def _option_problem(options: CompareOptions, timeout: Any, max_answer_chars: Any
         return f"workers={workers!r} must be a positive integer or None (the cores)"
     if batch_timeout is not None and not positive(batch_timeout):
         return f"batch_timeout={batch_timeout!r} must be a positive number of seconds or None"
+    if not isinstance(after_think, bool):
+        return f"after_think={after_think!r} must be True or False"
     return options.problem()
 
 
@@ -297,7 +308,7 @@ def verify_batch(
                          "pass one gold per completion.")
     started = time.monotonic()
     options = CompareOptions(float_rounding, abs_tol, rel_tol, percent, strict)
-    problem = _option_problem(options, timeout, max_answer_chars, workers, batch_timeout)
+    problem = _option_problem(options, timeout, max_answer_chars, workers, batch_timeout, after_think)
     if problem:
         return [Verdict("error", reason=problem) for _ in completions]
 

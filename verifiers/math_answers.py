@@ -20,7 +20,7 @@ from typing import Any, Literal
 
 from .latex import BOXED_RE
 from .math_extract import Extraction, Source, extract_answer, is_bare_answer, last_boxed, strip_math_delimiters
-from .math_forms import number_words_only
+from .math_forms import number_words_only, top_level_parts
 from .numeric import first_number, format_number
 
 Percent = Literal["either", "divide", "ignore"]
@@ -160,6 +160,7 @@ def gold_answer(gold: Any) -> str:
 _TEXT_COMMAND_RE = re.compile(r"\\(?:text|textbf|textit|textrm|textnormal|mbox|mathrm|mathbf)\s*\{([^{}]*)\}")
 _SPACING_RE = re.compile(r"(?<!\\)\\(?:(?:left|right|displaystyle|quad|qquad)(?![A-Za-z])|[!,;: ])|\s+")
 _SHORT_ARGUMENT_RE = re.compile(r"\\(sqrt|frac)\s*([0-9A-Za-z])(?:\s*([0-9A-Za-z]))?")
+_BRACED_SCRIPT_RE = re.compile(r"([_^])\{([0-9A-Za-z])\}")  # x^{2} is x^2, a_{n} is a_n
 _DEGREES_RE = re.compile(r"\^\s*\{\s*\\circ\s*\}|\^\s*\\circ|\\circ|°|\\degree")
 _TRAILING_UNIT_RE = re.compile(r"(?<=[0-9])(?:\s|\\[,;: ])*\\(?:text|mbox|textrm|textnormal|mathrm)\s*\{\s*[A-Za-z][A-Za-z .]*\}(?:\^\{?[23]\}?)?\s*$")
 _ASSIGNMENT_RE = re.compile(r"^[A-Za-z](?:_\{?[A-Za-z0-9]+\}?)?=(?!=)(.+)$")
@@ -199,6 +200,7 @@ def canonical(text: str) -> str:
         previous, text = text, _TEXT_COMMAND_RE.sub(r"\1", text)
     text = _SPACING_RE.sub("", text).replace("{,}", ",")
     text = _SHORT_ARGUMENT_RE.sub(_braced_arguments, text)
+    text = _BRACED_SCRIPT_RE.sub(r"\1\2", text)
     return text.rstrip(".")
 
 
@@ -285,6 +287,49 @@ def assignment_value(text: str) -> str | None:
     """
     match = _ASSIGNMENT_RE.match(canonical(text))
     return match.group(1) if match else None
+
+
+def exact_elements(text: str) -> tuple[str, tuple[Any, ...]] | None:
+    """The distinct exact values of a list or set of numbers, or of a list of tuples of numbers, sorted.
+
+    ``("set", values)`` for ``1, 2`` or ``\\{2, 1\\}``; ``("tuples", tuples)`` for ``(1, 2), (3, 4)``;
+    ``None`` for anything else (a single value, a symbol, a root). math-verify reads both shapes
+    as sets, so two of one shape are equal exactly when these are.
+
+    Example:
+        >>> exact_elements(r"\\{4, 8\\}") == exact_elements("8,4"), exact_elements("(3,-2), (1, 0.5)")
+        (True, ('tuples', ((Fraction(1, 1), Fraction(1, 2)), (Fraction(3, 1), Fraction(-2, 1)))))
+        >>> exact_elements("(1, 2)") is None, exact_elements(r"1, \\sqrt{2}") is None
+        (True, True)
+    """
+    text = canonical(text)
+    if text.startswith("\\{") and text.endswith("\\}"):
+        text = text[2:-2]
+    parts = top_level_parts(text)
+    if len(parts) < 2:
+        return None
+    if all(part.startswith("(") and part.endswith(")") for part in parts):
+        tuples = set()
+        for part in parts:
+            numbers = [exact_number(item) for item in top_level_parts(part[1:-1])]
+            if len(numbers) < 2 or any(number is None or number.percent for number in numbers):
+                return None
+            tuples.add(tuple(number.value for number in numbers))  # type: ignore[union-attr]
+        return "tuples", tuple(sorted(tuples))
+    numbers = [exact_number(part) for part in parts]
+    if any(number is None or number.percent for number in numbers):
+        return None
+    return "set", tuple(sorted({number.value for number in numbers}))  # type: ignore[union-attr]
+
+
+def has_decimals(text: str) -> bool:
+    """Whether ``text`` writes a number with a decimal point (math-verify then rounds).
+
+    Example:
+        >>> has_decimals("1, 0.5"), has_decimals("(1, 2)")
+        (True, False)
+    """
+    return re.search(r"[0-9]\.[0-9]|(?<![0-9])\.[0-9]", text) is not None
 
 
 def _candidates(number: ExactNumber, percent: Percent) -> tuple[Fraction, ...]:

@@ -173,7 +173,9 @@ def is_bare_answer(text: str) -> bool:
 def _is_value(content: str) -> bool:
     """Whether a maths span's content states a value: not empty, not a mention, not prose."""
     content = content.strip().rstrip(".,;")
-    return bool(content) and not _MENTION_RE.match(content) and len(prose_words(content)) < 2
+    if not content or _MENTION_RE.match(content):
+        return False
+    return len(prose_words(content)) < 2 or "=" in content and "\n" not in content  # "Total\ Cost = \$300"
 
 
 def _ascii_digits(text: str) -> str:

@@ -36,6 +36,7 @@ _NEGATIVE_SPACE_RE = re.compile(r"(?<![\\])\\!\s*")
 _PERCENT_WORD_RE = re.compile(r"(?<=[0-9}])\s*(?:\\text\{\s*)?(?:percent(?:age)?|pct)\b\}?", re.IGNORECASE)
 _UNICODE_RELATIONS = {"≤": "\\le ", "≥": "\\ge ", "≠": "\\ne ", "−": "-", "∞": "\\infty "}
 _RELATION_RE = re.compile(r"(?<![<>!:=])=(?!=)|<|>|\\(?:le|ge|leq|geq|leqslant|geqslant|lt|gt|ne|neq|in|approx)(?![A-Za-z])")
+_AND_RE = re.compile(r"(?<=[0-9)}\]])\s*,?\s*(?:\\text\{\s*and\s*\}|\band\b)\s*(?=[-+0-9(\[\\])")
 _APPROX_RE = re.compile(r"\\approx(?![A-Za-z])|≈")
 _MENTION_RE = re.compile(r"^\s*[A-Za-z](?:_\{?[A-Za-z0-9]+\}?)?(?:\([A-Za-z, ]*\))?\s*$")
 
@@ -117,6 +118,7 @@ def _clean(text: str) -> str:
     text = _SPACING_RE.sub(" ", _NEGATIVE_SPACE_RE.sub("", text))
     text = _DIGIT_TYPO_RE.sub("", _CURRENCY_RE.sub("", text))
     text = _PERCENT_WORD_RE.sub(r"\\%", text)
+    text = _AND_RE.sub(", ", text)  # "7 \text{ and } -5" is the list 7, -5
     text = text.strip().rstrip(".").strip()
     while text.endswith("\\") and not text.endswith("\\\\"):
         text = text[:-1].rstrip()

@@ -1,0 +1,189 @@
+"""The answer shapes real models write, each read and compared as one answer.
+
+Examples are our own, written in the shapes seen in open instruct models' completions; the
+property tests hold the new fallbacks and fast paths to what a final answer and math-verify say.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from referee.verifiers import math as math_verifier
+from referee.verifiers.math_answers import CompareOptions, exact_elements
+from referee.verifiers.math_extract import extract_answer
+
+COT = "Let us work it out. First, 3 + 4 = 7 and we keep 7 aside.\n\n"
+
+# (completion, gold, expected status, rule that reads the answer)
+GOLDEN = [
+    # Bare answers: golden files, stripped <answer> tags, terse models
+    ("42", "42", "correct", "bare"),
+    ("0.5", r"\frac{1}{2}", "correct", "bare"),
+    (r"\frac{1}{2}", "0.5", "correct", "bare"),
+    ("(1,2)", "(1, 2)", "correct", "bare"),
+    ("x^2+2x+1", "(x+1)^2", "correct", "bare"),
+    (r"\text{odd}", "odd", "correct", "bare"),
+    ("E", r"\textbf{E}", "correct", "bare"),
+    (r"\begin{bmatrix} 1 & 0 \\ 0 & 1 \end{bmatrix}", r"\begin{bmatrix}1&0\\0&1\end{bmatrix}", "correct", "bare"),
+    ("28 percent", r"28\%", "correct", "bare"),
+    ("28 pct", r"28\%", "correct", "bare"),
+    ("43", "42", "wrong", "bare"),
+    # Prose with no delimiter at all, in several languages
+    ("So it took Maria 3 hours to paint the fence.", "3", "correct", "last number"),
+    ("After removing the multiples, there are 75 whole numbers left.", "75", "correct", "last number"),
+    ("Donc, le prix total est de 1000,50 euros.", "1000.50", "correct", "last number"),
+    ("所以他一共走了 12 公里。", "12", "correct", "last number"),
+    ("इसलिए उत्तर ८ है।", "8", "correct", "last number"),
+    ("لذلك فإن العدد هو ٤٥.", "45", "correct", "last number"),
+    ("So it took Maria 4 hours to paint the fence.", "3", "wrong", "last number"),
+    # The last maths is an equation or a sentence: its value
+    (COT + r"The remaining amount is $200 - 45 - 55 = 100$.", "100", "correct", "math span"),
+    (COT + r"\[\text{Area} = 36 \text{ square meters}\]", "36", "correct", "math span"),
+    (COT + r"\[Total\ Cost = \$120 + \$180 = \$300.\]", "300", "correct", "math span"),
+    (COT + "Final Answer: The smallest $k$ is 17.", "17", "correct", "final answer"),
+    (COT + r"Hence the values are \(x = -3\), \(x = 1\), and \(x = 4\).", "-3,1,4", "correct", "math span"),
+    (COT + r"So \(E(12, 5) = 31\) minutes are enough.", "31", "correct", "math span"),
+    # Bold answers when nothing is boxed
+    (COT + "The number of marbles left is **9**.", "9", "correct", "bold"),
+    (COT + "**Answer:** Leo paid $12.50 for the tickets", "12.5", "correct", "final answer"),
+    (COT + "**Step 2:** we add 5.\n\nSo the total is **12**, not 7.", "12", "correct", "bold"),
+    # What is inside a box
+    (COT + r"\boxed{$145,300}", "145300", "correct", "boxed"),
+    (COT + r"\boxed{\$18}", "18", "correct", "boxed"),
+    (COT + r"\boxed{\18}", "18", "correct", "boxed"),
+    (COT + r"\boxed{6.0 \text{ cm}}", "6", "correct", "boxed"),
+    (COT + r"\boxed{x = 9}", "9", "correct", "boxed"),
+    (COT + r"\boxed{288 \, \text{cm}^2}", "288", "correct", "boxed"),
+    (COT + r"\boxed{F(10, 3) = 12}", "12", "correct", "boxed"),
+    # Several boxes that together are the answer
+    (COT + r"So \(k\) is \(\boxed{-2}\) and \(\boxed{-7}\).", "-2,-7", "correct", "boxed"),
+    (COT + r"\[\boxed{(1, 3)} \quad \text{and} \quad \boxed{(5, 3)}\]", "(1, 3), (5, 3)", "correct", "boxed"),
+    (COT + r"So \(\boxed{-2}\) and \(\boxed{-7}\).", "-7", "wrong", "boxed"),
+    (COT + r"The largest is \(\boxed{9}\), and the smallest possible value is \(\boxed{2}\).", "2,9", "correct", "boxed"),
+    (COT + r"The largest is \(\boxed{9}\), and the smallest possible value is \(\boxed{2}\).", "2", "correct", "boxed"),
+    (COT + r"\boxed{3}", r"\(\boxed{3}\) and \(\boxed{5}\).", "wrong", "boxed"),
+    # Gold and answer forms
+    (COT + r"\boxed{2 - \frac{1}{e}}", r"2 - \frac{1}{\mathrm{e}}", "correct", "boxed"),
+    (COT + r"\boxed{\textbf{B}}", r"\mathrm{B}", "correct", "boxed"),
+    (COT + r"\boxed{15}", "15\\", "correct", "boxed"),
+    (COT + r"\boxed{15}", r"15\text{ units}", "correct", "boxed"),
+    (COT + r"\boxed{\frac{\sqrt{3}}{3} \approx 0.577}", r"\frac{\sqrt3}{3}", "correct", "boxed"),
+    (COT + r"\boxed{x \in [-3, 5]}", r"-3 \le x \le 5", "correct", "boxed"),
+    (COT + r"\boxed{-3 \leq x < 5}", "[-3, 5)", "correct", "boxed"),
+    (COT + r"\boxed{-3 \leq x \leq 5}", "[-3, 5)", "wrong", "boxed"),
+    (COT + r"\boxed{m > 4}", r"(4, \infty)", "correct", "boxed"),
+    ("2000,75", "2000.75", "correct", "bare"),
+    ("0,125", "0.125", "correct", "bare"),
+    ("3,000", "3000", "correct", "bare"),
+    (COT + r"\boxed{7, 125}", "7125", "wrong", "boxed"),
+    (COT + "The answer is (D). x = 12", "D", "correct", "final answer"),
+    ("D. x = 12", "D", "correct", "bare"),
+    ("B. x = 12", "D", "wrong", "bare"),
+    (COT + r"\boxed{g(t) = t^2 + 1}", "g(s)=s^2+1", "correct", "boxed"),
+    (COT + r"\boxed{\{6, 2\}}", "2, 6", "correct", "boxed"),
+    (COT + r"\boxed{(2, 1), (0, 0)}", "(0,0),(2,1)", "correct", "boxed"),
+    (COT + r"\boxed{(2, 1), (0, 1)}", "(0,0),(2,1)", "wrong", "boxed"),
+    (COT + r"\boxed{5 \text{ and } -1}", "-1, 5", "correct", "boxed"),
+]
+
+
+@pytest.mark.parametrize(("completion", "gold", "status", "source"), GOLDEN)
+def test_real_answer_shapes(completion, gold, status, source):
+    verdict = math_verifier.verify(completion, gold)
+    assert (verdict.status, verdict.details.get("source")) == (status, source), verdict
+
+
+# ---------------------------------------------------------------------------------------------
+# A gold that is not maths is the gold's fault
+
+
+@pytest.mark.parametrize("gold", ["forty two", "Forty-two", "Answer is forty two.", "Answer is forty two",
+                                  "The answer is unknown to us"])
+def test_a_gold_in_words_is_an_error_never_a_wrong_zero(gold):
+    verdict = math_verifier.verify(r"so \boxed{42}", gold)
+    assert verdict.status == "error" and "gold" in verdict.reason
+
+
+def test_a_gold_sentence_with_a_value_is_read():
+    assert math_verifier.verify(r"so \boxed{42}", "The answer is 42.").correct
+
+
+# ---------------------------------------------------------------------------------------------
+# Reasoning models: only what follows </think>
+
+
+def test_after_think_grades_only_the_final_part():
+    draft = r"<think>maybe \boxed{41}? no: 6 * 7 = 42</think>"
+    assert math_verifier.verify(draft + r" The answer is \boxed{42}.", "42", after_think=True).correct
+    assert math_verifier.verify(draft + r" The answer is \boxed{41}.", "42", after_think=True).status == "wrong"
+    assert math_verifier.verify(r"<think>so \boxed{42}</think> I am not sure.", "42", after_think=True).status == "no_answer"
+    assert math_verifier.verify(r"<think>so \boxed{42}</think> I am not sure.", "42").correct  # the default reads all
+
+
+def test_an_unclosed_think_block_is_no_answer_after_think():
+    verdict = math_verifier.verify(r"<think>so far \boxed{42} and then the budget ran", "42", after_think=True)
+    assert verdict.status == "no_answer" and "</think>" in verdict.reason
+    assert math_verifier.verify("no think block: \\boxed{42}", "42", after_think=True).correct
+
+
+def test_after_think_must_be_a_bool():
+    assert math_verifier.verify("42", "42", after_think="yes").status == "error"
+
+
+# ---------------------------------------------------------------------------------------------
+# Properties: the fallbacks never outrank a final answer; the element fast path is math-verify's
+
+
+_PROSE = st.text(alphabet=st.sampled_from(list("abcdefghij klmnop,.=+-()0123456789\n$")), max_size=120)
+_FINAL = st.sampled_from([r"\boxed{{{}}}", "The final answer is ${}$.", "<answer>{}</answer>", "**Answer:** {}"])
+
+
+@given(_PROSE, _PROSE, _FINAL, st.integers(0, 999), st.integers(1, 99))
+@settings(max_examples=300, deadline=None)
+def test_a_final_answer_always_beats_numbers_in_the_prose(before, after, final, gold, offset):
+    wrong = gold + offset
+    completion = f"{before} {gold} {before}\n{final.format(wrong)}\n{after} {gold}"  # the prose holds no "answer"
+    if final.startswith("<answer>"):
+        completion = f"{before} {gold}\n{final.format(wrong)}"
+    elif "Answer" in final:
+        completion = f"{before} {gold}\n{final.format(wrong)}"
+    found = extract_answer(completion)
+    assert found is not None and found.source in ("boxed", "final answer", "answer tag"), (completion, found)
+    assert math_verifier.verify(completion, str(gold)).status == "wrong", completion
+
+
+@given(_PROSE, st.integers(0, 999))
+@settings(max_examples=200, deadline=None)
+def test_prose_fallback_only_reads_when_nothing_better_exists(prose, gold):
+    completion = prose.replace("$", "") + f" so \\boxed{{{gold + 1}}}"
+    assert math_verifier.verify(completion, str(gold)).status == "wrong"
+
+
+_ELEMENT = st.one_of(st.integers(-20, 20).map(str), st.fractions(min_value=-5, max_value=5, max_denominator=6).map(
+    lambda f: str(f.numerator) if f.denominator == 1 else f"\\frac{{{f.numerator}}}{{{f.denominator}}}"))
+
+
+@given(st.lists(_ELEMENT, min_size=2, max_size=4), st.lists(_ELEMENT, min_size=2, max_size=4), st.booleans())
+@settings(max_examples=60, deadline=None)
+def test_element_fast_path_agrees_with_math_verify(gold_items, answer_items, as_tuples):
+    from referee.verifiers.math_sympy import equivalent  # the worker side, here in-process
+
+    if as_tuples:
+        gold = ", ".join(f"({item}, 1)" for item in gold_items)
+        answer = ", ".join(f"({item}, 1)" for item in answer_items)
+    else:
+        gold, answer = ", ".join(gold_items), ", ".join(reversed(answer_items))
+    if exact_elements(answer) is None or exact_elements(gold) is None:
+        return
+    verdict = math_verifier.verify(answer, gold)
+    assert verdict.details["method"] in ("elements", "text")
+    assert verdict.correct == equivalent(gold, answer, CompareOptions())[0], (gold, answer)
+
+
+def test_element_sets_are_exact():
+    assert exact_elements("1, 0.5") == ("set", (Fraction(1, 2), Fraction(1)))
+    assert math_verifier.verify(r"\boxed{0.3333333, 1}", r"\frac{1}{3}, 1").correct  # rounding: sympy decides
