@@ -86,3 +86,12 @@ def test_tmp_mb_must_be_a_positive_integer(bad):
     verdict = code.verify("def f():\n    return 1\n", {"format": "call", "fn_name": "f", "inputs": [[]], "outputs": [1]},
                           tmp_mb=bad)
     assert verdict.status == "error" and "tmp_mb" in verdict.reason
+
+
+@pytest.mark.parametrize("level", [level for level in LEVELS if level != "basic"])
+def test_the_private_tmp_has_the_size_asked_for_and_changes_with_it(level):
+    program = "import os\ndef f():\n    fs = os.statvfs('.')\n    return fs.f_blocks * fs.f_frsize >> 20\n"
+    for size in (TMP_MB, 2 * TMP_MB, TMP_MB):  # a new size starts a new worker
+        tests = {"format": "call", "fn_name": "f", "inputs": [[]], "outputs": [size]}
+        verdict = code.verify(program, tests, isolation=level, workers=1, tmp_mb=size)
+        assert verdict.correct, verdict.reason
