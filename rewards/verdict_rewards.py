@@ -105,6 +105,8 @@ class VerifierReward:
             row, the first one present with a value wins, e.g. ``("answer", "solution")``);
             default: the verifier's usual column (``answer`` for GSM8K).
         all_or_nothing: reward 1.0 only for ``correct`` (else the Verdict's partial score).
+        backend: where ``verify_batch`` runs: ``"local"`` (this process's pools) or ``"ray"``
+            (the Ray verifier host of the caller's node: :mod:`referee.verifiers.ray_host`).
         **options: the verifier's own options (e.g. ``mode="strict"`` for GSM8K).
 
     Example:
@@ -116,6 +118,8 @@ class VerifierReward:
         [None]
         >>> VerifierReward("gsm8k_strict", "gsm8k", mode="strict").gold_columns  # the verifier's usual column
         ('answer',)
+        >>> VerifierReward("math_ray", "math", backend="ray").backend
+        'ray'
     """
 
     kind = "correctness"
@@ -128,10 +132,16 @@ class VerifierReward:
         *,
         gold_column: str | Sequence[str] | None = None,
         all_or_nothing: bool = False,
+        backend: str = "local",
         **options: Any,
     ) -> None:
+        from referee.verifiers.ray_host import backend_problem
+
         self.__name__ = _checked_name(name)
         self.verifier = verifier
+        if backend_problem(backend):
+            raise ValueError(f"Bad option for reward {name}: {backend_problem(backend)}.")
+        self.backend = backend
         if gold_column is None:
             if verifier not in VERIFIER_NAMES:
                 raise ValueError(f"Unknown verifier {verifier!r}; choose one of {', '.join(VERIFIER_NAMES)}.")
@@ -149,7 +159,8 @@ class VerifierReward:
 
     def __repr__(self) -> str:
         return (f"VerifierReward({self.__name__!r}, {self.verifier!r}, gold_column={self.gold_columns!r}, "
-                f"all_or_nothing={self.all_or_nothing!r}, options={self.options!r})")
+                f"all_or_nothing={self.all_or_nothing!r}, options={self.options!r}"
+                + (f", backend={self.backend!r})" if self.backend != "local" else ")"))
 
     def __call__(
         self,
@@ -199,7 +210,8 @@ class VerifierReward:
             return []
         module = get_verifier(self.verifier)
         try:
-            verdicts = module.verify_batch(texts, golds, **self.options)
+            backend = {"backend": self.backend} if self.backend != "local" else {}
+            verdicts = module.verify_batch(texts, golds, **self.options, **backend)
             if len(verdicts) == len(texts) and all(isinstance(v, Verdict) for v in verdicts):
                 return list(verdicts)
             problem = f"returned {len(verdicts)} items for {len(texts)} completions"

@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 import numbers
 import re
+import time
 from collections.abc import Callable, Iterator, Sequence
 from decimal import Decimal
 from fractions import Fraction
@@ -26,6 +27,7 @@ from typing import Any, Literal, NamedTuple, TypeVar
 
 from .latex import boxed_spans
 from .numeric import Exact, NumberMatch, exact, first_number, format_number, iter_numbers, last_number, parse_number
+from .ray_host import on_backend
 from .verdict import Verdict
 
 Mode = Literal["strict", "flexible", "auto"]
@@ -427,8 +429,13 @@ def verify(
                    details)
 
 
-def verify_batch(completions: Sequence[Any], golds: Sequence[Any], **options: Any) -> list[Verdict]:
+def verify_batch(completions: Sequence[Any], golds: Sequence[Any], *, batch_timeout: float | None = None,
+                 backend: str = "local", **options: Any) -> list[Verdict]:
     """``verify`` over paired lists, order kept; bad items get their own Verdict.
+
+    ``batch_timeout``: seconds the whole call may take (items not reached by then are
+    ``error``); ``backend="ray"`` checks the batch on the Ray verifier host of the caller's
+    node (:mod:`referee.verifiers.ray_host`).
 
     Example:
         >>> [v.status for v in verify_batch(["#### 3", "no idea", None], [3, 3, 3])]
@@ -436,4 +443,13 @@ def verify_batch(completions: Sequence[Any], golds: Sequence[Any], **options: An
     """
     if len(completions) != len(golds):
         raise ValueError(f"verify_batch got {len(completions)} completions but {len(golds)} golds; pass one gold per completion.")
-    return [verify(completion, gold, **options) for completion, gold in zip(completions, golds)]
+    if backend != "local":
+        return on_backend("gsm8k", backend, completions, golds, {**options, "batch_timeout": batch_timeout})
+    if batch_timeout is None:
+        return [verify(completion, gold, **options) for completion, gold in zip(completions, golds)]
+    if isinstance(batch_timeout, bool) or not isinstance(batch_timeout, (int, float)) or not batch_timeout > 0:
+        return [Verdict("error", reason=f"batch_timeout={batch_timeout!r} must be a positive number of seconds")] * len(golds)
+    ends = time.monotonic() + batch_timeout
+    return [verify(completion, gold, **options) if time.monotonic() < ends else
+            Verdict("error", reason=f"the batch deadline of {batch_timeout} s passed before this item was checked")
+            for completion, gold in zip(completions, golds)]

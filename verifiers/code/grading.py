@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import functools
+import time
 from collections.abc import Sequence
 from typing import Any
 
 from ..deadline_pool import DeadlinePool, shared_pool
+from ..ray_host import on_backend
 from ..verdict import Verdict
 from .extract import extract_code
 from .formats import TestsError, count_tests, parse_tests
@@ -91,6 +93,8 @@ def verify_batch(
     rel_tol: float = 0.0,
     workers: int | None = None,
     isolation: str = "auto",
+    batch_timeout: float | None = None,
+    backend: str = "local",
 ) -> list[Verdict]:
     """Judge each completion's program against its tests, ``workers`` programs at a time; order kept.
 
@@ -114,6 +118,11 @@ def verify_batch(
             divided by ``LOCAL_WORLD_SIZE`` under ``torchrun`` / ``accelerate launch``).
         isolation: ``"auto"`` (the best this machine gives) or a level: ``full``,
             ``namespaces``, ``uid``, ``basic`` (see ``referee doctor``).
+        batch_timeout: seconds the whole call may take (``None``: bounded by the per-test
+            deadlines); programs unfinished by then are ``error``.
+        backend: ``"local"`` (this process's pools) or ``"ray"``: the batch is judged by the
+            Ray verifier host of the caller's node (:mod:`referee.verifiers.ray_host`;
+            ``workers`` is then the host's).
 
     Returns:
         One Verdict per completion: ``score`` is the share of tests passed, ``correct`` means
@@ -129,9 +138,14 @@ def verify_batch(
     if len(completions) != len(tests_list):
         raise ValueError(f"verify_batch got {len(completions)} completions but {len(tests_list)} tests; "
                          "pass one tests dict per completion.")
+    if backend != "local":
+        return on_backend("code", backend, completions, tests_list, locals())
     verdicts: list[Verdict | None] = [None] * len(completions)
     problem = _bad_options(timeout, memory_mb, max_output_bytes, abs_tol, rel_tol, workers, tmp_mb)
     level = isolation
+    if problem is None and batch_timeout is not None and not (
+            isinstance(batch_timeout, (int, float)) and not isinstance(batch_timeout, bool) and batch_timeout > 0):
+        problem = f"batch_timeout={batch_timeout!r} must be a positive number of seconds"
     if problem is None:
         try:
             level = _isolation(isolation).level
@@ -162,14 +176,20 @@ def verify_batch(
         codes.append(code)
     if tasks:
         pool, budget = judge_pool(workers), max(budgets) + _SANDBOX_START_SECONDS
-        outcomes = pool.run(judge_task, [(task,) for task in tasks], timeout=budget)
+        ends = None if batch_timeout is None else time.monotonic() + batch_timeout
+        outcomes = pool.run(judge_task, [(task,) for task in tasks], timeout=budget, total_timeout=batch_timeout)
         crashed = [i for i, outcome in enumerate(outcomes) if outcome.status == "crashed"]
-        if crashed:  # a judge worker that died (or was killed) is replaced: try its tasks once more
-            for i, outcome in zip(crashed, pool.run(judge_task, [(tasks[i],) for i in crashed], timeout=budget)):
+        if crashed and (ends is None or time.monotonic() < ends):
+            # a judge worker that died (or was killed) is replaced: try its tasks once more
+            left = None if ends is None else max(1e-3, ends - time.monotonic())
+            for i, outcome in zip(crashed, pool.run(judge_task, [(tasks[i],) for i in crashed], timeout=budget,
+                                                    total_timeout=left)):
                 outcomes[i] = outcome
         for index, code, outcome in zip(where, codes, outcomes):
             if outcome.status == "ok":
                 result = outcome.value
+            elif outcome.status == "cancelled":
+                result = {"error": f"the batch deadline of {batch_timeout} s passed before this program was judged"}
             elif outcome.status == "timeout":
                 result = {"error": f"the test code did not finish within {outcome.seconds:.0f} s (its judge was replaced)"}
             else:

@@ -1,0 +1,544 @@
+"""Verification across machines on Ray: one verifier host actor per node, shared by every caller there.
+
+``verify_batch(..., backend="ray")`` of the maths, GSM8K and code verifiers calls
+:func:`run_batch`, which sends the batch to the **verifier host of the caller's own node**: a
+threaded Ray actor named ``referee-host-<node_id>`` that owns referee's maths pool and code
+sandbox fork servers on that node. So completions never leave their node, the gold cache of
+the maths workers stays warm per node, and all the trainer's processes on a node share one set
+of pools instead of starting one each.
+
+* **Placement.** A host takes ``num_cpus`` equal to its pool size (default: half the node's
+  CPUs, at least one; :func:`configure_hosts` or ``REFEREE_RAY_POOL_SIZE``), runs up to twice
+  that many batches at once (``max_concurrency``), is pinned to its node with
+  ``NodeAffinitySchedulingStrategy``, and is restarted when it dies (``max_restarts=-1``).
+  ``get_if_exists=True`` makes the first caller on a node create it and every later one find it.
+  A caller on a node without CPUs (a GPU-only node, a driver on a 0-CPU head) uses the host of
+  a live CPU node.
+* **Isolation.** At start a host runs the ``referee doctor`` check (judges a small program in
+  its sandbox) and reports its isolation level (:func:`describe_hosts`). With ``min_isolation``
+  set (:func:`configure_hosts` or ``REFEREE_RAY_MIN_ISOLATION``), a host below that level
+  refuses code: those items are ``error`` (not the completion's fault, reward ``None``).
+* **Deadlines stay inside the host**: the per-item deadlines are referee's own (its workers are
+  killed from outside); Ray cannot interrupt a running actor call, so none is relied on.
+* **Faults.** A batch is sent in a few chunks. A chunk whose host dies or whose node is lost is
+  sent once more, to another node's host (the same node's, restarted, on a one-node cluster):
+  verification has no side effects. Items still unfinished after that are ``error``, as are the
+  items unfinished when the caller's ``batch_timeout`` passes. Verdicts come back one per
+  item, in order; nothing is dropped and a failure never reads as a pass.
+
+Ray is the optional ``ray`` extra (``pip install 'referee[ray]'``) and is imported only when
+``backend="ray"`` is used. Ray is started with ``ray.init()`` when the caller has not done so
+(``RAY_ADDRESS`` picks the cluster).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import os
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from .verdict import Verdict
+
+BACKENDS: tuple[str, ...] = ("local", "ray")
+HOST_PREFIX = "referee-host-"
+_VERIFIERS = ("gsm8k", "math", "code")
+_MIN_CHUNK = 32  # items per chunk at least: a chunk is one actor call
+_GRACE_SECONDS = 5.0  # past batch_timeout, how long the caller waits for a host's own deadline to answer
+
+
+@dataclass(frozen=True)
+class HostSettings:
+    """How the hosts this process creates are sized and what they accept.
+
+    Attributes:
+        pool_size: workers in each host's maths pool and code judge pool, and the host's
+            ``num_cpus`` (``None``: half the node's CPUs, at least 1).
+        min_isolation: the weakest code sandbox level a host may run programs at (``full``,
+            ``namespaces``, ``uid``, ``basic``; ``None``: any).
+        isolation: the sandbox level a host runs programs at (``auto``: the best its node gives).
+        start_timeout: seconds a caller waits for a new host to be placed and started (its
+            pools warmed, the doctor check run) before trying another node's.
+
+    A host is created by the first caller on its node, with that caller's settings; the others
+    find it as it is. Set the same settings everywhere (the environment variables
+    ``REFEREE_RAY_POOL_SIZE`` and ``REFEREE_RAY_MIN_ISOLATION`` reach Ray workers through a
+    ``runtime_env``).
+
+    Example:
+        >>> HostSettings(pool_size=4).pool_for(16), HostSettings().pool_for(16), HostSettings().pool_for(1)
+        (4, 8, 1)
+    """
+
+    pool_size: int | None = None
+    min_isolation: str | None = None
+    isolation: str = "auto"
+    start_timeout: float = 120.0
+
+    def pool_for(self, node_cpus: float) -> int:
+        """The pool size of a host on a node with ``node_cpus`` CPUs."""
+        return self.pool_size if self.pool_size is not None else max(1, int(node_cpus) // 2)
+
+
+def _settings_from_env() -> HostSettings:
+    size = os.environ.get("REFEREE_RAY_POOL_SIZE")
+    return HostSettings(pool_size=int(size) if size and size.isdigit() and int(size) > 0 else None,
+                        min_isolation=os.environ.get("REFEREE_RAY_MIN_ISOLATION") or None)
+
+
+_settings = _settings_from_env()
+
+
+def configure_hosts(**changes: Any) -> HostSettings:
+    """Change the :class:`HostSettings` of the hosts this process creates from now on; returns them.
+
+    Example:
+        >>> before = configure_hosts()
+        >>> configure_hosts(pool_size=2).pool_size
+        2
+        >>> configure_hosts(min_isolation="sandbox")
+        Traceback (most recent call last):
+        ...
+        ValueError: min_isolation='sandbox' is not a level; use one of full, namespaces, uid, basic (or None).
+        >>> configure_hosts(**before.__dict__) == before
+        True
+    """
+    global _settings
+    from .code.isolation import LEVELS
+
+    settings = replace(_settings, **changes)
+    if settings.min_isolation is not None and settings.min_isolation not in LEVELS:
+        raise ValueError(f"min_isolation={settings.min_isolation!r} is not a level; use one of "
+                         f"{', '.join(LEVELS)} (or None).")
+    if settings.isolation not in ("auto", *LEVELS):
+        raise ValueError(f"isolation={settings.isolation!r} is not a level; use auto or one of {', '.join(LEVELS)}.")
+    if settings.pool_size is not None and (isinstance(settings.pool_size, bool) or not isinstance(settings.pool_size, int)
+                                           or settings.pool_size < 1):
+        raise ValueError(f"pool_size={settings.pool_size!r} must be a positive integer (or None).")
+    _settings = settings
+    return settings
+
+
+def backend_problem(backend: Any) -> str | None:
+    """What is wrong with a ``backend=`` value (one line), or ``None``.
+
+    Example:
+        >>> backend_problem("ray") is None, backend_problem("local") is None
+        (True, True)
+        >>> backend_problem("dask")
+        "backend='dask' is not one of local, ray"
+    """
+    return None if backend in BACKENDS else f"backend={backend!r} is not one of {', '.join(BACKENDS)}"
+
+
+def below(level: str, minimum: str | None) -> bool:
+    """Whether sandbox isolation ``level`` is weaker than ``minimum`` (``None``: nothing is).
+
+    Example:
+        >>> below("basic", "uid"), below("full", "uid"), below("uid", None)
+        (True, False, False)
+    """
+    from .code.isolation import LEVELS
+
+    return minimum is not None and LEVELS.index(level) > LEVELS.index(minimum)
+
+
+def chunk_bounds(count: int, parts: int, min_chunk: int = _MIN_CHUNK) -> list[tuple[int, int]]:
+    """Split ``range(count)`` into at most ``parts`` contiguous chunks of at least ``min_chunk`` items.
+
+    Example:
+        >>> chunk_bounds(100, 4), chunk_bounds(10, 4), chunk_bounds(0, 4)
+        ([(0, 25), (25, 50), (50, 75), (75, 100)], [(0, 10)], [])
+    """
+    if count <= 0:
+        return []
+    parts = max(1, min(parts, math.ceil(count / min_chunk)))
+    size = math.ceil(count / parts)
+    return [(start, min(count, start + size)) for start in range(0, count, size)]
+
+
+# ---------------------------------------------------------------------------------------------
+# The host actor (a plain class here; ray.remote() wraps it only when Ray is used).
+
+
+class VerifierHost:
+    """The verifier host of one node: owns the node's maths pool and code sandbox workers.
+
+    Runs as a threaded Ray actor (see :func:`host_for_node`); each method call runs in one of
+    its threads, and the pools take tasks from several threads at once.
+    """
+
+    def __init__(self, pool_size: int, min_isolation: str | None = None, isolation: str = "auto") -> None:
+        import ray
+
+        from .code.doctor import SandboxCheck, sandbox_check
+
+        self.pool_size = pool_size
+        self.min_isolation = min_isolation
+        self.node_id = ray.get_runtime_context().get_node_id()
+        self.started = time.time()
+        self.batches = 0
+        self.items = 0
+        self.callers: set[tuple[str, int]] = set()
+        self._lock = threading.Lock()
+        try:  # the doctor check; also starts the judge pool
+            check = sandbox_check(isolation, workers=pool_size)
+        except ValueError as exc:  # the asked-for level is not available on this node
+            check = SandboxCheck(isolation, False, str(exc), 0.0)
+        self.isolation = check.level
+        self.sandbox_ok = check.ok
+        self.sandbox_reason = check.reason
+        self.refusal: str | None = None
+        if not check.ok:
+            self.refusal = f"the verifier host on node {self.node_id[:12]} cannot run code: {check.reason}"
+        elif below(check.level, min_isolation):
+            self.refusal = (f"the verifier host on node {self.node_id[:12]} has sandbox isolation {check.level}, "
+                            f"below min_isolation={min_isolation}; it refuses code")
+        from . import math as maths
+
+        maths.verify_batch([r"\boxed{1}"], ["1"], workers=pool_size)  # start the maths pool
+
+    def info(self) -> dict[str, Any]:
+        """Where this host runs and what it has (``referee doctor --ray`` prints it)."""
+        import socket
+
+        with self._lock:
+            return {"node_id": self.node_id, "hostname": socket.gethostname(), "pid": os.getpid(),
+                    "pool_size": self.pool_size, "isolation": self.isolation, "sandbox_ok": self.sandbox_ok,
+                    "sandbox_reason": self.sandbox_reason, "min_isolation": self.min_isolation,
+                    "refuses_code": self.refusal is not None, "started": self.started, "batches": self.batches,
+                    "items": self.items, "callers": sorted(self.callers)}
+
+    def verify_batch(self, verifier: str, completions: Sequence[Any], golds: Sequence[Any],
+                     options: dict[str, Any], caller: tuple[str, int]) -> list[Verdict]:
+        """The local ``verify_batch`` of ``verifier`` on this node's pools (``workers`` is the host's)."""
+        from .registry import get_verifier
+
+        with self._lock:
+            self.batches += 1
+            self.items += len(completions)
+            self.callers.add(tuple(caller))
+        if verifier == "code" and self.refusal:
+            return [Verdict("error", reason=self.refusal) for _ in completions]
+        options = dict(options, backend="local")
+        if verifier in ("math", "code"):
+            options["workers"] = self.pool_size
+        if verifier == "code":
+            options["isolation"] = self.isolation
+        return get_verifier(verifier).verify_batch(completions, golds, **options)
+
+
+# ---------------------------------------------------------------------------------------------
+# The caller's side.
+
+_handles: dict[str, Any] = {}  # node id -> actor handle, checked to have started
+_pool_sizes: dict[str, int] = {}  # node id -> its host's pool size
+_handles_lock = threading.Lock()
+_init_lock = threading.Lock()
+_remote_class: Any = None
+
+
+def _ray() -> Any:
+    """Ray, imported and connected (``ray.init()`` when this process has not done it)."""
+    try:
+        import ray
+    except ImportError:
+        raise ImportError("backend='ray' needs Ray: pip install 'referee[ray]'.") from None
+    if not ray.is_initialized():
+        with _init_lock:
+            if not ray.is_initialized():
+                ray.init(ignore_reinit_error=True, log_to_driver=False)
+    return ray
+
+
+def _host_class() -> Any:
+    global _remote_class
+    if _remote_class is None:
+        import ray
+
+        _remote_class = ray.remote(VerifierHost)
+    return _remote_class
+
+
+def cpu_nodes() -> dict[str, float]:
+    """Live nodes of the Ray cluster that have CPUs: node id -> CPU count (connects to Ray).
+
+    Example:
+        >>> callable(cpu_nodes)  # needs a Ray cluster; see tests/verifiers/test_ray_host.py
+        True
+    """
+    ray = _ray()
+    return {node["NodeID"]: node["Resources"].get("CPU", 0.0) for node in ray.nodes()
+            if node.get("Alive") and node.get("Resources", {}).get("CPU", 0.0) > 0}
+
+
+def host_name(node_id: str) -> str:
+    """The actor name of ``node_id``'s verifier host.
+
+    Example:
+        >>> host_name("ab12")
+        'referee-host-ab12'
+    """
+    return f"{HOST_PREFIX}{node_id}"
+
+
+def host_for_node(node_id: str, node_cpus: float | None = None) -> Any:
+    """The verifier host of ``node_id``: found by name, else created there; waits until it has started.
+
+    Raises ``TimeoutError`` when it does not start within the settings' ``start_timeout`` (for
+    instance its node has fewer free CPUs than its pool size).
+    """
+    with _handles_lock:
+        handle = _handles.get(node_id)
+    if handle is not None:
+        return handle
+    ray = _ray()
+    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+    settings = _settings
+    if node_cpus is None:
+        node_cpus = cpu_nodes().get(node_id, 1.0)
+    size = settings.pool_for(node_cpus)
+    handle = _host_class().options(
+        name=host_name(node_id), get_if_exists=True, num_cpus=size, max_concurrency=2 * size, max_restarts=-1,
+        scheduling_strategy=NodeAffinitySchedulingStrategy(node_id, soft=False),
+    ).remote(size, settings.min_isolation, settings.isolation)
+    try:
+        info = ray.get(handle.info.remote(), timeout=settings.start_timeout)
+    except ray.exceptions.GetTimeoutError:
+        raise TimeoutError(f"the verifier host on node {node_id[:12]} did not start within {settings.start_timeout:.0f} s "
+                           f"(it needs {size} free CPUs there; see configure_hosts(pool_size=...))") from None
+    with _handles_lock:
+        _handles[node_id] = handle
+        _pool_sizes[node_id] = info["pool_size"]
+    return handle
+
+
+def _forget(node_id: str) -> None:
+    with _handles_lock:
+        _handles.pop(node_id, None)
+
+
+def ensure_hosts() -> dict[str, Any]:
+    """Start (or find) a host on every live CPU node; node id -> handle.
+
+    Example:
+        >>> callable(ensure_hosts)  # needs a Ray cluster; see tests/verifiers/test_ray_host.py
+        True
+    """
+    return {node_id: host_for_node(node_id, cpus) for node_id, cpus in sorted(cpu_nodes().items())}
+
+
+def describe_hosts(start: bool = True) -> list[dict[str, Any]]:
+    """One dict per verifier host of the cluster (its node, isolation, pool size, ...), by node.
+
+    With ``start`` a host is first started on every live CPU node (``referee doctor --ray``).
+
+    Example:
+        >>> callable(describe_hosts)  # needs a Ray cluster; see tests/verifiers/test_ray_host.py
+        True
+    """
+    ray = _ray()
+    if start:
+        ensure_hosts()
+    handles = []
+    for entry in ray.util.list_named_actors(all_namespaces=True):
+        if entry["name"].startswith(HOST_PREFIX):
+            try:
+                handles.append(ray.get_actor(entry["name"], namespace=entry["namespace"]))
+            except ValueError:  # died since it was listed
+                continue
+    infos = []
+    for handle in handles:
+        try:
+            infos.append(ray.get(handle.info.remote(), timeout=_settings.start_timeout))
+        except (ray.exceptions.RayError, TimeoutError):
+            continue
+    return sorted(infos, key=lambda info: info["node_id"])
+
+
+def _caller_node(ray: Any, nodes: dict[str, float]) -> str:
+    """The caller's node when it has CPUs, else a CPU node chosen by the caller's node id (stable)."""
+    here = ray.get_runtime_context().get_node_id()
+    if here in nodes or not nodes:
+        return here
+    ordered = sorted(nodes)
+    return ordered[int(here, 16) % len(ordered) if all(c in "0123456789abcdef" for c in here) else 0]
+
+
+def _fallback_node(failed: str, nodes: dict[str, float]) -> str:
+    """Another live CPU node than ``failed`` (the next one in id order), or ``failed`` itself when alone."""
+    others = sorted(n for n in nodes if n != failed)
+    if not others:
+        return failed
+    return next((n for n in others if n > failed), others[0])
+
+
+@dataclass
+class _Chunk:
+    start: int
+    end: int
+    node: str
+    tries: int = 1
+
+
+def run_batch(verifier: str, completions: Sequence[Any], golds: Sequence[Any], options: dict[str, Any],
+              *, batch_timeout: float | None = None) -> list[Verdict]:
+    """``verifier``'s ``verify_batch`` on the verifier host of the caller's node; one Verdict per item, in order.
+
+    The dispatch every ``verify_batch(..., backend="ray")`` makes. ``options`` are the
+    verifier's own (sent to the host as they are); ``batch_timeout`` bounds the whole call:
+    the host gets it too (maths and code stop their own work then), and items unfinished
+    shortly after it are ``error``. Never raises for a failed host or node: see the module's
+    notes on faults.
+
+    Example:
+        >>> run_batch("math", ["\\\\boxed{1}"], ["1"], {}, batch_timeout=-1)[0].reason
+        'batch_timeout=-1 must be a positive number of seconds'
+    """
+    count = len(completions)
+    if batch_timeout is not None and (isinstance(batch_timeout, bool) or not isinstance(batch_timeout, (int, float))
+                                      or not batch_timeout > 0):
+        return [Verdict("error", reason=f"batch_timeout={batch_timeout!r} must be a positive number of seconds")] * count
+    if verifier not in _VERIFIERS:
+        return [Verdict("error", reason=f"no verifier {verifier!r} on the verifier hosts")] * count
+    if not count:
+        return []
+    started = time.monotonic()
+    deadline = None if batch_timeout is None else started + batch_timeout
+    try:
+        ray = _ray()
+        nodes = cpu_nodes()
+    except Exception as exc:  # Ray missing or the cluster unreachable: not the completions' fault
+        return [Verdict("error", reason=f"backend='ray' could not reach Ray: {type(exc).__name__}: {exc}")] * count
+    if not nodes:
+        return [Verdict("error", reason="the Ray cluster has no live node with CPUs for a verifier host")] * count
+    caller = (ray.get_runtime_context().get_node_id(), os.getpid())
+    home = _caller_node(ray, nodes)
+    verdicts: list[Verdict | None] = [None] * count
+    failures: dict[int, str] = {}  # chunk start -> why its last try failed
+    in_flight: dict[Any, _Chunk] = {}
+
+    def remaining() -> float | None:
+        return None if deadline is None else max(1e-3, deadline - time.monotonic())
+
+    def submit(chunk: _Chunk) -> None:
+        """Send the chunk to its node's host; on a host that cannot be had, count a failed try."""
+        while True:
+            try:
+                handle = host_for_node(chunk.node, nodes.get(chunk.node))
+            except Exception as exc:  # not placed in time, or the node is gone
+                if not fail(chunk, f"{type(exc).__name__}: {exc}"):
+                    return
+                continue
+            chunk_options = dict(options)
+            left = remaining()
+            if left is not None:
+                chunk_options["batch_timeout"] = left
+            ref = handle.verify_batch.remote(verifier, list(completions[chunk.start:chunk.end]),
+                                             list(golds[chunk.start:chunk.end]), chunk_options, caller)
+            in_flight[ref] = chunk
+            return
+
+    def fail(chunk: _Chunk, why: str) -> bool:
+        """Record a failed try; True when the chunk goes to another node's host for its second one."""
+        _forget(chunk.node)
+        if chunk.tries >= 2:
+            failures[chunk.start] = f"the verifier hosts failed on both tries of this item's chunk: {why}"
+            return False
+        chunk.tries += 1
+        try:
+            live = cpu_nodes()
+        except Exception:
+            live = nodes
+        nodes.update(live)
+        chunk.node = _fallback_node(chunk.node, live or nodes)
+        return True
+
+    try:
+        host_for_node(home, nodes.get(home))
+        first_node, first_tries = home, 1
+    except Exception as exc:  # its host cannot be had: the first try failed already
+        first_node, first_tries = _fallback_node(home, nodes), 2
+        if first_node == home:
+            return [Verdict("error", reason=f"no verifier host could serve this batch: {type(exc).__name__}: {exc}",
+                            details={"backend": "ray"}) for _ in completions]
+    for start, end in chunk_bounds(count, 2 * _pool_sizes.get(first_node, 1)):
+        submit(_Chunk(start, end, first_node, first_tries))
+    while in_flight:
+        left = None if deadline is None else deadline + _GRACE_SECONDS - time.monotonic()
+        if left is not None and left <= 0:
+            break
+        ready, _ = ray.wait(list(in_flight), num_returns=1, timeout=left)
+        if not ready:
+            break
+        ref = ready[0]
+        chunk = in_flight.pop(ref)
+        try:
+            result = ray.get(ref)
+        except ray.exceptions.RayTaskError as exc:  # the host's verify_batch raised: a verifier bug
+            failures[chunk.start] = f"the verifier host raised {str(exc).splitlines()[-1][:200]}"
+            continue
+        except ray.exceptions.RayError as exc:  # the host died or its node was lost
+            if fail(chunk, f"{type(exc).__name__}: {str(exc).splitlines()[0][:200]}"):
+                submit(chunk)
+            continue
+        if len(result) != chunk.end - chunk.start:
+            failures[chunk.start] = f"the verifier host returned {len(result)} verdicts for {chunk.end - chunk.start} items"
+            continue
+        verdicts[chunk.start:chunk.end] = result
+    for ref, chunk in in_flight.items():
+        ray.cancel(ref)  # a queued call never starts; a running one ends on the host's own deadline
+        failures.setdefault(chunk.start, "")
+    starts = sorted(failures)
+    out: list[Verdict] = []
+    for index, verdict in enumerate(verdicts):
+        if verdict is not None:
+            out.append(verdict)
+            continue
+        reason = failures[max(s for s in starts if s <= index)]
+        if not reason:
+            reason = f"the batch deadline of {batch_timeout} s passed before the verifier host answered"
+        out.append(Verdict("error", reason=reason, details={"backend": "ray"}))
+    return out
+
+
+def on_backend(verifier: str, backend: Any, completions: Sequence[Any], golds: Sequence[Any],
+               params: dict[str, Any]) -> list[Verdict]:
+    """The dispatch hook of every ``verify_batch``: ``params`` are its arguments (``locals()``),
+    sent to ``backend`` (``"ray"``: :func:`run_batch`); an unknown backend makes every item ``error``.
+
+    Example:
+        >>> [v.reason for v in on_backend("gsm8k", "dask", ["#### 3"], [3], {"mode": "strict"})]
+        ["backend='dask' is not one of local, ray"]
+    """
+    problem = backend_problem(backend)
+    if problem or backend == "local":
+        return [Verdict("error", reason=problem or "backend='local' is not sent to a host")] * len(completions)
+    options = {k: v for k, v in params.items() if k not in _NOT_OPTIONS}
+    return run_batch(verifier, completions, golds, options, batch_timeout=params.get("batch_timeout"))
+
+
+_NOT_OPTIONS = frozenset({"completions", "golds", "tests_list", "backend", "batch_timeout"})
+
+
+async def averify_batch(verifier: str, completions: Sequence[Any], golds: Sequence[Any], **options: Any) -> list[Verdict]:
+    """Await ``verifier``'s ``verify_batch`` on the caller's node's host (for asyncio callers).
+
+    The event loop is never blocked: the call waits for the host in a thread of the loop's
+    executor. ``options`` are the verifier's, plus ``batch_timeout``.
+
+    Example:
+        >>> import asyncio
+        >>> asyncio.run(averify_batch("gsm8k", ["#### 3"], [3], batch_timeout=0))[0].status
+        'error'
+    """
+    batch_timeout = options.pop("batch_timeout", None)
+    options.pop("backend", None)
+    loop = asyncio.get_running_loop()
+    return await loop.run_in_executor(None, lambda: run_batch(verifier, completions, golds, options,
+                                                              batch_timeout=batch_timeout))
