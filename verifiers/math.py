@@ -52,6 +52,7 @@ from .math_answers import (
 )
 from .math_forms import comparable, top_level_parts
 from .math_values import closed_form_value, far_apart, is_simple_maths, ordered_values, unordered_values, value_at_point
+from .ray_host import on_backend
 from .verdict import Verdict
 
 # The sympy side is imported only by the workers: this process never parses with sympy.
@@ -237,7 +238,7 @@ def _option_problem(options: CompareOptions, timeout: Any, max_answer_chars: Any
                     batch_timeout: Any, after_think: Any) -> str | None:
     def positive(value: Any, integer: bool = False) -> bool:
         kinds = int if integer else (int, float)
-        return isinstance(value, kinds) and not isinstance(value, bool) and value > 0
+        return isinstance(value, kinds) and not isinstance(value, bool) and 0 < value < float("inf")
 
     if not positive(timeout):
         return f"timeout={timeout!r} must be a positive number of seconds"
@@ -290,6 +291,7 @@ def verify_batch(
     after_think: bool = False,
     workers: int | None = None,
     batch_timeout: float | None = None,
+    backend: str = "local",
 ) -> list[Verdict]:
     """``verify`` over paired lists, order kept, work spread over the worker processes.
 
@@ -297,6 +299,8 @@ def verify_batch(
     (``None``, the default: bounded by the per-item deadlines, at most about
     ``timeout * len / workers``); items unfinished by then are ``error``. Identical
     (gold, answer) pairs are checked once, and each distinct gold is parsed once per worker.
+    ``backend="ray"`` checks the batch on the Ray verifier host of the caller's node
+    (:mod:`referee.verifiers.ray_host`; ``workers`` is then the host's).
 
     Example:
         >>> golds = [r"\\frac{1}{2}"] * 3 + [None]
@@ -306,6 +310,8 @@ def verify_batch(
     if len(completions) != len(golds):
         raise ValueError(f"verify_batch got {len(completions)} completions but {len(golds)} golds; "
                          "pass one gold per completion.")
+    if backend != "local":
+        return on_backend("math", backend, completions, golds, locals())
     started = time.monotonic()
     options = CompareOptions(float_rounding, abs_tol, rel_tol, percent, strict)
     problem = _option_problem(options, timeout, max_answer_chars, workers, batch_timeout, after_think)

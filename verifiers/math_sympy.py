@@ -50,6 +50,11 @@ _WARM_UP_ANSWERS = (
     r"\begin{pmatrix} 1 \\ 2 \end{pmatrix}", r"\text{Evelyn}", r"30^\circ", r"50\%", r"6 - 5i",
     r"\left( 3, \frac{\pi}{2} \right)", r"\log_2 8", r"\sin x", r"e^{2}", r"a_n", r"3.14", r"1,000", r"\infty",
     r"\cos^2 \theta", r"\frac{x+1}{x-1}", r"2^{10}", r"|x|", r"\binom{5}{2}", r"5!",
+    # Shapes of competition answers (lists of tuples, functions, floors, logs, unions, bounds)
+    r"(1, 2), (3, -4)", r"f(x) = 2x + 1", r"\left\lfloor \frac{n}{2} \right\rfloor", r"\log_{10} 2", r"\ln 3",
+    r"(-\infty, -2) \cup (3, \infty)", r"k \geq 2", r"\frac{n(n+1)}{2}", r"2^{k-1}", r"\binom{n}{k}", r"n!",
+    r"\sqrt[3]{2}", r"\text{No solution}", r"a_n = 2^n", r"\pm 1", r"\angle ABC = 90^\circ", r"\frac{\pi}{6} + k\pi",
+    r"10^{3}, 10", r"x = 1, y = 2", r"3 n",
 )
 
 

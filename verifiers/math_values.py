@@ -27,6 +27,7 @@ _TOKEN_RE = re.compile(r"\\(?:frac|sqrt|pi|infty|cdot|times|div|\{|\})|[0-9]+(?:
 # a value: latex2sympy reads them as one symbol.
 _POINT = {letter: 1.0 + (k * 0.6180339887498949) % 1.0
           for k, letter in enumerate(string.ascii_lowercase, start=1) if letter not in "ei"}
+_FUNCTION_NAMES = frozenset("fghFGHPpq")  # f(x) may be a function; n(n+1) is a product for latex2sympy
 _SPACED_DIGITS_RE = re.compile(r"[0-9.}](?:\s|\\[,;:! ])+[0-9.]")
 _STARTS_FACTOR = ("\\frac", "\\sqrt", "\\pi", "i", "(", "{")
 _MAX_EXPONENT = 64.0
@@ -108,7 +109,13 @@ class _Parser:
         if self.peek() != "^":
             return base
         self.take()
-        exponent = _real(self.group() if self.peek() == "{" else self.number())
+        following = self.peek()
+        if following == "{":
+            exponent = _real(self.group())
+        elif following is not None and following.isalpha() and len(following) == 1 and self.variables:
+            exponent = _real(self.atom())  # 2^k
+        else:
+            exponent = _real(self.number())
         if abs(exponent) > _MAX_EXPONENT or (base == 0 and exponent < 0):
             raise _Unsupported
         if exponent == int(exponent):
@@ -145,8 +152,8 @@ class _Parser:
             return 1j
         if token is not None and token.isalpha():
             self.take()
-            if not self.variables or token.lower() not in _POINT or self.peek() == "(":
-                raise _Unsupported  # e, a function call f(x), or variables not wanted
+            if not self.variables or token.lower() not in _POINT or self.peek() == "(" and token in _FUNCTION_NAMES:
+                raise _Unsupported  # e, a function call f(x), or variables not wanted (n(n+1) is a product)
             return _POINT[token.lower()]
         if token in ("(", "{"):
             return self.group()

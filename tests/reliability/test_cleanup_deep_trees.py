@@ -79,3 +79,30 @@ def test_measuring_a_tree_survives_what_a_job_does_to_it(tmp_path):
     _deep_tree(str(job / "deep"), 2000)
     assert tree_bytes(str(job), 1 << 30) >= 2000 * 4096
     remove_tree(str(job))
+
+
+def test_a_deep_tree_left_on_the_host_by_a_killed_worker_does_not_stop_the_next_one():
+    import socket
+    import sys
+
+    from referee.verifiers.code.channel import recv_message
+
+    if not os.access("/dev/shm", os.W_OK):
+        pytest.skip("job folders live in /dev/shm only where it is writable")
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()  # its pid names a worker that has ended
+    stale = tempfile.mkdtemp(prefix=f"referee-jobs-{dead.pid}-1-", dir="/dev/shm")
+    os.mkdir(f"{stale}/job-1")
+    _deep_tree(f"{stale}/job-1", 1500)
+    ours, theirs = socket.socketpair()
+    worker = subprocess.Popen([sys.executable, "-m", "referee.verifiers.code.forkserver", "--fd", str(theirs.fileno())],
+                              pass_fds=[theirs.fileno()])
+    theirs.close()
+    try:
+        assert recv_message(ours, deadline=time.monotonic() + 60)[0] == "ready"
+        assert not os.path.lexists(stale)
+    finally:
+        ours.close()
+        worker.wait(timeout=30)
+        if os.path.lexists(stale):
+            subprocess.run(["rm", "-rf", stale], check=False)

@@ -134,6 +134,12 @@ def test_after_think_must_be_a_bool():
     assert math_verifier.verify("42", "42", after_think="yes").status == "error"
 
 
+@pytest.mark.parametrize("timeout", [float("inf"), float("nan"), -1, 0])
+def test_a_timeout_that_is_not_a_finite_positive_number_is_an_error(timeout):
+    verdict = math_verifier.verify(r"\boxed{2\sqrt{2}}", r"\sqrt{8}", timeout=timeout)
+    assert verdict.status == "error" and "timeout=" in verdict.reason
+
+
 # ---------------------------------------------------------------------------------------------
 # Properties: the fallbacks never outrank a final answer; the element fast path is math-verify's
 
