@@ -288,7 +288,7 @@ def _last_phrase(text: str, *, final_only: bool = False) -> tuple[int, str] | No
         else:
             tail = _PHRASE_TAIL_RE.search(rest)
             answer = rest[:tail.start()] if tail else rest
-        answer = strip_math_delimiters(answer.strip().rstrip(".").strip())
+        answer = strip_math_delimiters(_unemphasised(answer).rstrip(".").strip())
         if not answer or answer.lower().startswith("not "):
             continue
         if not is_bare_answer(answer):
@@ -301,6 +301,11 @@ def _last_phrase(text: str, *, final_only: bool = False) -> tuple[int, str] | No
             continue
         return phrase.start(), answer
     return None
+
+
+def _unemphasised(text: str) -> str:
+    """``text`` without Markdown emphasis around it (``**$1,200**`` -> ``$1,200``)."""
+    return text.strip().strip("*_").strip()
 
 
 def _last_bold(text: str) -> str | None:
@@ -331,7 +336,7 @@ def _fallback(text: str) -> Extraction | None:
 
 def _extract_plain(text: str) -> Extraction | None:
     if is_bare_answer(text):
-        return Extraction(strip_math_delimiters(text).rstrip(".").strip() or text.strip(), "bare")
+        return Extraction(strip_math_delimiters(_unemphasised(text)).rstrip(".").strip() or text.strip(), "bare")
     boxed = last_boxed(text)
     # Only a "final answer" phrase overrides an earlier box: "so our answer is ..." after a box
     # is usually the check of that answer, not a new one.

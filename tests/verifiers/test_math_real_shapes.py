@@ -51,6 +51,8 @@ GOLDEN = [
     (COT + "The number of marbles left is **9**.", "9", "correct", "bold"),
     (COT + "**Answer:** Leo paid $12.50 for the tickets", "12.5", "correct", "final answer"),
     (COT + "**Step 2:** we add 5.\n\nSo the total is **12**, not 7.", "12", "correct", "bold"),
+    (COT + "**Answer: $3,400**", "3400", "correct", "final answer"),
+    ("**57**", "57", "correct", "bare"),
     # What is inside a box
     (COT + r"\boxed{$145,300}", "145300", "correct", "boxed"),
     (COT + r"\boxed{\$18}", "18", "correct", "boxed"),
