@@ -137,7 +137,12 @@ class ErrorBreaker:
 
     @property
     def tripped(self) -> bool:
-        """Whether the breaker has tripped (every call then raises)."""
+        """Whether the breaker has tripped (every call then raises).
+
+        Example:
+            >>> ErrorBreaker().tripped
+            False
+        """
         return self._tripped is not None
 
     def stats(self) -> dict[str, Any]:
@@ -155,12 +160,22 @@ class ErrorBreaker:
         return math.floor(self.max_share * self.window + 1e-9)
 
     def check(self) -> None:
-        """Raise :class:`ErrorRateExceeded` if the breaker has tripped."""
+        """Raise :class:`ErrorRateExceeded` if the breaker has tripped.
+
+        Example:
+            >>> ErrorBreaker().check()  # not tripped: nothing happens
+        """
         if self._tripped is not None:
             raise ErrorRateExceeded(self._tripped)
 
     def record(self, errors: Sequence[bool], last_reason: str = "") -> None:
-        """Count one flag per sample (``True`` for an ``error``); raise if that trips the breaker."""
+        """Count one flag per sample (``True`` for an ``error``); raise if that trips the breaker.
+
+        Example:
+            >>> breaker = ErrorBreaker(max_share=0.5, window=4)
+            >>> breaker.record([True, False, True, False]); breaker.stats()["errors"]
+            2
+        """
         with self._lock:
             for is_error in errors:
                 if len(self._recent) == self.window and self._recent[0]:
@@ -177,7 +192,17 @@ class ErrorBreaker:
         self.check()
 
     def reset(self) -> None:
-        """Forget every sample and un-trip."""
+        """Forget every sample and un-trip.
+
+        Example:
+            >>> breaker = ErrorBreaker(max_share=0.0, window=2)
+            >>> try:
+            ...     breaker.record([True])
+            ... except ErrorRateExceeded:
+            ...     breaker.reset()
+            >>> breaker.tripped
+            False
+        """
         with self._lock:
             self._recent.clear()
             self._errors = 0
@@ -290,7 +315,12 @@ class Scorer:
             return self._rewards[verifier]
 
     def route(self, sample: TrainerSample) -> Route:
-        """The sample's route (raises :class:`~referee.rewards.routing.UnknownDataSource`)."""
+        """The sample's route (raises :class:`~referee.rewards.routing.UnknownDataSource`).
+
+        Example:
+            >>> Scorer(AdapterOptions(default_verifier="math")).route(TrainerSample("x", "1/2")).decided_by
+            'the default_verifier option'
+        """
         return route(sample.data_source, sample.ground_truth, sample.extra_info,
                      default_verifier=self.options.default_verifier)
 
@@ -300,6 +330,11 @@ class Scorer:
         Raises :class:`~referee.rewards.routing.RefereeStop` subclasses only: an unknown source or
         bad option (:class:`~referee.rewards.routing.ConfigurationError`), or a tripped breaker
         (:class:`ErrorRateExceeded`). Anything a verifier raises becomes an ``error`` Verdict.
+
+        Example:
+            >>> [s.verdict.status for s in Scorer().score([TrainerSample("#### 3", "3", "gsm8k"),
+            ...                                            TrainerSample("no idea", "3", "gsm8k")])]
+            ['correct', 'no_answer']
         """
         self.breaker.check()
         routes = [self.route(sample) for sample in samples]

@@ -155,7 +155,7 @@ def test_the_async_twin_waits_off_the_event_loop(monkeypatch):
         return scores, ticks
 
     scores, ticks = asyncio.run(main())
-    assert scores[0].score == 1.0 and ticks >= 10  # the loop kept running while the verifier worked
+    assert scores[0].score == 1.0 and ticks >= 5  # the loop kept running while the verifier worked (~25 ticks)
 
 
 def test_the_async_twin_raises_the_breaker_too():

@@ -129,7 +129,7 @@ def test_rollout_keeps_generating_while_referee_judges():
         return reward, ticks
 
     reward, ticks = asyncio.run(main())
-    assert reward == 1.0 and ticks >= 20
+    assert reward == 1.0 and ticks >= 10  # about 50 while the program sleeps
 
 
 def test_an_outage_stops_the_rollout():
