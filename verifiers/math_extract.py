@@ -64,6 +64,8 @@ _ENUMERATOR_RE = re.compile(r"^\s*(?:[0-9]+|[A-Za-z])[.)]\s*$")
 _COMMAND_RE = re.compile(r"\\(?:begin|end)\s*\{[^{}]*\}|\\(?:text|textbf|textit|textrm|mathrm|mathbf|mbox|operatorname)\s*\{[^{}]*\}|\\[A-Za-z]+")
 _WORD_RE = re.compile(r"[^\W\d_]{3,}")
 _ANSWER_WORDS = frozenset({"and", "percent", "pct", "percentage", "or"})
+_SHORT_WORD_RE = re.compile(r"(?<![A-Za-z\\])(?:so|is|it|to|of|in|on|at|we|be|as|by|if|an|do|no|my|he|us|am)(?![A-Za-z])",
+                            re.IGNORECASE)
 _MATHS_CHAR_RE = re.compile(r"[0-9\\^_=+\-*/()\[\]{}<>|]")
 _BARE_LIMIT = 400
 
@@ -79,6 +81,7 @@ _PROSE_NUMBER_RE = re.compile(
     r"(?P<number>[0-9]+(?:[.,][0-9]+)*|\.[0-9]+)(?:/(?P<denominator>[0-9]+))?(?![0-9])"
     r"(?:\s?(?P<percent>\\?%|percent\b|pct\b))?"
 )
+_HEDGE_GAP_RE = re.compile(r"[\s,$]*or\b[\w\s$]{0,15}")  # "5 or 7", "5, or maybe 7": alternatives
 _THOUSANDS_RE = re.compile(r"^[0-9]{1,3}(?:,[0-9]{3})+(?:\.[0-9]+)?$")
 _DECIMAL_COMMA_RE = re.compile(r"^(?P<whole>[0-9]+),(?P<decimals>[0-9]+)$")
 
@@ -167,6 +170,8 @@ def is_bare_answer(text: str) -> bool:
         return True
     if "\n\n" in text or not _MATHS_CHAR_RE.search(text):
         return False
+    if _SHORT_WORD_RE.search(_COMMAND_RE.sub(" ", text)):
+        return False  # "So 7.", "x is 5": a sentence
     return all(word.lower() in _ANSWER_WORDS for word in prose_words(text))
 
 
@@ -208,17 +213,24 @@ def prose_number(match: re.Match[str]) -> str:
 def last_prose_number(text: str, start: int = 0) -> tuple[int, str] | None:
     """Start and plain text of the last number written in ``text[start:]``, else ``None``.
 
+    Two numbers offered as alternatives (``5 or 7``, ``5, or maybe 7``) are read together, as a
+    hedge that matches no single gold.
+
     Example:
         >>> last_prose_number("So it took James 2 hours to walk to the store.")
         (17, '2')
-        >>> last_prose_number("Soucis : 2,74 $ a.."), last_prose_number("AZYUK2A")
-        ((9, '2.74'), None)
+        >>> last_prose_number("Soucis : 2,74 $ a.."), last_prose_number("AZYUK2A"), last_prose_number("It is 5 or 7.")
+        ((9, '2.74'), None, (6, '5 or 7'))
     """
     text = _ascii_digits(text)
-    found = None
-    for found in _PROSE_NUMBER_RE.finditer(text, start):
-        pass
-    return (found.start("number"), prose_number(found)) if found else None
+    previous = found = None
+    for match in _PROSE_NUMBER_RE.finditer(text, start):
+        previous, found = found, match
+    if found is None:
+        return None
+    if previous is not None and _HEDGE_GAP_RE.fullmatch(text, previous.end(), found.start("number")):
+        return previous.start("number"), f"{prose_number(previous)} or {prose_number(found)}"
+    return found.start("number"), prose_number(found)
 
 
 def _joined(text: str, first_end: int, second_start: int) -> bool:

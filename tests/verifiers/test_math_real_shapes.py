@@ -40,6 +40,11 @@ GOLDEN = [
     ("इसलिए उत्तर ८ है।", "8", "correct", "last number"),
     ("لذلك فإن العدد هو ٤٥.", "45", "correct", "last number"),
     ("So it took Maria 4 hours to paint the fence.", "3", "wrong", "last number"),
+    ("So 12.", "12", "correct", "last number"),
+    # A hedge stays wrong, whichever alternative the gold is
+    ("The answer is either 12 or 13.", "13", "wrong", "last number"),
+    ("It could be 12, or maybe 13.", "12", "wrong", "last number"),
+    ("Since n is 3 or larger, the total is 13.", "13", "correct", "last number"),
     # The last maths is an equation or a sentence: its value
     (COT + r"The remaining amount is $200 - 45 - 55 = 100$.", "100", "correct", "math span"),
     (COT + r"\[\text{Area} = 36 \text{ square meters}\]", "36", "correct", "math span"),
