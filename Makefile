@@ -17,7 +17,7 @@ install: $(VENV)/.installed
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet torch==2.13.0
-	$(PY) -m pip install --quiet -e '.[train,dev,serve]'
+	$(PY) -m pip install --quiet -e '.[train,dev,serve,ray]'
 	touch $@
 
 test: install

@@ -352,11 +352,13 @@ def describe_hosts(start: bool = True) -> list[dict[str, Any]]:
                 handles.append(ray.get_actor(entry["name"], namespace=entry["namespace"]))
             except ValueError:  # died since it was listed
                 continue
+    refs = [handle.info.remote() for handle in handles]
+    ready, _ = ray.wait(refs, num_returns=len(refs), timeout=_settings.start_timeout) if refs else ([], [])
     infos = []
-    for handle in handles:
+    for ref in ready:  # a host that is dead or restarting is left out
         try:
-            infos.append(ray.get(handle.info.remote(), timeout=_settings.start_timeout))
-        except (ray.exceptions.RayError, TimeoutError):
+            infos.append(ray.get(ref))
+        except ray.exceptions.RayError:
             continue
     return sorted(infos, key=lambda info: info["node_id"])
 

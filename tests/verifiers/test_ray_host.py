@@ -1,0 +1,267 @@
+"""backend="ray" on a real local Ray cluster (no local_mode): one verifier host per node, shared by
+its callers; deadlines inside the host; a killed host mid-batch; a caller's batch_timeout."""
+
+import asyncio
+import threading
+import time
+
+import pytest
+
+ray = pytest.importorskip("ray")
+
+from referee.rewards import get_reward  # noqa: E402
+from referee.verifiers import code, gsm8k, math, ray_host  # noqa: E402
+
+# HumanEval-shaped tasks written here: prompt + canonical solution, a check(candidate) test, an entry point.
+TASKS = [
+    {"entry_point": "has_close_elements",
+     "solution": "def has_close_elements(numbers, threshold):\n"
+                 "    for i, a in enumerate(numbers):\n"
+                 "        for j, b in enumerate(numbers):\n"
+                 "            if i != j and abs(a - b) < threshold:\n"
+                 "                return True\n"
+                 "    return False\n",
+     "test": "def check(candidate):\n"
+             "    assert candidate([1.0, 2.0, 3.9, 4.0], 0.3) == True\n"
+             "    assert candidate([1.0, 2.0, 3.0], 0.5) == False\n"
+             "    assert candidate([], 1.0) == False\n"},
+    {"entry_point": "truncate_number",
+     "solution": "def truncate_number(number: float) -> float:\n    return number % 1.0\n",
+     "test": "def check(candidate):\n"
+             "    assert candidate(3.5) == 0.5\n"
+             "    assert abs(candidate(1.33) - 0.33) < 1e-6\n"},
+    {"entry_point": "below_zero",
+     "solution": "from typing import List\n\n"
+                 "def below_zero(operations: List[int]) -> bool:\n"
+                 "    balance = 0\n"
+                 "    for op in operations:\n"
+                 "        balance += op\n"
+                 "        if balance < 0:\n"
+                 "            return True\n"
+                 "    return False\n",
+     "test": "def check(candidate):\n"
+             "    assert candidate([]) == False\n"
+             "    assert candidate([1, 2, -4, 5]) == True\n"
+             "    assert candidate([1, -1, 2]) == False\n"},
+    {"entry_point": "fib",
+     "solution": "def fib(n: int) -> int:\n    a, b = 0, 1\n    for _ in range(n):\n        a, b = b, a + b\n    return a\n",
+     "test": "def check(candidate):\n"
+             "    assert candidate(10) == 55\n"
+             "    assert candidate(1) == 1\n"
+             "    assert candidate(12) == 144\n"},
+]
+
+
+def _tests(task):
+    return {"format": "humaneval", "test": task["test"], "entry_point": task["entry_point"]}
+
+
+def _returns_none(task):
+    head = task["solution"].split(":\n", 1)[0] if task["solution"].startswith("def") else \
+        task["solution"][task["solution"].index("def "):].split(":\n", 1)[0]
+    return f"{head}:\n    return None\n"
+
+
+def _fenced(program):
+    return f"Here is my solution.\n```python\n{program}```\n"
+
+
+HANG = r"The answer is \boxed{9^{9^{9^{9}}}}."
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    before = ray_host.configure_hosts()
+    ray_host.configure_hosts(pool_size=2, start_timeout=240.0)
+    try:
+        yield ray
+    finally:
+        ray_host.configure_hosts(**before.__dict__)
+        ray_host._handles.clear()
+        ray.shutdown()
+
+
+def _hosts():
+    return [a for a in ray.util.list_named_actors(all_namespaces=True) if a["name"].startswith(ray_host.HOST_PREFIX)]
+
+
+def _host():
+    (entry,) = _hosts()
+    return ray.get_actor(entry["name"], namespace=entry["namespace"])
+
+
+def test_humaneval_canonical_pass_and_none_fail_through_ray(cluster):
+    completions = [_fenced(t["solution"]) for t in TASKS] + [_fenced(_returns_none(t)) for t in TASKS]
+    tests = [_tests(t) for t in TASKS] * 2
+    verdicts = code.verify_batch(completions, tests, backend="ray")
+    assert [v.status for v in verdicts] == ["correct"] * 4 + ["wrong"] * 4, [v.reason for v in verdicts]
+    assert all(v.details["isolation"] in code.LEVELS for v in verdicts)
+    # The same through a reward function, backend= passed on to verify_batch.
+    reward = get_reward("code_all_pass", backend="ray")
+    assert reward(completions=completions, tests=tests) == [1.0] * 4 + [0.0] * 4
+    # Maths and GSM8K through the same host, and the host node's name.
+    assert [v.status for v in math.verify_batch([r"\boxed{\frac12}", r"\boxed{3}", "no idea"], ["0.5", "2", "1"],
+                                                backend="ray")] == ["correct", "wrong", "no_answer"]
+    assert [v.status for v in gsm8k.verify_batch(["#### 18", "#### 17"], [18, 18], backend="ray")] == ["correct", "wrong"]
+    (entry,) = _hosts()
+    assert entry["name"] == ray_host.host_name(ray.get_runtime_context().get_node_id())
+
+
+def test_an_unknown_backend_is_an_error_verdict_not_a_crash(cluster):
+    assert [v.status for v in math.verify_batch([r"\boxed{1}"], ["1"], backend="spark")] == ["error"]
+    with pytest.raises(ValueError, match="backend='spark'"):
+        get_reward("math_accuracy", backend="spark")
+
+
+def test_two_callers_on_one_node_share_one_host(cluster):
+    @ray.remote(num_cpus=0)
+    def caller():
+        import os
+
+        from referee.verifiers import math as maths
+
+        return os.getpid(), [v.status for v in maths.verify_batch([r"\boxed{4}"], ["4"], backend="ray")]
+
+    pid, statuses = ray.get(caller.remote(), timeout=240)
+    assert statuses == ["correct"]
+    assert [v.status for v in math.verify_batch([r"\boxed{5}"], ["5"], backend="ray")] == ["correct"]
+    assert len(_hosts()) == 1
+    info = ray.get(_host().info.remote(), timeout=60)
+    import os
+
+    callers = {tuple(c) for c in info["callers"]}
+    assert {p for _, p in callers} >= {pid, os.getpid()}
+    assert info["pool_size"] == 2 and info["isolation"] in code.LEVELS and info["sandbox_ok"]
+    (described,) = ray_host.describe_hosts()
+    assert described["node_id"] == info["node_id"]
+
+
+def test_a_hanging_answer_returns_on_its_deadline_from_async_and_from_a_thread(cluster):
+    golds = ["5", "2"]
+    completions = [HANG, r"\boxed{2}"]
+
+    async def from_async():
+        started = time.monotonic()
+        verdicts = await ray_host.averify_batch("math", completions, golds, timeout=1.0)
+        return verdicts, time.monotonic() - started
+
+    verdicts, seconds = asyncio.run(from_async())
+    assert [v.status for v in verdicts] == ["timeout", "correct"]
+    assert seconds < 30
+
+    box = {}
+
+    def from_thread():
+        started = time.monotonic()
+        box["verdicts"] = math.verify_batch(completions, golds, timeout=1.0, backend="ray")
+        box["seconds"] = time.monotonic() - started
+
+    thread = threading.Thread(target=from_thread)
+    thread.start()
+    thread.join(120)
+    assert not thread.is_alive()
+    assert [v.status for v in box["verdicts"]] == ["timeout", "correct"]
+    assert box["seconds"] < 30
+
+
+def test_a_caller_batch_timeout_makes_unfinished_items_errors(cluster):
+    # 6 hanging items with a 20 s deadline each on 2 workers cannot finish in 2 s.
+    completions = [r"\boxed{7}"] + [HANG] * 6 + [r"\boxed{8}"]
+    golds = ["7"] + ["5"] * 6 + ["8"]
+    started = time.monotonic()
+    verdicts = math.verify_batch(completions, golds, timeout=20.0, batch_timeout=2.0, backend="ray")
+    assert time.monotonic() - started < 15
+    assert len(verdicts) == len(completions)
+    assert verdicts[0].status == "correct" and verdicts[-1].status == "correct"  # fast paths, answered in time
+    assert {v.status for v in verdicts[1:-1]} == {"error"}
+    # Code takes a batch_timeout too, locally and on the host.
+    sleepy = _fenced("import time\ndef fib(n):\n    time.sleep(2)\n    return 55\n")
+    tests = [_tests(TASKS[3])] * 6
+    verdicts = code.verify_batch([sleepy] * 6, tests, timeout=10.0, batch_timeout=1.0, backend="ray")
+    assert len(verdicts) == 6 and {v.status for v in verdicts} == {"error"}
+
+
+def _slow_and_broken(copies):
+    slow = [_fenced("import time\n" + t["solution"].replace(":\n", ":\n    time.sleep(0.2)\n", 1)) for t in TASKS]
+    broken = [_fenced(_returns_none(t)) for t in TASKS]
+    return (slow + broken) * copies, [_tests(t) for t in TASKS] * 2 * copies, (["correct"] * 4 + ["wrong"] * 4) * copies
+
+
+def _kill_when_busy(old_pid, items_before):
+    """Wait for a host other than ``old_pid``'s to take more than ``items_before`` items, kill it
+    in the middle of the batch; its pid."""
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        try:
+            host = _host()
+            info = ray.get(host.info.remote(), timeout=60)
+        except (ValueError, ray.exceptions.RayError):
+            time.sleep(0.05)
+            continue
+        if info["pid"] != old_pid and info["items"] > items_before:
+            time.sleep(0.5)  # the host is in the middle of the batch
+            ray.kill(host)
+            return info["pid"]
+        time.sleep(0.05)
+    raise AssertionError("no host took the batch")
+
+
+def _in_thread(completions, tests):
+    box = {}
+    thread = threading.Thread(target=lambda: box.setdefault("verdicts", code.verify_batch(completions, tests, backend="ray")))
+    thread.start()
+    return thread, box
+
+
+def test_ray_kill_of_the_host_mid_batch_returns_every_verdict_in_order_without_a_false_pass(cluster):
+    completions, tests, expected = _slow_and_broken(3)
+    host = _host()
+    before = ray.get(host.info.remote(), timeout=60)
+    thread, box = _in_thread(completions, tests)
+    while ray.get(host.info.remote(), timeout=60)["items"] == before["items"]:
+        time.sleep(0.05)
+    time.sleep(0.5)  # the host is in the middle of the batch
+    ray.kill(host)
+    thread.join(300)
+    assert not thread.is_alive()
+    verdicts = box["verdicts"]
+    # The batch was sent once more, to a new host (the only node's): every item judged, in order.
+    assert [v.status for v in verdicts] == expected, [v.reason for v in verdicts]
+    after = ray.get(_host().info.remote(), timeout=60)
+    assert after["pid"] != before["pid"] and after["items"] == len(completions)
+
+    # Both tries' hosts killed: the items are errors, in order, never a pass.
+    thread, box = _in_thread(completions, tests)
+    first = _kill_when_busy(None, after["items"])
+    _kill_when_busy(first, 0)
+    thread.join(300)
+    assert not thread.is_alive()
+    verdicts = box["verdicts"]
+    assert len(verdicts) == len(completions)
+    assert all(v.status in (want, "error") for v, want in zip(verdicts, expected))
+    assert any(v.status == "error" and "both tries" in v.reason for v in verdicts)
+    ray_host._handles.clear()
+
+
+def _kill_hosts():
+    for entry in _hosts():
+        ray.kill(ray.get_actor(entry["name"], namespace=entry["namespace"]))
+    ray_host._handles.clear()
+
+
+def test_min_isolation_refuses_code_below_it(cluster):
+    _kill_hosts()
+    before = ray_host.configure_hosts()
+    ray_host.configure_hosts(isolation="basic", min_isolation="uid")
+    try:
+        verdicts = code.verify_batch([_fenced(TASKS[3]["solution"])], [_tests(TASKS[3])], backend="ray")
+        assert verdicts[0].status == "error" and "below min_isolation=uid" in verdicts[0].reason
+        assert get_reward("code_pass_rate", backend="ray")(completions=[TASKS[3]["solution"]],
+                                                            tests=[_tests(TASKS[3])]) == [None]
+        assert [v.status for v in math.verify_batch([r"\boxed{2}"], ["2"], backend="ray")] == ["correct"]
+        (info,) = ray_host.describe_hosts(start=False)
+        assert info["isolation"] == "basic" and info["refuses_code"]
+    finally:
+        _kill_hosts()
+        ray_host.configure_hosts(**before.__dict__)
