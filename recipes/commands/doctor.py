@@ -4,14 +4,10 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 from typing import Any
 
 from referee.verifiers.code import LEVELS, resolve_isolation
 from referee.verifiers.code.isolation import Isolation
-
-_CHECK_PROGRAM = "import os\ndef whoami():\n    return os.getuid()"
-_CHECK_TESTS = {"format": "asserts", "asserts": ["assert isinstance(whoami(), int)"]}
 
 
 def add_parser(subparsers: Any) -> None:
@@ -28,6 +24,10 @@ def add_parser(subparsers: Any) -> None:
     parser.add_argument("--isolation", default="auto", choices=("auto", *LEVELS),
                         help="the level to check (default: the best available)")
     parser.add_argument("--no-check", action="store_true", help="only print the layers; judge nothing")
+    parser.add_argument("--ray", metavar="ADDRESS", nargs="?", const="auto", default=None,
+                        help="also start (or find) the verifier host on every node of the Ray cluster at ADDRESS "
+                             "(default: auto, the running one) and list them: node, isolation, pool size; "
+                             "exits 1 when a host cannot judge code")
     parser.set_defaults(run=run)
 
 
@@ -45,7 +45,47 @@ def report_lines(isolation: Isolation) -> list[str]:
     return lines
 
 
+def host_lines(infos: list[dict[str, Any]]) -> list[str]:
+    """The printed list of Ray verifier hosts (``--ray``): one line per host.
+
+    Example:
+        >>> print("\\n".join(host_lines([{"node_id": "ab" * 28, "hostname": "n1", "isolation": "full", "pool_size": 8,
+        ...     "sandbox_ok": True, "sandbox_reason": "", "refuses_code": False, "batches": 3, "items": 96}])))
+        ray verifier hosts: 1
+          node ababababababab (n1): isolation full, pool 8, 3 batches / 96 items
+    """
+    lines = [f"ray verifier hosts: {len(infos)}"]
+    for info in infos:
+        state = "" if info["sandbox_ok"] and not info["refuses_code"] else \
+            f"; refuses code: {info['sandbox_reason'] or 'below min_isolation ' + str(info.get('min_isolation'))}"
+        lines.append(f"  node {info['node_id'][:14]} ({info['hostname']}): isolation {info['isolation']}, "
+                     f"pool {info['pool_size']}, {info['batches']} batches / {info['items']} items{state}")
+    return lines
+
+
+def _ray_hosts(address: str) -> int:
+    from referee.verifiers.ray_host import connect, cpu_nodes, describe_hosts
+
+    try:
+        connect(address)
+    except (ImportError, ConnectionError) as exc:
+        print(f"referee doctor: {exc}", file=sys.stderr)
+        return 2
+    try:
+        infos = describe_hosts(start=True)
+    except TimeoutError as exc:
+        print(f"referee doctor: {exc}", file=sys.stderr)
+        return 1
+    print("\n".join(host_lines(infos)))
+    missing = len(cpu_nodes()) - len(infos)
+    if missing > 0:
+        print(f"{missing} CPU node(s) without a working host")
+    return 0 if infos and missing <= 0 and all(i["sandbox_ok"] and not i["refuses_code"] for i in infos) else 1
+
+
 def run(args: argparse.Namespace) -> int:
+    from referee.verifiers.code.doctor import sandbox_check
+
     try:
         isolation = resolve_isolation(args.isolation)
     except ValueError as exc:
@@ -53,14 +93,13 @@ def run(args: argparse.Namespace) -> int:
         return 2
     print("\n".join(report_lines(isolation)))
     if args.no_check:
-        return 0
-    from referee.verifiers.code import verify
-
-    started = time.monotonic()
-    verdict = verify(_CHECK_PROGRAM, _CHECK_TESTS, isolation=isolation.level, workers=1, timeout=10.0)
-    seconds = time.monotonic() - started
-    if verdict.correct:
-        print(f"check: a test program was judged in the sandbox in {seconds:.2f} s (including the worker's start)")
-        return 0
-    print(f"check: the sandbox could not judge a test program: {verdict.reason}")
-    return 1
+        return _ray_hosts(args.ray) if getattr(args, "ray", None) else 0
+    check = sandbox_check(isolation.level, workers=1, timeout=10.0)
+    if check.ok:
+        print(f"check: a test program was judged in the sandbox in {check.seconds:.2f} s (including the worker's start)")
+    else:
+        print(f"check: the sandbox could not judge a test program: {check.reason}")
+    code = 0 if check.ok else 1
+    if getattr(args, "ray", None):
+        code = max(code, _ray_hosts(args.ray))
+    return code

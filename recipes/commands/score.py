@@ -47,6 +47,10 @@ def add_parser(subparsers: Any) -> None:
     parser.add_argument("-O", "--option", action="append", default=[], metavar="KEY=VALUE",
                         help="verifier option, VALUE read as JSON when it parses (e.g. -O mode=strict -O abs_tol=0.01)")
     parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    parser.add_argument("--ray", metavar="ADDRESS", default=None,
+                        help="judge on a Ray cluster (needs the 'ray' extra): chunks of lines spread over the "
+                             "nodes, each judged by its node's verifier host; ADDRESS is the cluster's "
+                             "(auto: the running one, local: start one here)")
     parser.set_defaults(run=run)
 
 
@@ -91,12 +95,42 @@ def _read_rows(stream: TextIO, completion_field: str, gold_field: str) -> Iterat
 
 
 def _judge(verifier: Any, pending: list[_Pending], options: dict[str, Any]) -> list[Verdict]:
-    todo = [i for i, (_, _, _, verdict) in enumerate(pending) if verdict is None]
-    judged = verifier.verify_batch([pending[i][1] for i in todo], [pending[i][2] for i in todo], **options)
+    return _merge(pending, verifier.verify_batch(*_todo(pending), **options))
+
+
+def _todo(pending: list[_Pending]) -> tuple[list[Any], list[Any]]:
+    """The completions and golds of the rows read without an error."""
+    todo = [row for row in pending if row[3] is None]
+    return [row[1] for row in todo], [row[2] for row in todo]
+
+
+def _merge(pending: list[_Pending], judged: list[Verdict]) -> list[Verdict]:
     verdicts = [verdict for _, _, _, verdict in pending]
-    for i, verdict in zip(todo, judged):
+    for i, verdict in zip([i for i, row in enumerate(pending) if row[3] is None], judged):
         verdicts[i] = verdict
     return verdicts  # type: ignore[return-value]
+
+
+def _judged_chunks(args: argparse.Namespace, verifier: Any, rows: Iterator[_Pending],
+                   options: dict[str, Any]) -> Iterator[tuple[list[_Pending], list[Verdict]]]:
+    """Chunks of rows and their Verdicts, in order: here, or spread over a Ray cluster's hosts."""
+    chunks = iter(lambda: [row for _, row in zip(range(_CHUNK), rows)], [])
+    if not getattr(args, "ray", None):
+        for chunk in chunks:
+            yield chunk, _judge(verifier, chunk, options)
+        return
+    from referee.verifiers.ray_host import spread_batches
+
+    kept: list[list[_Pending]] = []
+
+    def batches() -> Iterator[tuple[list[Any], list[Any]]]:
+        for chunk in chunks:
+            kept.append(chunk)
+            yield _todo(chunk)
+
+    for judged in spread_batches(args.verifier, batches(), options):
+        chunk = kept.pop(0)
+        yield chunk, _merge(chunk, judged)
 
 
 def summary_lines(counts: Counter[str], total: int, score_sum: float) -> list[str]:
@@ -157,6 +191,10 @@ def run(args: argparse.Namespace) -> int:
             raise ValueError(f"-o {args.output} is the input file; write the verdicts to another file.")
         if os.path.isdir(args.input):
             raise ValueError(f"{args.input} is a folder; give a JSONL file.")
+        if getattr(args, "ray", None):
+            from referee.verifiers.ray_host import connect
+
+            connect(args.ray)
         source = open(args.input, encoding="utf-8", errors="replace")
         if args.output:
             try:
@@ -164,7 +202,7 @@ def run(args: argparse.Namespace) -> int:
             except OSError:
                 source.close()
                 raise
-    except (ValueError, OSError) as exc:
+    except (ValueError, OSError, ImportError) as exc:  # ConnectionError is an OSError
         print(f"referee score: {exc}", file=sys.stderr)
         return 2
     gold_field = args.gold_field or default_gold_field(args.verifier)
@@ -177,8 +215,8 @@ def run(args: argparse.Namespace) -> int:
         with source, tqdm(desc=f"scoring ({args.verifier})", unit=" lines", disable=args.no_progress,
                           file=sys.stderr) as progress:
             rows = _read_rows(source, args.completion_field, gold_field)
-            while chunk := [row for _, row in zip(range(_CHUNK), rows)]:
-                for (line, _, _, _), verdict in zip(chunk, _judge(verifier, chunk, options)):
+            for chunk, verdicts in _judged_chunks(args, verifier, rows, options):
+                for (line, _, _, _), verdict in zip(chunk, verdicts):
                     judged += 1
                     counts[verdict.status] += 1
                     if verdict.status == "error":

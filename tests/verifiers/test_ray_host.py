@@ -137,6 +137,32 @@ def test_two_callers_on_one_node_share_one_host(cluster):
     assert described["node_id"] == info["node_id"]
 
 
+def test_referee_score_and_doctor_on_ray(cluster, tmp_path, capsys):
+    import json
+
+    from referee.recipes.cli import build_parser
+
+    data = tmp_path / "in.jsonl"
+    rows = [{"completion": f"so #### {i % 7}", "answer": i % 5} for i in range(600)]
+    lines = [json.dumps(row) for row in rows]
+    lines[3] = "{not json"
+    data.write_text("\n".join(lines) + "\n")
+    outputs = {}
+    for name, extra in (("local", []), ("ray", ["--ray", "auto"])):
+        out = tmp_path / f"{name}.jsonl"
+        args = build_parser().parse_args(["score", "gsm8k", str(data), "-o", str(out), "--no-progress", *extra])
+        assert args.run(args) == 0
+        outputs[name] = out.read_text().splitlines()
+    assert outputs["ray"] == outputs["local"] and len(outputs["ray"]) == 600
+    assert ray.get(_host().info.remote(), timeout=60)["items"] >= 599  # judged by the node's host
+    assert json.loads(outputs["ray"][3])["status"] == "error"
+    capsys.readouterr()
+    args = build_parser().parse_args(["doctor", "--no-check", "--ray"])
+    assert args.run(args) == 0
+    printed = capsys.readouterr().out
+    assert "ray verifier hosts: 1" in printed and "pool 2" in printed
+
+
 def test_a_hanging_answer_returns_on_its_deadline_from_async_and_from_a_thread(cluster):
     golds = ["5", "2"]
     completions = [HANG, r"\boxed{2}"]
