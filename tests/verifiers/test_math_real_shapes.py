@@ -200,3 +200,37 @@ def test_element_fast_path_agrees_with_math_verify(gold_items, answer_items, as_
 def test_element_sets_are_exact():
     assert exact_elements("1, 0.5") == ("set", (Fraction(1, 2), Fraction(1)))
     assert math_verifier.verify(r"\boxed{0.3333333, 1}", r"\frac{1}{3}, 1").correct  # rounding: sympy decides
+
+
+# ---------------------------------------------------------------------------------------------
+# Properties of the new parsers
+
+
+_WORDS = st.lists(st.sampled_from(["so", "the", "total", "is", "apples", "left", "we", "get", "and", "then"]), max_size=8)
+
+
+@given(_WORDS, st.integers(-10**9, 10**9), st.sampled_from(["", ".", " apples.", " dollars", "!"]))
+@settings(max_examples=200, deadline=None)
+def test_the_last_number_in_prose_is_read_exactly(words, number, tail):
+    from referee.verifiers.math_extract import last_prose_number
+
+    sentence = " ".join(words) + f" {number:,}{tail}"
+    assert last_prose_number(sentence)[1] == str(number)
+
+
+@given(st.integers(0, 10**6), st.integers(0, 99))
+@settings(max_examples=200, deadline=None)
+def test_a_decimal_comma_reads_as_its_decimal_point(whole, decimals):
+    decimal = f"{whole}.{decimals:02d}"
+    assert math_verifier.verify(f"Le total est de {whole},{decimals:02d} euros.", decimal).correct
+    assert math_verifier.verify(f"{whole},{decimals:02d}", decimal).correct
+
+
+@given(st.lists(_ELEMENT, min_size=1, max_size=5))
+@settings(max_examples=200, deadline=None)
+def test_top_level_parts_split_only_outside_brackets(items):
+    from referee.verifiers.math_forms import top_level_parts
+
+    wrapped = [f"({item}, 1)" for item in items]
+    assert top_level_parts(", ".join(wrapped)) == wrapped
+    assert top_level_parts(", ".join(items)) == items
