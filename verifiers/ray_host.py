@@ -569,7 +569,7 @@ def connect(address: str | None = None) -> Any:
     try:
         with _init_lock:
             if address == "local":
-                ray.init(log_to_driver=False, include_dashboard=False)
+                ray.init(address="local", log_to_driver=False, include_dashboard=False)
             else:
                 ray.init(address=address, log_to_driver=False)
     except Exception as exc:

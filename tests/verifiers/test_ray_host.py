@@ -71,7 +71,7 @@ HANG = r"The answer is \boxed{9^{9^{9^{9}}}}."
 
 @pytest.fixture(scope="module")
 def cluster():
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)  # never a cluster found here
     before = ray_host.configure_hosts()
     ray_host.configure_hosts(pool_size=2, start_timeout=240.0)
     try:
