@@ -42,6 +42,7 @@ from .math_answers import (
     brace_depth,
     canonical,
     exact_elements,
+    exact_matrix,
     exact_number,
     extract_answer,
     for_sympy,
@@ -51,7 +52,15 @@ from .math_answers import (
     numbers_match,
 )
 from .math_forms import comparable, top_level_parts
-from .math_values import closed_form_value, far_apart, is_simple_maths, ordered_values, unordered_values, value_at_point
+from .math_values import (
+    closed_form_value,
+    far_apart,
+    is_simple_maths,
+    ordered_values,
+    union_values,
+    unordered_values,
+    value_at_point,
+)
 from .ray_host import on_backend
 from .verdict import Verdict
 
@@ -116,7 +125,8 @@ def _gold_facts(gold: str, options: CompareOptions) -> tuple[str, ExactNumber | 
     """What the fast paths need of a gold: its sympy text, exact number, value, and whether it surely parses."""
     number = exact_number(gold)
     value = float(number.value) if number is not None and not number.percent else _evaluator(options)(gold)
-    vouched = number is not None or is_simple_maths(gold) or exact_elements(gold) is not None
+    vouched = number is not None or is_simple_maths(gold) or exact_elements(gold) is not None \
+        or exact_matrix(gold) is not None
     return for_sympy(gold, options.percent), number, value, vouched
 
 
@@ -181,6 +191,14 @@ def _fast_verdict(item: _Item, options: CompareOptions) -> Verdict | None:
     if item.gold_number is not None and number is not None:
         equal = numbers_match(number, item.gold_number, options)
         return _decided(item, equal, "number", f"{shown} {'equals' if equal else 'differs from'} the gold {_short(gold)}")
+    matrix, gold_matrix = exact_matrix(answer), exact_matrix(gold)
+    if matrix is not None and gold_matrix is not None and (matrix == gold_matrix or not has_decimals(answer + gold)):
+        equal = matrix == gold_matrix
+        return _decided(item, equal, "elements", f"{shown} {'equals' if equal else 'differs from'} the gold {_short(gold)}")
+    unions, gold_unions = union_values(answer), union_values(gold)
+    if unions is not None and gold_unions is not None and (len(unions) != len(gold_unions) or any(
+            far_apart(a, g, options) for union, gold_union in zip(unions, gold_unions) for a, g in zip(union, gold_union))):
+        return _decided(item, False, "value", f"{shown} and the gold {_short(gold)} differ in some interval")
     elements, gold_elements = exact_elements(answer), exact_elements(gold)
     if elements is not None and gold_elements is not None and elements[0] == gold_elements[0]:
         if elements == gold_elements:

@@ -322,6 +322,32 @@ def exact_elements(text: str) -> tuple[str, tuple[Any, ...]] | None:
     return "set", tuple(sorted({number.value for number in numbers}))  # type: ignore[union-attr]
 
 
+_MATRIX_RE = re.compile(r"^\\begin\{([pbBvV]?matrix)\}(.*)\\end\{\1\}$", re.DOTALL)
+
+
+def exact_matrix(text: str) -> tuple[tuple[Fraction, ...], ...] | None:
+    """The rows of a ``pmatrix`` / ``bmatrix`` (or vector) of exact numbers, else ``None``.
+
+    Example:
+        >>> exact_matrix(r"\\begin{pmatrix} 1 & \\frac{1}{2} \\\\ 0 & -3 \\end{pmatrix}")
+        ((Fraction(1, 1), Fraction(1, 2)), (Fraction(0, 1), Fraction(-3, 1)))
+        >>> exact_matrix(r"\\begin{pmatrix} x \\\\ 1 \\end{pmatrix}") is None
+        True
+    """
+    match = _MATRIX_RE.match(canonical(text))
+    if match is None:
+        return None
+    rows = []
+    for row in match.group(2).split("\\\\"):
+        if not row:
+            continue  # a trailing \\ ends the last row
+        numbers = [exact_number(cell) for cell in row.split("&")]
+        if any(number is None or number.percent for number in numbers):
+            return None
+        rows.append(tuple(number.value for number in numbers))  # type: ignore[union-attr]
+    return tuple(rows) if rows else None
+
+
 def has_decimals(text: str) -> bool:
     """Whether ``text`` writes a number with a decimal point (math-verify then rounds).
 

@@ -295,6 +295,20 @@ def unordered_values(text: str) -> list[float] | None:
     return distinct
 
 
+def union_values(text: str) -> list[list[complex]] | None:
+    """The end points of each interval of a union (``(-\\infty, 2) \\cup (3, \\infty)``), else ``None``.
+
+    Example:
+        >>> union_values(r"(-\\infty, 2) \\cup [3, 4]"), union_values("(1, 2)") is None
+        ([[-inf, 2.0], [3.0, 4.0]], True)
+    """
+    text = canonical(text)
+    if "\\cup" not in text:
+        return None
+    intervals = [ordered_values(part) for part in text.split("\\cup")]
+    return intervals if all(interval is not None and len(interval) == 2 for interval in intervals) else None  # type: ignore[return-value]
+
+
 def is_simple_maths(text: str) -> bool:
     """Whether ``text`` is a simple expression, or a list, tuple, set or interval of closed forms.
 
@@ -307,7 +321,7 @@ def is_simple_maths(text: str) -> bool:
         (False, False)
     """
     return (value_at_point(text) is not None or ordered_values(text) is not None
-            or unordered_values(text) is not None)
+            or unordered_values(text) is not None or union_values(text) is not None)
 
 
 def far_apart(a: complex, b: complex, options: CompareOptions) -> bool:

@@ -234,3 +234,39 @@ def test_top_level_parts_split_only_outside_brackets(items):
     wrapped = [f"({item}, 1)" for item in items]
     assert top_level_parts(", ".join(wrapped)) == wrapped
     assert top_level_parts(", ".join(items)) == items
+
+
+_CELL = st.integers(-9, 9)
+
+
+@given(st.integers(1, 3), st.integers(1, 3), st.data())
+@settings(max_examples=40, deadline=None)
+def test_matrix_fast_path_agrees_with_math_verify(rows, columns, data):
+    from referee.verifiers.math_sympy import equivalent
+
+    def matrix(cells):
+        body = r" \\ ".join(" & ".join(str(cells[r * columns + c]) for c in range(columns)) for r in range(rows))
+        return rf"\begin{{pmatrix}} {body} \end{{pmatrix}}"
+
+    gold_cells = data.draw(st.lists(_CELL, min_size=rows * columns, max_size=rows * columns))
+    answer_cells = data.draw(st.one_of(st.just(gold_cells), st.lists(_CELL, min_size=rows * columns,
+                                                                      max_size=rows * columns)))
+    gold, answer = matrix(gold_cells), matrix(answer_cells)
+    verdict = math_verifier.verify(answer, gold)
+    assert verdict.details["method"] in ("elements", "text")
+    assert verdict.correct == equivalent(gold, answer, CompareOptions())[0], (gold, answer)
+
+
+@given(st.lists(st.integers(-9, 9), min_size=4, max_size=4), st.lists(st.integers(-9, 9), min_size=4, max_size=4))
+@settings(max_examples=40, deadline=None)
+def test_union_fast_path_never_contradicts_math_verify(gold_ends, answer_ends):
+    from referee.verifiers.math_sympy import equivalent
+
+    def union(ends):
+        a, b, c, d = sorted(ends)
+        return rf"(-\infty, {a}) \cup ({b}, {c}) \cup ({d}, \infty)"
+
+    gold, answer = union(gold_ends), union(answer_ends)
+    verdict = math_verifier.verify(answer, gold)
+    if verdict.details["method"] == "value":
+        assert not equivalent(gold, answer, CompareOptions())[0], (gold, answer)
