@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 import threading
 import time
 from collections import OrderedDict
@@ -69,6 +70,7 @@ _WORKER_MODULES = ("referee.verifiers.math_sympy:_warm_up",)
 _JUDGE = NamedFunction("referee.verifiers.math_sympy:judge")
 MAX_NESTING = 64  # deeper answers only exhaust the LaTeX parser's recursion
 _SHOWN = 80  # characters of an answer quoted in a reason
+_WORDS_ONLY_RE = re.compile(r"(?:\\text\s*\{[^{}0-9]*\}|[A-Za-z\s.,;:'])+")  # "\text{No solutions}", "all primes"
 
 
 class _GoldChecks:
@@ -205,6 +207,9 @@ def _fast_verdict(item: _Item, options: CompareOptions) -> Verdict | None:
             return _decided(item, True, "elements", f"{shown} has the elements of the gold {_short(gold)}")
         if not has_decimals(answer) and not has_decimals(gold):
             return _decided(item, False, "elements", f"{shown} and the gold {_short(gold)} differ in some element")
+    if _WORDS_ONLY_RE.fullmatch(answer) and len(re.findall(r"[A-Za-z]{2,}", answer.replace("\\text", ""))) >= 2 \
+            and re.search(r"[0-9]", gold):
+        return _decided(item, False, "kind", f"{shown} is words, the gold {_short(gold)} is maths")
     gold_is_number = item.gold_number is not None or closed_form_value(gold) is not None
     answer_is_number = number is not None or closed_form_value(answer) is not None
     if gold_is_number and never_a_number(answer) or answer_is_number and never_a_number(gold):

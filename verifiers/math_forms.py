@@ -51,6 +51,9 @@ _BOUND_LEFT_RE = re.compile(rf"^(?P<a>[^<>]+?)(?P<r>[<>]=?)\s*(?P<v>{_VARIABLE})
 _MEMBER_RE = re.compile(rf"^\s*{_VARIABLE}\s*\\in(?![A-Za-z])\s*(?P<set>.+)$", re.DOTALL)
 _INTERVAL_RE = re.compile(r"^\s*(?:\\left)?\s*[\[(].*[\])]\s*$|\\cup", re.DOTALL)
 _FUNCTION_RE = re.compile(r"^\s*(?P<f>[A-Za-z])\s*\(\s*(?P<v>[A-Za-z])\s*\)\s*=(?!=)(?P<rhs>.+)$", re.DOTALL)
+_DEFINITION_RE = re.compile(r"^\s*[A-Za-z](?:_\{?[A-Za-z0-9]+\}?)?(?:\(\s*[A-Za-z]\s*\))?\s*=(?!=)[^=<>]+$")
+_PLUS_MINUS_RE = re.compile(r"^(?:\\pm|±)\s*(?P<value>.+)$")
+_UNICODE_ROOT_RE = re.compile(r"√\s*(?:(?P<digits>[0-9]+(?:\.[0-9]+)?)|\((?P<group>[^()]*)\)|(?P<letter>[A-Za-z]))")
 _CHOICE_GOLD_RE = re.compile(r"^\s*\(?\s*(?P<letter>[A-J])\s*\)?\s*\.?\s*$")
 _CHOICE_ANSWER_RE = re.compile(r"^\s*\(?\s*(?P<letter>[A-J])\s*(?:\)|\.|:|$)")
 _COMMA_NUMBER_RE = re.compile(r"^\s*-?(?P<whole>[0-9]+),(?P<decimals>[0-9]+)\s*$")
@@ -117,11 +120,16 @@ def _clean(text: str) -> str:
     text = _LETTER_WRAPPER_RE.sub(r"\1", text)
     text = _SPACING_RE.sub(" ", _NEGATIVE_SPACE_RE.sub("", text))
     text = _DIGIT_TYPO_RE.sub("", _CURRENCY_RE.sub("", text))
+    text = _UNICODE_ROOT_RE.sub(lambda m: "\\sqrt{" + (m.group("digits") or m.group("group") or m.group("letter")) + "}", text)
     text = _PERCENT_WORD_RE.sub(r"\\%", text)
     text = _AND_RE.sub(", ", text)  # "7 \text{ and } -5" is the list 7, -5
     text = text.strip().rstrip(".").strip()
     while text.endswith("\\") and not text.endswith("\\\\"):
         text = text[:-1].rstrip()
+    if "\\pm" in text or "±" in text:  # "\pm 1, \pm 7" lists 1, -1, 7, -7
+        parts = [_PLUS_MINUS_RE.match(part) for part in top_level_parts(text)]
+        if all(parts):
+            text = ", ".join(f"{m.group('value')}, -{m.group('value')}" for m in parts)  # type: ignore[union-attr]
     approx = _APPROX_RE.search(text)
     if approx:  # "\frac{1}{\sqrt3} \approx 0.577": the exact value; "x \approx 0.577": the approximation
         head, tail = text[:approx.start()].strip(), text[approx.end():].strip()
@@ -198,6 +206,8 @@ def comparable(answer: str, gold: str) -> tuple[str, str]:
         (('[-2, 7]', '[-2, 7]'), ('(-\\\\infty, -5)', '(-\\\\infty,-5)'))
         >>> comparable("f(y) = 1", "f(x)=1"), comparable("C. x = 42", r"\\textbf{C}"), comparable("1000,99", "1000.99")
         (('f(x)=1', 'f(x)=1'), ('C', 'C'), ('1000.99', '1000.99'))
+        >>> comparable("2, -6", "a=2, a=-6"), comparable(r"\\pm 1, \\pm 7", "1,-1,7,-7"), comparable("(81*√2)/8", "1")
+        (('2, -6', '2, -6'), ('1, -1, 7, -7', '1,-1,7,-7'), ('(81*\\\\sqrt{2})/8', '1'))
     """
     answer, gold = _clean(answer), _clean(gold)
     choice = _CHOICE_GOLD_RE.match(gold)
@@ -208,9 +218,16 @@ def comparable(answer: str, gold: str) -> tuple[str, str]:
     if not has_relation(gold):
         if "=" in answer:
             answer = ", ".join(right_hand_side(part) for part in top_level_parts(answer))
+    elif not has_relation(answer) and _defines_values(gold):
+        gold = ", ".join(right_hand_side(part) for part in top_level_parts(gold))  # gold "k=3", answer "3"
     else:
         answer = _rename_function(answer, gold)
     return _decimal_commas(answer, gold)
+
+
+def _defines_values(text: str) -> bool:
+    """Whether every element of ``text`` is ``name = value`` (``a=2, a=-6``, ``f(x)=x+1``, ``d=...``)."""
+    return all(_DEFINITION_RE.match(part) for part in top_level_parts(text))
 
 
 def number_words_only(text: str) -> bool:

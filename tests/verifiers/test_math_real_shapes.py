@@ -95,6 +95,13 @@ GOLDEN = [
     (COT + r"\boxed{(2, 1), (0, 0)}", "(0,0),(2,1)", "correct", "boxed"),
     (COT + r"\boxed{(2, 1), (0, 1)}", "(0,0),(2,1)", "wrong", "boxed"),
     (COT + r"\boxed{5 \text{ and } -1}", "-1, 5", "correct", "boxed"),
+    (COT + r"\boxed{4}", "k=4", "correct", "boxed"),
+    (COT + r"\boxed{3, -5}", "a=3, a=-5", "correct", "boxed"),
+    (COT + r"\boxed{\frac{x+1}{2}}", r"g(x)=\frac{x+1}{2}", "correct", "boxed"),
+    (COT + r"\boxed{\pm 2, \pm 5}", "2,-2,5,-5", "correct", "boxed"),
+    (COT + r"\boxed{\pm 2}", "2", "wrong", "boxed"),
+    (COT + r"\boxed{(9*√3)/2}", r"\frac{9\sqrt{3}}{2}", "correct", "boxed"),
+    (COT + r"\boxed{\text{No real solutions}}", "(1, 2), (3, 4)", "wrong", "boxed"),
 ]
 
 
