@@ -566,6 +566,9 @@ def connect(address: str | None = None) -> Any:
         raise ImportError("--ray needs Ray: pip install 'referee[ray]'.") from None
     if ray.is_initialized():
         return ray
+    problem = _unreachable(address)
+    if problem:
+        raise ConnectionError(f"cannot reach the Ray cluster at {address}: {problem}")
     try:
         with _init_lock:
             if address == "local":
@@ -576,6 +579,25 @@ def connect(address: str | None = None) -> Any:
         raise ConnectionError(f"cannot reach the Ray cluster at {address or 'RAY_ADDRESS'}: "
                               f"{str(exc).splitlines()[0] if str(exc) else type(exc).__name__}") from None
     return ray
+
+
+def _unreachable(address: str | None, timeout: float = 5.0) -> str | None:
+    """Why a ``host:port`` address takes no TCP connection (Ray would wait for it for minutes), or ``None``.
+
+    Example:
+        >>> _unreachable("auto") is None, _unreachable("127.0.0.1:1") is not None
+        (True, True)
+    """
+    import socket
+
+    host, sep, port = (address or "").rpartition(":")
+    if not sep or not port.isdigit() or "/" in host:  # auto, local, ray://... : Ray's own lookup
+        return None
+    try:
+        socket.create_connection((host or "127.0.0.1", int(port)), timeout=timeout).close()
+    except OSError as exc:
+        return f"no Ray GCS answers there ({exc.strerror or exc})"
+    return None
 
 
 def _on_node(verifier: str, completions: list[Any], golds: list[Any], options: dict[str, Any]) -> list[Verdict]:
