@@ -160,6 +160,7 @@ def gold_answer(gold: Any) -> str:
 _TEXT_COMMAND_RE = re.compile(r"\\(?:text|textbf|textit|textrm|textnormal|mbox|mathrm|mathbf)\s*\{([^{}]*)\}")
 _SPACING_RE = re.compile(r"(?<!\\)\\(?:(?:left|right|displaystyle|quad|qquad)(?![A-Za-z])|[!,;: ])|\s+")
 _SHORT_ARGUMENT_RE = re.compile(r"\\(sqrt|frac)\s*([0-9A-Za-z])(?:\s*([0-9A-Za-z]))?")
+_SHORT_NUMERATOR_RE = re.compile(r"\\frac\s*([0-9A-Za-z])\s*(?=\{)")  # \frac1{6} is \frac{1}{6}
 _BRACED_SCRIPT_RE = re.compile(r"([_^])\{([0-9A-Za-z])\}")  # x^{2} is x^2, a_{n} is a_n
 _DEGREES_RE = re.compile(r"\^\s*\{\s*\\circ\s*\}|\^\s*\\circ|\\circ|°|\\degree")
 _TRAILING_UNIT_RE = re.compile(r"(?<=[0-9])(?:\s|\\[,;: ])*\\(?:text|mbox|textrm|textnormal|mathrm)\s*\{\s*[A-Za-z][A-Za-z .]*\}(?:\^\{?[23]\}?)?\s*$")
@@ -200,6 +201,7 @@ def canonical(text: str) -> str:
         previous, text = text, _TEXT_COMMAND_RE.sub(r"\1", text)
     text = _SPACING_RE.sub("", text).replace("{,}", ",")
     text = _SHORT_ARGUMENT_RE.sub(_braced_arguments, text)
+    text = _SHORT_NUMERATOR_RE.sub(r"\\frac{\1}", text)
     text = _BRACED_SCRIPT_RE.sub(r"\1\2", text)
     return text.rstrip(".")
 
@@ -293,19 +295,25 @@ def exact_elements(text: str) -> tuple[str, tuple[Any, ...]] | None:
     """The distinct exact values of a list or set of numbers, or of a list of tuples of numbers, sorted.
 
     ``("set", values)`` for ``1, 2`` or ``\\{2, 1\\}``; ``("tuples", tuples)`` for ``(1, 2), (3, 4)``;
-    ``None`` for anything else (a single value, a symbol, a root). math-verify reads both shapes
+    ``("tuple", values)`` in order for one ``(1, 4.5)``; ``None`` for anything else (a single
+    value, a symbol, a root). math-verify reads both shapes
     as sets, so two of one shape are equal exactly when these are.
 
     Example:
         >>> exact_elements(r"\\{4, 8\\}") == exact_elements("8,4"), exact_elements("(3,-2), (1, 0.5)")
         (True, ('tuples', ((Fraction(1, 1), Fraction(1, 2)), (Fraction(3, 1), Fraction(-2, 1)))))
-        >>> exact_elements("(1, 2)") is None, exact_elements(r"1, \\sqrt{2}") is None
-        (True, True)
+        >>> exact_elements("(1, 4.5)"), exact_elements(r"1, \\sqrt{2}") is None
+        (('tuple', (Fraction(1, 1), Fraction(9, 2))), True)
     """
     text = canonical(text)
     if text.startswith("\\{") and text.endswith("\\}"):
         text = text[2:-2]
     parts = top_level_parts(text)
+    if len(parts) == 1 and text.startswith("(") and text.endswith(")"):  # one tuple: its elements in order
+        numbers = [exact_number(item) for item in top_level_parts(text[1:-1])]
+        if len(numbers) < 2 or any(number is None or number.percent for number in numbers):
+            return None
+        return "tuple", tuple(number.value for number in numbers)  # type: ignore[union-attr]
     if len(parts) < 2:
         return None
     if all(part.startswith("(") and part.endswith(")") for part in parts):

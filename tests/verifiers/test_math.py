@@ -364,10 +364,11 @@ def test_far_apart_closed_forms_are_never_equal_for_math_verify(gold, answer):
 
 def test_value_fast_paths():
     assert math_verifier.verify(r"\boxed{2\sqrt{5}}", "6").details["method"] == "value"
-    assert math_verifier.verify(r"\boxed{(15, -20)}", "(15,-29)").details["method"] == "value"
+    assert math_verifier.verify(r"\boxed{(15, -20)}", "(15,-29)").details["method"] == "elements"
+    assert math_verifier.verify(r"\boxed{(15, \sqrt{2})}", r"(15,\sqrt{3})").details["method"] == "value"
     assert math_verifier.verify(r"\boxed{-2, 2}", "-2,1").details["method"] == "elements"
     assert math_verifier.verify(r"\boxed{1+3i}", "1+2i").details["method"] == "value"
-    assert math_verifier.verify(r"\boxed{1, -2}", "-2,1").correct  # same set: sympy decides equality
+    assert math_verifier.verify(r"\boxed{1, -2}", "-2,1").correct  # the same set
     assert math_verifier.verify(r"\boxed{[-2, \infty)}", r"[-2, \infty)").correct
     assert math_verifier.verify(r"\boxed{(-\infty, 5)}", r"(-\infty, 6)").details["method"] == "value"
     assert math_verifier.verify(r"\boxed{x^2 - 1}", "x^2 + 1").details["method"] == "value"
