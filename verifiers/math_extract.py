@@ -175,10 +175,20 @@ def is_bare_answer(text: str) -> bool:
     return all(word.lower() in _ANSWER_WORDS for word in prose_words(text))
 
 
+def is_mention(text: str) -> bool:
+    """Whether ``text`` names something rather than stating a value (``n``, ``f(x)``, ``a_n``, ``AB``).
+
+    Example:
+        >>> is_mention("f(x)"), is_mention(r"\\triangle ABC"), is_mention("12"), is_mention("x + 1")
+        (True, True, False, False)
+    """
+    return _MENTION_RE.match(text) is not None
+
+
 def _is_value(content: str) -> bool:
     """Whether a maths span's content states a value: not empty, not a mention, not prose."""
     content = content.strip().rstrip(".,;")
-    if not content or _MENTION_RE.match(content):
+    if not content or is_mention(content):
         return False
     return len(prose_words(content)) < 2 or "=" in content and "\n" not in content  # "Total\ Cost = \$300"
 

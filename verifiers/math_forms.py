@@ -23,6 +23,8 @@ from __future__ import annotations
 
 import re
 
+from .math_extract import is_mention
+
 _NUMBER_WORDS = frozenset(
     "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
     "seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety hundred thousand million "
@@ -38,7 +40,6 @@ _UNICODE_RELATIONS = {"≤": "\\le ", "≥": "\\ge ", "≠": "\\ne ", "−": "-"
 _RELATION_RE = re.compile(r"(?<![<>!:=])=(?!=)|<|>|\\(?:le|ge|leq|geq|leqslant|geqslant|lt|gt|ne|neq|in|approx)(?![A-Za-z])")
 _AND_RE = re.compile(r"(?<=[0-9)}\]])\s*,?\s*(?:\\text\{\s*and\s*\}|\band\b)\s*(?=[-+0-9(\[\\])")
 _APPROX_RE = re.compile(r"\\approx(?![A-Za-z])|≈")
-_MENTION_RE = re.compile(r"^\s*[A-Za-z](?:_\{?[A-Za-z0-9]+\}?)?(?:\([A-Za-z, ]*\))?\s*$")
 
 _LESS = {"\\le": "<=", "\\leq": "<=", "\\leqslant": "<=", "\\lt": "<", "<": "<", "<=": "<="}
 _GREATER = {"\\ge": ">=", "\\geq": ">=", "\\geqslant": ">=", "\\gt": ">", ">": ">", ">=": ">="}
@@ -133,7 +134,7 @@ def _clean(text: str) -> str:
     approx = _APPROX_RE.search(text)
     if approx:  # "\frac{1}{\sqrt3} \approx 0.577": the exact value; "x \approx 0.577": the approximation
         head, tail = text[:approx.start()].strip(), text[approx.end():].strip()
-        text = tail if not head or _MENTION_RE.match(head) else head
+        text = tail if not head or is_mention(head) else head
     return text
 
 

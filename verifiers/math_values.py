@@ -20,6 +20,7 @@ import re
 import string
 
 from .math_answers import CompareOptions, canonical, may_end_in_unit
+from .math_forms import top_level_parts
 
 _TOKEN_RE = re.compile(r"\\(?:frac|sqrt|pi|infty|cdot|times|div|\{|\})|[0-9]+(?:\.[0-9]+)?|\.[0-9]+|[-+*/^(){}\[\],A-Za-z]")
 # Where expressions in variables are compared: every letter but e and i gets a fixed value in
@@ -231,19 +232,6 @@ def _evaluate(text: str, *, variables: bool) -> complex | None:
     return value.real if isinstance(value, complex) and value.imag == 0 else value
 
 
-def _split_top_level(text: str) -> list[str]:
-    items, depth, start = [], 0, 0
-    for index, char in enumerate(text):
-        if char in "{([":
-            depth += 1
-        elif char in "})]":
-            depth -= 1
-        elif char == "," and depth == 0:
-            items.append(text[start:index])
-            start = index + 1
-    return [*items, text[start:]]
-
-
 def _item_value(item: str) -> complex | None:
     if re.fullmatch(r"[-+]?\\infty", item):
         return -math.inf if item.startswith("-") else math.inf
@@ -262,7 +250,7 @@ def ordered_values(text: str) -> list[complex] | None:
     text = canonical(text)
     if not (text.startswith(("(", "[")) and text.endswith((")", "]"))):
         return None
-    values = [_item_value(item) for item in _split_top_level(text[1:-1])]
+    values = [_item_value(item) for item in top_level_parts(text[1:-1])]
     return values if len(values) > 1 and None not in values else None  # type: ignore[return-value]
 
 
@@ -281,7 +269,7 @@ def unordered_values(text: str) -> list[float] | None:
     elif text.startswith(("(", "[")):
         return None
     values = []
-    for item in _split_top_level(text):
+    for item in top_level_parts(text):
         value = closed_form_value(item)
         if value is None or isinstance(value, complex):
             return None
