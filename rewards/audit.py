@@ -122,8 +122,9 @@ def probe_answers(gold: Any, prompt: Any = "") -> ProbeAnswers | None:
             return ProbeAnswers(prompt_words, text, f"{text}+1", f"{text}+2")
         value: Fraction | str = number.value
     else:
-        value = gold_value(gold)
-        if isinstance(value, str):  # the gold's problem, said in words
+        try:
+            value = gold_value(gold)
+        except UnusableGold:
             return None
     return ProbeAnswers(prompt_words, format_number(value), format_number(value + 1), format_number(value + 2))
 

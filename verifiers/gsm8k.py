@@ -26,6 +26,7 @@ from functools import lru_cache
 from typing import Any, Literal, NamedTuple, TypeVar
 
 from .latex import boxed_spans
+from .math_answers import UnusableGold
 from .numeric import Exact, NumberMatch, exact, first_number, format_number, iter_numbers, last_number, parse_number
 from .ray_host import on_backend
 from .verdict import Verdict
@@ -297,63 +298,66 @@ def _extractor(mode: Any) -> Callable[[str], Extraction | None] | None:
     return _EXTRACTORS.get(mode) if isinstance(mode, str) else None  # an unhashable mode is no mode
 
 
-def _parse_gold(gold: Any) -> tuple[Exact, str] | str:
-    """(exact value, canonical text) of a gold, or an error message naming what is wrong."""
+def _parse_gold(gold: Any) -> tuple[Exact, str]:
+    """(exact value, canonical text) of a gold; raises :class:`UnusableGold` naming what is wrong."""
     if isinstance(gold, bool) or gold is None:
-        return f"gold {gold!r} is not a number"
+        raise UnusableGold(f"gold {gold!r} is not a number")
     if isinstance(gold, numbers.Integral):  # int and numpy integers
         value = int(gold)
     elif isinstance(gold, Fraction):
         value = exact(gold)
     elif isinstance(gold, Decimal):
         if not gold.is_finite():
-            return f"gold {gold!r} is not a finite number"
+            raise UnusableGold(f"gold {gold!r} is not a finite number")
         value = exact(Fraction(gold))
     elif isinstance(gold, numbers.Real):  # float and numpy floats, read as the decimal they print as
         if not math.isfinite(gold):
-            return f"gold {gold!r} is not a finite number"
+            raise UnusableGold(f"gold {gold!r} is not a finite number")
         try:
             value = exact(Fraction(str(float(gold)) if isinstance(gold, float) else str(gold)))
         except ValueError:  # a type that prints otherwise: its binary value
             value = exact(Fraction(float(gold)))
     elif not isinstance(gold, str):
-        return f"gold of type {type(gold).__name__} is not a number or a string"
+        raise UnusableGold(f"gold of type {type(gold).__name__} is not a number or a string")
     elif "####" in gold:
         answer = _strict(gold)
         if answer is None:
-            return f"gold solution's #### line holds no number: {gold[-80:]!r}"
+            raise UnusableGold(f"gold solution's #### line holds no number: {gold[-80:]!r}")
         value = answer.number.value
     else:
         parsed = parse_number(gold, whole_as_int=True)
         if parsed is None:
-            return f"gold {gold[:80]!r} is not a single number"
+            raise UnusableGold(f"gold {gold[:80]!r} is not a single number")
         value = parsed
     return value, format_number(value)
 
 
-_parse_gold_cached = lru_cache(maxsize=8192, typed=True)(_parse_gold)  # typed: True == 1 must not share
+# typed: True == 1 must not share. An unusable gold raises, so it is not cached (it is rare and cheap to re-read).
+_parse_gold_cached = lru_cache(maxsize=8192, typed=True)(_parse_gold)
 
 
-def _gold(gold: Any) -> tuple[Exact, str] | str:
+def _gold(gold: Any) -> tuple[Exact, str]:
     try:
         return _parse_gold_cached(gold)
     except TypeError:  # unhashable gold: parse without the cache
         return _parse_gold(gold)
 
 
-def gold_value(gold: Any) -> Fraction | str:
+def gold_value(gold: Any) -> Fraction:
     """Parse a gold answer (number, string, or a full GSM8K solution ending in ``#### N``).
 
-    Returns the exact value, or a one-line message saying why the gold is unusable.
+    Returns the exact value; raises :class:`~referee.verifiers.math_answers.UnusableGold` (a
+    ``ValueError``, the maths verifier's) with a one-line message when the gold is unusable.
 
     Example:
         >>> gold_value("Janet sells 16 - 3 - 4 = 9 eggs.\\n#### 18"), gold_value(0.5)
         (Fraction(18, 1), Fraction(1, 2))
         >>> gold_value("eighteen")
-        "gold 'eighteen' is not a single number"
+        Traceback (most recent call last):
+        ...
+        referee.verifiers.math_answers.UnusableGold: gold 'eighteen' is not a single number
     """
-    parsed = _gold(gold)
-    return parsed if isinstance(parsed, str) else Fraction(parsed[0])
+    return Fraction(_gold(gold)[0])
 
 
 def _close(a: Exact, b: Exact, abs_tol: float, rel_tol: float) -> bool:
@@ -402,12 +406,12 @@ def verify(
     ):
         return Verdict("error", reason=f"tolerances must be finite non-negative numbers, got abs_tol={abs_tol!r}, "
                                        f"rel_tol={rel_tol!r}")
-    gold_parsed = _gold(gold)
-    if isinstance(gold_parsed, str):
-        return Verdict("error", reason=gold_parsed)
+    try:
+        gold_number, gold_text = _gold(gold)
+    except UnusableGold as exc:
+        return Verdict("error", reason=str(exc))
     if not isinstance(completion, str):
         return Verdict("error", reason=f"completion must be a str, got {type(completion).__name__}")
-    gold_number, gold_text = gold_parsed
     found = extract(completion)
     if found is None:
         where = "no '#### N' answer line" if mode == "strict" else "no number"

@@ -9,6 +9,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from referee.verifiers import Verdict, gsm8k
+from referee.verifiers.math_answers import UnusableGold
 from referee.verifiers.numeric import format_number
 
 GOLD_SOLUTION = (
@@ -285,6 +286,19 @@ def test_public_values_are_fractions_so_division_stays_exact():
     found = gsm8k.extract_answer("The answer is 18 or 20.")
     assert [type(n.value) for n in (found.number, *found.alternatives)] == [Fraction, Fraction]
     assert found.number.value / 4 == Fraction(9, 2)
+
+
+@pytest.mark.parametrize("gold", ["eighteen", None, True, float("nan"), Decimal("inf"), "Some work.\n#### 2C#", [18]])
+def test_an_unusable_gold_raises_the_maths_verifiers_unusable_gold(gold):
+    # a str is also a valid gold, so the problem is an exception of its own type, never a returned message
+    with pytest.raises(UnusableGold) as raised:
+        gsm8k.gold_value(gold)
+    assert "gold" in str(raised.value)
+    assert gsm8k.verify("#### 18", gold) == Verdict("error", reason=str(raised.value))
+
+
+def test_a_gold_that_is_a_string_gives_its_value():
+    assert gsm8k.gold_value("18") == Fraction(18) and type(gsm8k.gold_value("1,000")) is Fraction
 
 
 @pytest.mark.parametrize("completion", ["#### 2C#", "#### 2c", "#### 0x2", "#### 1+1=2C#", "So 2.\n#### 2C#",
