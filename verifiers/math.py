@@ -248,13 +248,34 @@ def _sympy_verdict(item: _Item, outcome: Outcome, timeout: float) -> Verdict:
                    reason=f"the maths checker failed on {shown}: {outcome.status}: {_short(outcome.message, 200)}")
 
 
-def _gold_verdict(gold: str, outcome: Outcome, timeout: float) -> str | None:
-    """What a gold-only check says: ``None`` (usable) or why not."""
+@dataclass(frozen=True)
+class _GoldCheck:
+    """What checking a gold alone found: why it is unusable (``None``: usable), and whether that is final.
+
+    A parse that succeeded or failed is final and cached; a timeout or a failed worker may
+    pass on another try, so it decides this batch only.
+    """
+
+    problem: str | None
+    final: bool
+
+
+def _gold_check(gold: str, outcome: Outcome, timeout: float) -> _GoldCheck:
     if outcome.status == "ok":
-        return f"{outcome.value[0]}: {_short(gold)}" if outcome.value[0] else None
+        return _GoldCheck(f"{outcome.value[0]}: {_short(gold)}" if outcome.value[0] else None, final=True)
     if outcome.status == "timeout":
-        return f"the gold {_short(gold)} took over {timeout} s to parse"
-    return f"the gold {_short(gold)} could not be checked ({outcome.status}: {_short(outcome.message)})"
+        return _GoldCheck(f"the gold {_short(gold)} took over {timeout} s to parse", final=False)
+    return _GoldCheck(f"the gold {_short(gold)} could not be checked ({outcome.status}: {_short(outcome.message)})",
+                      final=False)
+
+
+@dataclass
+class _Slot:
+    """One completion of a batch on its way to a verdict."""
+
+    item: _Item | Verdict  # a Verdict when reading alone decided it (an unusable gold, a bad completion)
+    decided: Verdict | None = None  # by a fast path
+    job: tuple[str, str] | None = None  # the (gold, answer) sympy job that decides it otherwise
 
 
 def _option_problem(options: CompareOptions, timeout: Any, max_answer_chars: Any, workers: Any,
@@ -280,24 +301,24 @@ def _run_jobs(jobs: list[tuple[str, str | None]], pool: Any, options: CompareOpt
               remaining: float | None) -> tuple[dict[tuple[str, str | None], Outcome], dict[str, str | None]]:
     """Run (gold, answer) jobs (answer ``None``: check the gold only) in one round of the pool.
 
-    Returns each job's outcome and what was learnt about the golds. A job that timed out
-    before its gold was vouched for is followed by a check of the gold alone, so that a gold
-    that hangs is the gold's fault, not the completion's.
+    Returns each job's outcome and what was learnt about the golds (``None``: usable). A job
+    that timed out before its gold was vouched for is followed by a check of the gold alone, so
+    that a gold that hangs is the gold's fault, not the completion's.
     """
     outcomes = dict(zip(jobs, pool.run(_JUDGE, [(g, a, options) for g, a in jobs], timeout=timeout,
                                        total_timeout=remaining) if jobs else []))
-    golds: dict[str, str | None] = {}
+    checks: dict[str, _GoldCheck] = {}
     for (gold, answer), outcome in outcomes.items():
         if outcome.status == "ok" or answer is None:
-            golds[gold] = _gold_verdict(gold, outcome, timeout)
-    unsure = sorted({gold for (gold, _), outcome in outcomes.items() if outcome.status == "timeout"} - set(golds))
+            checks[gold] = _gold_check(gold, outcome, timeout)
+    unsure = sorted({gold for (gold, _), outcome in outcomes.items() if outcome.status == "timeout"} - set(checks))
     if unsure:
         for gold, outcome in zip(unsure, pool.run(_JUDGE, [(g, None, options) for g in unsure], timeout=timeout)):
-            golds[gold] = _gold_verdict(gold, outcome, timeout)
-    for gold, problem in golds.items():
-        if problem is None or "could not be checked" not in problem and "took over" not in problem:
-            _GOLD_CHECKS.put(gold, problem)
-    return outcomes, golds
+            checks[gold] = _gold_check(gold, outcome, timeout)
+    for gold, check in checks.items():
+        if check.final:
+            _GOLD_CHECKS.put(gold, check.problem)
+    return outcomes, {gold: check.problem for gold, check in checks.items()}
 
 
 def verify_batch(
@@ -344,12 +365,12 @@ def verify_batch(
     def remaining() -> float | None:
         return None if batch_timeout is None else max(1e-3, batch_timeout - (time.monotonic() - started))
 
-    items = [_read(c, g, options, max_answer_chars, after_think) for c, g in zip(completions, golds)]
-    gold_problems: dict[str, str | None] = {}
+    slots = [_Slot(_read(c, g, options, max_answer_chars, after_think)) for c, g in zip(completions, golds)]
+    gold_problems: dict[str, str | None] = {}  # what is known of the golds sympy must vouch for
     unchecked: set[str] = set()
-    fast: list[Verdict | None] = [None] * len(items)
-    jobs: dict[tuple[str, str | None], None] = {}
-    for index, item in enumerate(items):
+    jobs: dict[tuple[str, str | None], None] = {}  # ordered and distinct
+    for slot in slots:
+        item = slot.item
         if isinstance(item, Verdict):
             continue
         if not item.gold_vouched:
@@ -359,25 +380,32 @@ def verify_batch(
             else:
                 unchecked.add(item.gold_for_sympy)
         if item.early is None and not gold_problems.get(item.gold_for_sympy):
-            fast[index] = _fast_verdict(item, options)
-            if fast[index] is None:
-                jobs[item.gold_for_sympy, for_sympy(item.compared, options.percent)] = None
+            slot.decided = _fast_verdict(item, options)
+            if slot.decided is None:
+                slot.job = (item.gold_for_sympy, for_sympy(item.compared, options.percent))
+                jobs[slot.job] = None
     for gold in sorted(unchecked - {gold for gold, _ in jobs}):
         jobs[gold, None] = None
     pool = shared_pool(workers, preload=_WORKER_MODULES)
     outcomes, learnt = _run_jobs(list(jobs), pool, options, timeout, remaining())
     gold_problems.update(learnt)
-    verdicts = []
-    for index, item in enumerate(items):
-        if isinstance(item, Verdict):
-            verdicts.append(item)
-        elif gold_problems.get(item.gold_for_sympy):
-            verdicts.append(Verdict("error", reason=gold_problems[item.gold_for_sympy] or "",
-                                    details={"gold": _short(item.gold, 200)}))
-        else:
-            answer = None if item.answer is None else for_sympy(item.compared, options.percent)
-            verdicts.append(item.early or fast[index] or _sympy_verdict(item, outcomes[item.gold_for_sympy, answer], timeout))
-    return verdicts
+    return [_final_verdict(slot, gold_problems, outcomes, timeout) for slot in slots]
+
+
+def _final_verdict(slot: _Slot, gold_problems: dict[str, str | None],
+                   outcomes: dict[tuple[str, str | None], Outcome], timeout: float) -> Verdict:
+    item = slot.item
+    if isinstance(item, Verdict):
+        return item
+    problem = gold_problems.get(item.gold_for_sympy)
+    if problem:
+        return Verdict("error", reason=problem, details={"gold": _short(item.gold, 200)})
+    if item.early is not None:
+        return item.early
+    if slot.decided is not None:
+        return slot.decided
+    assert slot.job is not None  # an item neither decided nor early went to sympy
+    return _sympy_verdict(item, outcomes[slot.job], timeout)
 
 
 def verify(
