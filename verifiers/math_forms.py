@@ -32,7 +32,7 @@ _NUMBER_WORDS = frozenset(
 )
 _CURRENCY_RE = re.compile(r"\\\$\s?|(?<![\\$])\$(?=\s?[-0-9.])|[€£¥₹]|(?<=[0-9])\s?\\?\$(?=\s*$)")
 _DIGIT_TYPO_RE = re.compile(r"(?<![\\])\\(?=[0-9])")  # \boxed{\15}: a dollar sign lost its $
-_LETTER_WRAPPER_RE = re.compile(r"\\(?:mathrm|text|textbf|mathbf|textrm|mathit|textit)\s*\{\s*([A-Za-z])\s*\}")
+_LETTER_WRAPPER_RE = re.compile(r"\\(?:mathrm|text|textbf|mathbf|textrm|mathit|textit)\s*\{\s*(\(?[A-Za-z]\)?)\s*\}")
 _SPACING_RE = re.compile(r"(?<![\\])\\[,;: ]|~")
 _NEGATIVE_SPACE_RE = re.compile(r"(?<![\\])\\!\s*")
 _PERCENT_WORD_RE = re.compile(r"(?<=[0-9}])\s*(?:\\text\{\s*)?(?:percent(?:age)?|pct)\b\}?", re.IGNORECASE)

@@ -90,6 +90,8 @@ GOLDEN = [
     (COT + "The answer is (D). x = 12", "D", "correct", "final answer"),
     ("D. x = 12", "D", "correct", "bare"),
     ("B. x = 12", "D", "wrong", "bare"),
+    (COT + r"\boxed{\textbf{(C) }12}", r"\text{(C)}", "correct", "boxed"),
+    (COT + r"\boxed{\textbf{(B) }12}", r"\text{(C)}", "wrong", "boxed"),
     (COT + r"\boxed{g(t) = t^2 + 1}", "g(s)=s^2+1", "correct", "boxed"),
     (COT + r"\boxed{\{6, 2\}}", "2, 6", "correct", "boxed"),
     (COT + r"\boxed{(2, 1), (0, 0)}", "(0,0),(2,1)", "correct", "boxed"),
