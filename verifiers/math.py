@@ -52,6 +52,7 @@ from .math_answers import (
     never_a_number,
     numbers_match,
 )
+from .math_extract import after_reasoning
 from .math_forms import comparable, top_level_parts
 from .math_values import (
     closed_form_value,
@@ -142,10 +143,13 @@ def _read(completion: Any, gold: Any, options: CompareOptions, max_answer_chars:
     answer = extract_answer(completion, after_think=after_think)
     details = {"gold": _short(gold_text, 200)}
     if answer is None:
-        where = "after </think>" if after_think else "in the completion"
+        if after_think and after_reasoning(completion) is None:
+            reason = "the <think> block is never closed by </think> (after_think=True): no final answer"
+        else:
+            where = "after </think>" if after_think else "in the completion"
+            reason = f"no \\boxed{{}}, answer phrase, <answer> tag, bold answer, maths or number {where}"
         return _Item(gold_text, *_gold_facts(gold_text, options), None, "", "", Verdict(
-            "no_answer", details=details,
-            reason=f"no \\boxed{{}}, answer phrase, <answer> tag, bold answer, maths or number {where}"))
+            "no_answer", details=details, reason=reason))
     read = answer.group if answer.group and len(top_level_parts(gold_text)) > 1 else answer.text
     compared, gold_text = comparable(read, gold_text)
     item = functools.partial(_Item, gold_text, *_gold_facts(gold_text, options), answer, read, compared)
