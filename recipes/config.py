@@ -13,6 +13,7 @@ from typing import Any, Literal
 
 from trl import GRPOConfig
 
+from .errors import RecipeError
 from .loss import BUILTIN_AGGREGATIONS, get_aggregation
 from .trl_version import check_trl_version
 
@@ -87,7 +88,7 @@ class RefereeGRPOConfig(GRPOConfig):
             self.loss_aggregation = TRL_LOSS_AGGREGATIONS.get(self.loss_type)
             return
         if self.loss_type not in TRL_LOSS_AGGREGATIONS:
-            raise ValueError(
+            raise RecipeError(
                 f"loss_aggregation={self.loss_aggregation!r} reweights TRL's clipped-surrogate loss, but "
                 f"loss_type={self.loss_type!r} is not one; set loss_type to one of {', '.join(TRL_LOSS_AGGREGATIONS)} "
                 "or leave loss_aggregation unset."
@@ -109,14 +110,14 @@ def build_grpo_config(
         >>> build_grpo_config("/tmp/run", profile="cpu", lora_r=8)
         Traceback (most recent call last):
         ...
-        ValueError: Unknown GRPO config field(s) lora_r; check the spelling against GRPOConfig.
+        referee.recipes.errors.RecipeError: Unknown GRPO config field(s) lora_r; check the spelling against GRPOConfig.
     """
     check_trl_version()
     if profile not in ("gpu", "cpu"):
-        raise ValueError(f"Unknown profile {profile!r}; use 'gpu' or 'cpu'.")
+        raise RecipeError(f"Unknown profile {profile!r}; use 'gpu' or 'cpu'.")
     settings = {**PINNED_DEFAULTS, **(CPU_PROFILE if profile == "cpu" else {}), **overrides}
     known = RefereeGRPOConfig.__dataclass_fields__
     unknown = sorted(key for key in settings if key not in known)
     if unknown:
-        raise ValueError(f"Unknown GRPO config field(s) {', '.join(unknown)}; check the spelling against GRPOConfig.")
+        raise RecipeError(f"Unknown GRPO config field(s) {', '.join(unknown)}; check the spelling against GRPOConfig.")
     return RefereeGRPOConfig(output_dir=output_dir, **settings)

@@ -23,6 +23,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from .errors import RecipeError
+
 if TYPE_CHECKING:
     from datasets import Dataset
 
@@ -34,7 +36,7 @@ def _column(row: dict[str, Any], name: str, format_name: str) -> Any:
     value = row.get(name)
     if value is None:
         present = ", ".join(sorted(row)) or "none"
-        raise ValueError(f"The {format_name} loader needs the {name!r} column (this dataset has: {present}); "
+        raise RecipeError(f"The {format_name} loader needs the {name!r} column (this dataset has: {present}); "
                          f"pick the right dataset_format or rename the column.")
     return value
 
@@ -156,7 +158,7 @@ def get_dataset_format(name: str) -> DatasetFormat:
     try:
         return DATASET_FORMATS[name]
     except KeyError:
-        raise ValueError(f"Unknown dataset_format {name!r}; choose one of {', '.join(DATASET_FORMATS)}.") from None
+        raise RecipeError(f"Unknown dataset_format {name!r}; choose one of {', '.join(DATASET_FORMATS)}.") from None
 
 
 def load_training_dataset(
@@ -191,11 +193,11 @@ def load_training_dataset(
     mapped = []
     for position, row in enumerate(rows.slice(0, count)):
         if isinstance(row, BadRow):
-            raise ValueError(f"{source}: row {position + 1} cannot be read ({row.reason}); fix or remove it.")
+            raise RecipeError(f"{source}: row {position + 1} cannot be read ({row.reason}); fix or remove it.")
         try:
             mapped.append(to_training_row(row, dataset_format, system_prompt))
         except ValueError as exc:
-            raise ValueError(f"{source}: row {position + 1}: {exc}") from None
+            raise RecipeError(f"{source}: row {position + 1}: {exc}") from None
     if not mapped:
-        raise ValueError(f"{source} has no rows to train on; check the path and split.")
+        raise RecipeError(f"{source} has no rows to train on; check the path and split.")
     return Dataset.from_list(mapped)

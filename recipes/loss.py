@@ -32,6 +32,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
+from .errors import RecipeError
+
 if TYPE_CHECKING:
     import torch
 
@@ -223,14 +225,14 @@ def get_aggregation(name: str) -> Aggregation:
         return _AGGREGATIONS[name]
     module_name, sep, attribute = name.partition(":")
     if not sep:
-        raise ValueError(
+        raise RecipeError(
             f"Unknown loss aggregation {name!r}; choose one of {', '.join(_AGGREGATIONS)} "
             "or name your own as 'package.module:function'."
         )
     try:
         target = getattr(importlib.import_module(module_name), attribute)
     except (ImportError, AttributeError) as exc:
-        raise ValueError(f"Cannot load loss aggregation {name!r} ({exc}); check the module and function name.") from None
+        raise RecipeError(f"Cannot load loss aggregation {name!r} ({exc}); check the module and function name.") from None
     if isinstance(target, Aggregation):
         _AGGREGATIONS[name] = Aggregation(name, target.weights, target.base_loss_type)
         return _AGGREGATIONS[name]

@@ -21,6 +21,7 @@ from trl import ModelConfig, ScriptArguments, TrlParser
 
 from .config import RefereeGRPOConfig
 from .datasets import get_dataset_format
+from .errors import RecipeError
 from .trl_version import check_trl_version
 
 
@@ -100,19 +101,26 @@ def parse_recipe(config_path: str, overrides: Sequence[str] = (), *, without_gpu
         >>> recipe.training.learning_rate, recipe.training.loss_aggregation, recipe.model.model_name_or_path
         (3e-06, 'sequence', 'Qwen/Qwen2.5-1.5B-Instruct')
     """
+    import yaml
+
     check_trl_version()
     argv = ["--config", str(config_path), *overrides]
-    if without_gpu:
-        with _bf16_allowed_without_gpu():
+    try:
+        if without_gpu:
+            with _bf16_allowed_without_gpu():
+                script, training, model = recipe_parser().parse_args_and_config(argv)
+        else:
             script, training, model = recipe_parser().parse_args_and_config(argv)
-    else:
-        script, training, model = recipe_parser().parse_args_and_config(argv)
+    except RecipeError:
+        raise
+    except (ValueError, yaml.YAMLError) as exc:  # TRL's and transformers' config checks of the user's values
+        raise RecipeError(f"{config_path}: {' '.join(str(exc).split())}") from exc
     if not script.dataset_name:
-        raise ValueError(f"{config_path} sets no dataset_name; give a JSONL/Parquet path, a datasets folder or a hub name.")
+        raise RecipeError(f"{config_path} sets no dataset_name; give a JSONL/Parquet path, a datasets folder or a hub name.")
     if not model.model_name_or_path:
-        raise ValueError(f"{config_path} sets no model_name_or_path; give a hub name or a local model folder.")
+        raise RecipeError(f"{config_path} sets no model_name_or_path; give a hub name or a local model folder.")
     if script.dataset_streaming:
-        raise ValueError("dataset_streaming is not supported by referee's loaders; set it to false.")
+        raise RecipeError("dataset_streaming is not supported by referee's loaders; set it to false.")
     get_dataset_format(script.dataset_format)
     return Recipe(script, training, model)
 
@@ -135,12 +143,13 @@ def resolve_rewards(recipe: Recipe) -> tuple[list[Any], list[float]]:
 
     entries = list(recipe.script.reward_funcs)
     weights = recipe.training.reward_weights
-    if weights is None:
-        return compose_rewards(entries)
-    if len(weights) != len(entries) or not all(isinstance(entry, str) for entry in entries):
-        raise ValueError(f"reward_weights has {len(weights)} values for {len(entries)} reward_funcs; give one weight per "
-                         "reward name, or drop reward_weights and write {name, weight} entries.")
-    return compose_rewards(list(zip(entries, weights)))
+    if weights is not None and (len(weights) != len(entries) or not all(isinstance(entry, str) for entry in entries)):
+        raise RecipeError(f"reward_weights has {len(weights)} values for {len(entries)} reward_funcs; give one weight "
+                          "per reward name, or drop reward_weights and write {name, weight} entries.")
+    try:
+        return compose_rewards(entries if weights is None else list(zip(entries, weights)))
+    except ValueError as exc:  # referee.rewards refuses an unknown name, a bad option or weight: the recipe's values
+        raise RecipeError(str(exc)) from exc
 
 
 def recipe_summary(recipe: Recipe) -> dict[str, Any]:
@@ -187,10 +196,10 @@ def check_generation_backend(training: RefereeGRPOConfig) -> None:
     import torch
 
     if not vllm_installed():
-        raise RuntimeError("use_vllm is true but vLLM is not installed; pip install 'referee[vllm]' on a CUDA machine, "
+        raise RecipeError("use_vllm is true but vLLM is not installed; pip install 'referee[vllm]' on a CUDA machine, "
                            "or set use_vllm: false to generate with transformers.")
     if training.vllm_mode == "colocate" and not torch.cuda.is_available():
-        raise RuntimeError("vllm_mode 'colocate' needs a CUDA GPU and none is visible; run on a GPU machine "
+        raise RecipeError("vllm_mode 'colocate' needs a CUDA GPU and none is visible; run on a GPU machine "
                            "or set use_vllm: false.")
 
 
@@ -242,8 +251,12 @@ def build_trainer(recipe: Recipe) -> Any:
     dataset = load_training_dataset(script.dataset_name, script.dataset_format, split=script.dataset_train_split,
                                     config_name=script.dataset_config, system_prompt=script.system_prompt,
                                     max_rows=script.max_train_samples)
-    tokenizer = load_tokenizer(model.model_name_or_path, revision=model.model_revision,
-                               trust_remote_code=training.trust_remote_code)
+    try:
+        tokenizer = load_tokenizer(model.model_name_or_path, revision=model.model_revision,
+                                   trust_remote_code=training.trust_remote_code)
+    except OSError as exc:  # transformers' word for a model that is neither a local folder nor on the hub
+        raise RecipeError(f"model_name_or_path={model.model_name_or_path!r} cannot be loaded "
+                          f"({' '.join(str(exc).split())}); give a hub name or a local model folder.") from exc
     training.model_init_kwargs = {
         "revision": model.model_revision,
         "trust_remote_code": training.trust_remote_code,

@@ -45,22 +45,26 @@ def run(args: argparse.Namespace) -> int:
 
     Example:
         >>> run(argparse.Namespace(list=True, dry_run=False, config=None, overrides=[]))  # doctest: +ELLIPSIS
-        /.../configs/code_qwen2.5-coder-1.5b_lora.yaml
+        recipe                               model ...  rewards (weight)
+        code_qwen2.5-coder-1.5b_lora         Qwen/Qwen2.5-Coder-1.5B-Instruct, LoRA r=16 ...
         ...
         0
     """
-    from referee.recipes.shipped import recipe_path, shipped_recipes
+    from referee.recipes.errors import RecipeError
+    from referee.recipes.shipped import shipped_recipes
 
     overrides = [item for item in args.overrides if item != "--dry-run"]
     dry_run = args.dry_run or len(overrides) != len(args.overrides)
     if args.list:
-        print("\n".join(str(path) for path in shipped_recipes()))
+        from referee.recipes.shipped import recipe_table
+
+        print(recipe_table(shipped_recipes()))
         return 0
     if not args.config:
         print("referee train: give a recipe (CONFIG.yaml) or --list.", file=sys.stderr)
         return 2
     try:
-        path = recipe_path(args.config)
+        path = _recipe_file(args.config)
         if dry_run:
             return _dry_run(path, overrides)
         from referee.recipes.recipe import build_trainer, parse_recipe, train_and_save
@@ -68,13 +72,26 @@ def run(args: argparse.Namespace) -> int:
 
         recipe = parse_recipe(path, overrides)
         trainer = build_trainer(recipe)
-    except (ValueError, RuntimeError, OSError) as exc:  # set-up errors are the user's to fix: one line
+    except RecipeError as exc:  # the user's mistake: one line. Anything else (CUDA out of memory, a TRL bug)
+        if getattr(args, "debug", False):  # goes to referee.recipes.cli, which keeps its traceback for --debug
+            raise
         print(f"referee train: {exc}", file=sys.stderr)
         return 2
     with holding_process_group():
         train_and_save(trainer, recipe)
         del trainer  # freed while the process group is still held (see referee.recipes.teardown)
     return 0
+
+
+def _recipe_file(name_or_path: str) -> Any:
+    """The recipe file ``name_or_path`` names; a name that is neither a file nor a shipped recipe is a RecipeError."""
+    from referee.recipes.errors import RecipeError
+    from referee.recipes.shipped import recipe_path
+
+    try:
+        return recipe_path(name_or_path)
+    except ValueError as exc:
+        raise RecipeError(str(exc)) from None
 
 
 def _dry_run(path: Any, overrides: list[str]) -> int:

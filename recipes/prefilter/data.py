@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Any, Union
 
 from referee.rewards.jsonl import jsonl_rows, open_jsonl
 
+from ..errors import RecipeError
+
 if TYPE_CHECKING:
     from datasets import Dataset
 
@@ -92,7 +94,7 @@ def _pick_split(loaded: Any, split: str, source: str) -> Dataset:
     if not isinstance(loaded, DatasetDict):
         return loaded
     if split not in loaded:
-        raise ValueError(f"{source} has no split {split!r}; pass --split with one of {', '.join(loaded)}.")
+        raise RecipeError(f"{source} has no split {split!r}; pass --split with one of {', '.join(loaded)}.")
     return loaded[split]
 
 
@@ -124,7 +126,7 @@ def load_rows(source: str, *, split: str = "train", config_name: str | None = No
             from datasets import load_dataset
 
             return Rows(load_dataset("json", data_files=str(path), split="train"))
-        raise ValueError(f"Cannot read {source!r}: use a .jsonl, .jsonl.gz or .parquet file, a datasets folder or a hub name.")
+        raise RecipeError(f"Cannot read {source!r}: use a .jsonl, .jsonl.gz or .parquet file, a datasets folder or a hub name.")
     if path.is_dir():
         from datasets import load_dataset, load_from_disk
 
@@ -132,11 +134,11 @@ def load_rows(source: str, *, split: str = "train", config_name: str | None = No
         try:
             loaded = load_from_disk(str(path)) if saved else load_dataset(str(path), config_name, split=split)
         except Exception as exc:  # datasets raises its own types (and FileNotFoundError) for a folder it cannot read
-            raise ValueError(f"Cannot read the folder {source!r} as a dataset ({type(exc).__name__}: {exc}); give a "
+            raise RecipeError(f"Cannot read the folder {source!r} as a dataset ({type(exc).__name__}: {exc}); give a "
                              ".jsonl/.parquet file, a folder saved by datasets or a folder of such files.") from None
         return Rows(_pick_split(loaded, split, source))
     if source.startswith((".", "/", "~")) or name.endswith((".jsonl", ".parquet", ".json", ".gz")):
-        raise ValueError(f"No file or folder {source!r}; check the --data path.")
+        raise RecipeError(f"No file or folder {source!r}; check the --data path.")
     from datasets import load_dataset
 
     return Rows(load_dataset(source, config_name, split=split))
