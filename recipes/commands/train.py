@@ -45,7 +45,8 @@ def run(args: argparse.Namespace) -> int:
 
     Example:
         >>> run(argparse.Namespace(list=True, dry_run=False, config=None, overrides=[]))  # doctest: +ELLIPSIS
-        /.../configs/code_qwen2.5-coder-1.5b_lora.yaml
+        recipe                               model ...  rewards (weight)
+        code_qwen2.5-coder-1.5b_lora         Qwen/Qwen2.5-Coder-1.5B-Instruct, LoRA r=16 ...
         ...
         0
     """
@@ -55,7 +56,9 @@ def run(args: argparse.Namespace) -> int:
     overrides = [item for item in args.overrides if item != "--dry-run"]
     dry_run = args.dry_run or len(overrides) != len(args.overrides)
     if args.list:
-        print("\n".join(str(path) for path in shipped_recipes()))
+        from referee.recipes.shipped import recipe_table
+
+        print(recipe_table(shipped_recipes()))
         return 0
     if not args.config:
         print("referee train: give a recipe (CONFIG.yaml) or --list.", file=sys.stderr)
