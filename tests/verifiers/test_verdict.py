@@ -77,3 +77,51 @@ def test_dataclass_subclasses_keep_the_checks():
         Tagged("bogus", 5.0, tag="x")
     with pytest.raises(ValueError, match="must score 1.0"):
         Tagged("correct", 0.5)
+
+
+def test_verdicts_hash_by_value_and_equal_ones_hash_equal():
+    first = Verdict("wrong", 0.5, "7", "7 of 14 tests", {"tests": [{"kind": "wrong", "args": [1, 2]}], "jobs": 1})
+    again = Verdict("wrong", 0.5, "7", "7 of 14 tests", {"jobs": 1, "tests": [{"args": [1, 2], "kind": "wrong"}]})
+    assert first == again and hash(first) == hash(again)
+    assert len({first, again, Verdict("wrong", 0.5, "7", "7 of 14 tests", {"jobs": 2})}) == 2
+    assert Verdict("correct", 1.0) != Verdict("correct", 1.0, details={"source": "boxed"})
+
+
+def test_a_verdict_repeated_over_a_batch_shares_no_mutable_details():
+    from referee.rewards.policy import error_verdict
+    from referee.verifiers import gsm8k
+
+    repeated = [error_verdict("bad_column", "column 'answer' holds 1 values for 3 completions")] * 3
+    bad_timeout = gsm8k.verify_batch(["#### 1", "#### 2"], [1, 2], batch_timeout=-1)
+    for verdicts in (repeated, bad_timeout):
+        with pytest.raises(TypeError, match="read-only"):
+            verdicts[0].details["seen"] = True
+        for change in (lambda d: d.update(seen=True), lambda d: d.setdefault("seen", True), lambda d: d.pop("kind"),
+                       lambda d: d.clear(), lambda d: d.popitem(), lambda d: d.__delitem__("kind")):
+            with pytest.raises(TypeError, match="read-only"):
+                change(verdicts[0].details)
+        assert all("seen" not in v.details for v in verdicts)
+    assert repeated[1].details == {"kind": "bad_column"}
+
+
+def test_the_callers_dict_stays_the_callers():
+    details = {"passed": 7}
+    verdict = Verdict("wrong", 0.5, details=details)
+    details["passed"] = 8
+    assert verdict.details == {"passed": 7}
+
+
+def test_details_still_behave_as_a_dict_for_json_copies_and_pickles():
+    import copy
+    import pickle
+
+    verdict = Verdict("wrong", 0.5, details={"tests": [{"kind": "wrong"}]})
+    assert isinstance(verdict.details, dict) and json.loads(json.dumps(verdict.details)) == {"tests": [{"kind": "wrong"}]}
+    assert dataclasses.asdict(verdict)["details"] == {"tests": [{"kind": "wrong"}]}
+    for clone in (pickle.loads(pickle.dumps(verdict)), copy.deepcopy(verdict), copy.copy(verdict)):
+        assert clone == verdict and hash(clone) == hash(verdict)
+        with pytest.raises(TypeError, match="read-only"):
+            clone.details["tests"] = []
+    changed = {**verdict.details, "jobs": 1}
+    changed["jobs"] = 2  # a copy is a plain dict again
+    assert dataclasses.replace(verdict, details=changed).details == {"tests": [{"kind": "wrong"}], "jobs": 2}
