@@ -66,6 +66,7 @@ _WORD_RE = re.compile(r"[^\W\d_]{3,}")
 _ANSWER_WORDS = frozenset({"and", "percent", "pct", "percentage", "or"})
 _SHORT_WORD_RE = re.compile(r"(?<![A-Za-z\\])(?:so|is|it|to|of|in|on|at|we|be|as|by|if|an|do|no|my|he|us|am)(?![A-Za-z])",
                             re.IGNORECASE)
+_SCRIPT_WORD_RE = re.compile(r"[^\W\d_a-zA-Z]{2}")  # two letters of a script other than Latin
 _MATHS_CHAR_RE = re.compile(r"[0-9\\^_=+\-*/()\[\]{}<>|]")
 _BARE_LIMIT = 400
 
@@ -77,7 +78,7 @@ _MENTION_RE = re.compile(
 
 # A number in prose: sign, currency, digits with separators, fraction, percent word.
 _PROSE_NUMBER_RE = re.compile(
-    r"(?<![^\s=(:*\[$€£¥₹~≈])(?P<sign>[-\u2212\u2013])?(?:\\?\$|[€£¥₹])?\s?"
+    r"(?<![A-Za-z0-9_.,^\\{}/|])(?P<sign>[-\u2212\u2013])?(?:\\?\$|[€£¥₹])?\s?"
     r"(?P<number>[0-9]+(?:[.,][0-9]+)*|\.[0-9]+)(?:/(?P<denominator>[0-9]+))?(?![0-9])"
     r"(?:\s?(?P<percent>\\?%|percent\b|pct\b))?"
 )
@@ -167,7 +168,7 @@ def is_bare_answer(text: str) -> bool:
     if not text or len(text) > _BARE_LIMIT or "\\boxed" in text or "\\fbox" in text:
         return False
     if not any(char.isspace() for char in text):
-        return True
+        return _SCRIPT_WORD_RE.search(text) is None  # "所以答案是12。" is a sentence written without spaces
     if "\n\n" in text or not _MATHS_CHAR_RE.search(text):
         return False
     if _SHORT_WORD_RE.search(_COMMAND_RE.sub(" ", text)):
