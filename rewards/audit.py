@@ -63,10 +63,6 @@ _SHAPES: tuple[Callable[[str], str], ...] = (
 )
 
 
-def _references(a: ProbeAnswers) -> list[str]:
-    return [text for shape in _SHAPES for text in (shape(a.right), shape(a.wrong))]
-
-
 PROBES: tuple[Probe, ...] = (
     Probe("empty", "an empty completion",
           "an empty completion must score like a wrong answer; check the reward's default score",
@@ -188,31 +184,52 @@ def _answer_column(reward: Callable[..., Any], row: Mapping[str, Any]) -> str:
 
 
 @dataclass(frozen=True)
+class _Completion:
+    """One completion the audit scores for row ``row``: a plain reference (the right or the wrong
+    answer in answer shape ``shape``) or the probe named ``probe``."""
+
+    row: int
+    text: str
+    probe: str | None = None
+    shape: int | None = None
+    right: bool = False
+
+    @classmethod
+    def for_row(cls, row: int, answers: ProbeAnswers) -> list[_Completion]:
+        """The references in every shape, then every probe, built from one row's answers."""
+        references = [cls(row, shape(answers.right if right else answers.wrong), shape=index, right=right)
+                      for index, shape in enumerate(_SHAPES) for right in (True, False)]
+        return references + [cls(row, probe.build(answers), probe=probe.name) for probe in PROBES]
+
+
+@dataclass(frozen=True)
 class _RowScores:
     """One row's references (the least a plain right answer gets, the most a plain wrong one
-    gets) and its probes' scores."""
+    gets) and its probes' scores and texts, by probe name."""
 
     right: float | None
     wrong: float | None
-    probes: list[float | None]
+    probes: dict[str, float | None]
+    texts: dict[str, str]
 
     @classmethod
-    def from_scores(cls, scores: Sequence[float | None]) -> _RowScores:
-        pairs = [(scores[i], scores[i + 1]) for i in range(0, 2 * len(_SHAPES), 2)]
+    def from_scored(cls, scored: Sequence[tuple[_Completion, float | None]]) -> _RowScores:
+        references = {(item.shape, item.right): score for item, score in scored if item.probe is None}
+        pairs = [(references[shape, True], references[shape, False]) for shape in range(len(_SHAPES))]
         wrongs = [w for _, w in pairs if w is not None]
         separating = [r for r, w in pairs if r is not None and w is not None and r > w + _EPSILON]
         return cls(min(separating) if separating else None, max(wrongs) if wrongs else None,
-                   list(scores[2 * len(_SHAPES):]))
+                   {item.probe: score for item, score in scored if item.probe is not None},
+                   {item.probe: item.text for item, _ in scored if item.probe is not None})
 
 
-def _judge_probe(index: int, rows: list[_RowScores], texts: list[list[str]], fail_share: float) -> ProbeResult:
-    """Compare probe ``index``'s scores with each row's references."""
-    probe = PROBES[index]
+def _judge_probe(probe: Probe, rows: list[_RowScores], fail_share: float) -> ProbeResult:
+    """Compare ``probe``'s scores with each row's references."""
     usable = earning = paying = separating = 0
     gains: list[float] = []
     example = None
-    for row, row_texts in zip(rows, texts):
-        value = row.probes[index]
+    for row in rows:
+        value = row.probes[probe.name]
         if row.wrong is None or value is None:
             continue
         usable += 1
@@ -223,7 +240,7 @@ def _judge_probe(index: int, rows: list[_RowScores], texts: list[list[str]], fai
         earning += earns
         paying += pays
         if example is None and (earns or pays):
-            example = row_texts[index]
+            example = row.texts[probe.name]
     pays_share = paying / separating if separating else None
     if pays_share is not None and pays_share > fail_share:
         verdict = "fail"
@@ -270,16 +287,21 @@ def audit_reward(
         answers = probe_answers(row.get(column), row.get(prompt_column, "")) if column in row else None
         if answers is not None:
             built.append((row, answers))
-    probe_texts = [[probe.build(answers) for probe in PROBES] for _, answers in built]
-    completions = [text for (_, answers), probes in zip(built, probe_texts) for text in _references(answers) + probes]
-    width = 2 * len(_SHAPES) + len(PROBES)
+    items = [item for index, (_, answers) in enumerate(built) for item in _Completion.for_row(index, answers)]
+    item_rows = [built[item.row][0] for item in items]
     keys = sorted({key for row, _ in built for key in row if key != prompt_column})
-    columns = {key: [row.get(key) for row, _ in built for _ in range(width)] for key in keys}
-    prompts = [row.get(prompt_column) for row, _ in built for _ in range(width)]
-    scores = list(reward(prompts=prompts, completions=completions,
+    columns = {key: [row.get(key) for row in item_rows] for key in keys}
+    completions = [item.text for item in items]
+    scores = list(reward(prompts=[row.get(prompt_column) for row in item_rows], completions=completions,
                          completion_ids=[[0] * len(text) for text in completions], **columns)) if built else []
-    row_scores = [_RowScores.from_scores(scores[i:i + width]) for i in range(0, len(scores), width)]
-    results = tuple(_judge_probe(index, row_scores, probe_texts, fail_share) for index in range(len(PROBES)))
+    if len(scores) != len(items):
+        raise ValueError(f"the reward returned {len(scores)} scores for {len(items)} completions; a TRL reward "
+                         "function returns one score (or None) per completion")
+    scored_by_row: list[list[tuple[_Completion, float | None]]] = [[] for _ in built]
+    for item, score in zip(items, scores):
+        scored_by_row[item.row].append((item, score))
+    row_scores = [_RowScores.from_scored(scored) for scored in scored_by_row]
+    results = tuple(_judge_probe(probe, row_scores, fail_share) for probe in PROBES)
     scored = sum(1 for row in row_scores if row.wrong is not None)
     separating = sum(1 for row in row_scores if row.right is not None)
     problem = None

@@ -5,7 +5,7 @@ import pytest
 
 from referee.recipes.cli import main
 from referee.rewards import get_reward, parse_reward_sum
-from referee.rewards.audit import PROBE_NAMES, audit_reward, probe_answers
+from referee.rewards.audit import PROBE_NAMES, PROBES, audit_reward, probe_answers
 from referee.verifiers.numeric import iter_numbers
 
 # Real GSM8K rows (train split shape: the answer column is the whole solution).
@@ -23,6 +23,9 @@ ROWS = [
                                             "she need?"}],
      "answer": "#### 5"},
 ]
+
+
+PROBES_BY_NAME = {probe.name: probe for probe in PROBES}
 
 
 def verdicts(report):
@@ -224,3 +227,26 @@ def test_cli_explains_a_warning(tmp_path, capsys):
     out = capsys.readouterr().out
     assert re.search(r"^tags_around_wrong\s+100%\s+0%\s+WARN", out, re.MULTILINE)
     assert "tags_around_wrong: earns +0.2 on average over a plain wrong answer and pays like right on 0% of rows" in out
+
+
+def test_each_probe_is_judged_on_its_own_completion():
+    # a reward that pays the right answers and exactly the two_boxed probe's text, nothing else
+    paid = {PROBES_BY_NAME["two_boxed"].build(probe_answers(row["answer"], row["prompt"])) for row in ROWS}
+
+    def pays_two_boxed(completions, answer, **kwargs):
+        rights = [probe_answers(gold).right for gold in answer]
+        return [1.0 if text in paid or (f"{{{right}}}" in text and "or" not in text) else 0.0
+                for text, right in zip(completions, rights)]
+
+    report = audit_reward(pays_two_boxed, ROWS)
+    assert {name for name, verdict in verdicts(report).items() if verdict != "ok"} == {"two_boxed"}
+    result = next(r for r in report.results if r.probe.name == "two_boxed")
+    assert result.example in paid and result.pays_like_right == 1.0
+
+
+def test_a_reward_that_returns_too_few_scores_is_named():
+    def one_short(completions, **kwargs):
+        return [0.0] * (len(completions) - 1)
+
+    with pytest.raises(ValueError, match=r"the reward returned \d+ scores for \d+ completions"):
+        audit_reward(one_short, ROWS)
