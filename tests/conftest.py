@@ -1,4 +1,4 @@
-"""Fixtures shared by the recipe tests: one tiny local model for the whole session."""
+"""Fixtures shared by the tests: one tiny local model for the whole session (recipes, examples)."""
 
 import pytest
 
