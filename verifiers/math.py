@@ -57,8 +57,8 @@ from .math_forms import comparable, top_level_parts
 from .math_values import (
     closed_form_value,
     far_apart,
-    is_simple_maths,
     ordered_values,
+    surely_parses,
     union_values,
     unordered_values,
     value_at_point,
@@ -128,7 +128,7 @@ def _gold_facts(gold: str, options: CompareOptions) -> tuple[str, ExactNumber | 
     """What the fast paths need of a gold: its sympy text, exact number, value, and whether it surely parses."""
     number = exact_number(gold)
     value = float(number.value) if number is not None and not number.percent else _evaluator(options)(gold)
-    vouched = number is not None or is_simple_maths(gold) or exact_elements(gold) is not None \
+    vouched = number is not None or surely_parses(gold) or exact_elements(gold) is not None \
         or exact_matrix(gold) is not None
     return for_sympy(gold, options.percent), number, value, vouched
 

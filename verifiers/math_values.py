@@ -217,10 +217,10 @@ def value_at_point(text: str) -> complex | None:
     return _evaluate(text, variables=True)
 
 
-def _evaluate(text: str, *, variables: bool) -> complex | None:
+def _evaluate(text: str, *, variables: bool, units_matter: bool = True) -> complex | None:
     if _SPACED_DIGITS_RE.search(text):
         return None  # "17 3" and "1\\,000": latex2sympy's reading is not a product
-    if variables and (may_end_in_unit(text) or may_end_in_unit(canonical(text))):
+    if variables and units_matter and (may_end_in_unit(text) or may_end_in_unit(canonical(text))):
         return None  # "5 m": math-verify may drop the word as a unit
     try:
         parser = _Parser(_tokens(canonical(text)), variables)
@@ -310,6 +310,35 @@ def is_simple_maths(text: str) -> bool:
     """
     return (value_at_point(text) is not None or ordered_values(text) is not None
             or unordered_values(text) is not None or union_values(text) is not None)
+
+
+_DEFINITION_RE = re.compile(r"^[A-Za-z](?:_\{?[A-Za-z0-9]+\}?)?(?:\([A-Za-z]\))?=(?!=)(?P<value>.+)$")
+
+
+def surely_parses(text: str) -> bool:
+    """Whether ``text`` certainly parses as maths: simple maths, or a list, tuple or definition of it.
+
+    A gold of such a shape needs no sympy check before the fast paths judge against it.
+
+    Example:
+        >>> [surely_parses(t) for t in ("2 n", "f(x)=x+1", "(1, 2), (3, x)", r"a=2, a=-6-4\\sqrt{2}")]
+        [True, True, True, True]
+        >>> surely_parses(r"\\lfloor n \\rfloor"), surely_parses("t(0,4]")
+        (False, False)
+    """
+    if is_simple_maths(text):
+        return True
+    parts = top_level_parts(canonical(text))
+    return all(_part_parses(part) for part in parts)
+
+
+def _part_parses(part: str) -> bool:
+    definition = _DEFINITION_RE.match(part)
+    if definition:
+        part = definition.group("value")
+    if part.startswith("(") and part.endswith(")") and len(part) > 2:
+        return all(_part_parses(item) for item in top_level_parts(part[1:-1]))
+    return _evaluate(part, variables=True, units_matter=False) is not None
 
 
 def far_apart(a: complex, b: complex, options: CompareOptions) -> bool:

@@ -283,3 +283,19 @@ def test_union_fast_path_never_contradicts_math_verify(gold_ends, answer_ends):
     verdict = math_verifier.verify(answer, gold)
     if verdict.details["method"] == "value":
         assert not equivalent(gold, answer, CompareOptions())[0], (gold, answer)
+
+
+_SIMPLE = st.lists(st.sampled_from(["x", "n", "2", "13", r"\pi", r"\sqrt{3}", "+", "-", "^2", r"\frac{1}{2}", " ", "(", ")"]),
+                   min_size=1, max_size=6).map("".join)
+
+
+@given(st.lists(_SIMPLE, min_size=1, max_size=3), st.sampled_from(["list", "tuple", "definition", "tuples"]))
+@settings(max_examples=80, deadline=None)
+def test_a_gold_that_surely_parses_parses_for_math_verify(items, shape):
+    from referee.verifiers.math_sympy import gold_problem
+    from referee.verifiers.math_values import surely_parses
+
+    text = {"list": ", ".join(items), "tuple": f"({', '.join(items)})", "definition": f"f(x) = {items[0]}",
+            "tuples": ", ".join(f"({item}, 1)" for item in items)}[shape]
+    if surely_parses(text):
+        assert gold_problem(text) is None, text
