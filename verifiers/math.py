@@ -56,6 +56,7 @@ from .math_extract import after_reasoning
 from .math_forms import comparable, top_level_parts
 from .math_values import (
     closed_form_value,
+    definition,
     far_apart,
     ordered_values,
     surely_parses,
@@ -219,6 +220,11 @@ def _fast_verdict(item: _Item, options: CompareOptions) -> Verdict | None:
     if gold_is_number and never_a_number(answer) or answer_is_number and never_a_number(gold):
         return _decided(item, False, "kind", f"{shown} and the gold {_short(gold)} are not the same kind: "
                                               "one is a number, one never is")
+    defined, gold_defined = definition(answer), definition(gold)
+    if defined is not None and gold_defined is not None and defined[0] == gold_defined[0]:
+        value, gold_value = _evaluator(options)(defined[1]), _evaluator(options)(gold_defined[1])
+        if value is not None and gold_value is not None and far_apart(value, gold_value, options):
+            return _decided(item, False, "value", f"{shown} and the gold {_short(gold)} define different values")
     if item.gold_value is not None:
         value = float(number.value) if number is not None and not number.percent else _evaluator(options)(answer)
         if value is not None and far_apart(value, item.gold_value, options):

@@ -312,7 +312,7 @@ def is_simple_maths(text: str) -> bool:
             or unordered_values(text) is not None or union_values(text) is not None)
 
 
-_DEFINITION_RE = re.compile(r"^[A-Za-z](?:_\{?[A-Za-z0-9]+\}?)?(?:\([A-Za-z]\))?=(?!=)(?P<value>.+)$")
+_DEFINITION_RE = re.compile(r"^(?P<name>[A-Za-z](?:_\{?[A-Za-z0-9]+\}?)?(?:\([A-Za-z]\))?)=(?!=)(?P<value>[^=<>]+)$")
 
 
 def surely_parses(text: str) -> bool:
@@ -332,10 +332,21 @@ def surely_parses(text: str) -> bool:
     return all(_part_parses(part) for part in parts)
 
 
+def definition(text: str) -> tuple[str, str] | None:
+    """``(name, value)`` of a definition such as ``f(x) = x + 1`` or ``a_1 = 5``, else ``None``.
+
+    Example:
+        >>> definition("f(x) = x + 1"), definition("x + y = 1")
+        (('f(x)', 'x+1'), None)
+    """
+    match = _DEFINITION_RE.match(canonical(text))
+    return (match.group("name"), match.group("value")) if match else None
+
+
 def _part_parses(part: str) -> bool:
-    definition = _DEFINITION_RE.match(part)
-    if definition:
-        part = definition.group("value")
+    defined = definition(part)
+    if defined:
+        part = defined[1]
     if part.startswith("(") and part.endswith(")") and len(part) > 2:
         return all(_part_parses(item) for item in top_level_parts(part[1:-1]))
     return _evaluate(part, variables=True, units_matter=False) is not None

@@ -299,3 +299,14 @@ def test_a_gold_that_surely_parses_parses_for_math_verify(items, shape):
             "tuples": ", ".join(f"({item}, 1)" for item in items)}[shape]
     if surely_parses(text):
         assert gold_problem(text) is None, text
+
+
+@given(_SIMPLE, _SIMPLE)
+@settings(max_examples=80, deadline=None)
+def test_definitions_far_apart_are_never_equal_for_math_verify(answer_value, gold_value):
+    from referee.verifiers.math_sympy import equivalent
+
+    answer, gold = f"f(x) = {answer_value}", f"f(x) = {gold_value}"
+    verdict = math_verifier.verify(answer, gold)
+    if verdict.details.get("method") == "value":
+        assert not equivalent(gold, answer, CompareOptions())[0], (gold, answer)
