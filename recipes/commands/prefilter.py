@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import tempfile
 from pathlib import Path
@@ -11,10 +10,7 @@ from typing import Any
 
 from referee.recipes.commands._io import same_file
 from referee.recipes.commands.score import parse_options
-from referee.recipes.prefilter.bounds import KeepBounds
-from referee.recipes.prefilter.generation import BACKENDS, EngineOptions, SamplingOptions
-from referee.recipes.prefilter.outputs import OUTPUT_FORMATS
-from referee.recipes.prefilter.prompts import CHAT_TEMPLATE_MODES
+from referee.recipes.config_flags import add_flags, from_flags, missing_flags
 
 _DESCRIPTION = (
     "Sample G completions per prompt with MODEL, score them with the same referee reward functions "
@@ -25,23 +21,6 @@ _DESCRIPTION = (
     "are saved chunk by chunk, so rerunning the same command resumes a stopped run. Shards "
     "(--shard-index/--num-shards) are combined with --merge."
 )
-
-
-def _json_object(text: str) -> dict[str, Any]:
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError:
-        value = None
-    if not isinstance(value, dict):
-        raise argparse.ArgumentTypeError(f"{text!r} is not a JSON object; write it like '{{\"enable_thinking\": false}}'")
-    return value
-
-
-def _keep(text: str) -> KeepBounds:
-    try:
-        return KeepBounds.parse(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def scope_reward_options(pairs: list[str], rewards: list[str]) -> dict[str, dict[str, Any]]:
@@ -75,94 +54,24 @@ def add_parser(subparsers: Any) -> None:
         >>> parser.parse_args(["prefilter", "--out", "runs/x", "--keep", "0.125:0.875"]).keep
         KeepBounds(low=0.125, high=0.875)
     """
+    from referee.recipes.prefilter.config import PrefilterConfig
+
     parser = subparsers.add_parser("prefilter", help="keep the prompts whose pass rate lies in a band",
                                    description=_DESCRIPTION)
-    sampling, engine = SamplingOptions(), EngineOptions()
-    main = parser.add_argument_group("what to run")
-    main.add_argument("--model", help="model folder or hub name")
-    main.add_argument("--data", help="a .jsonl/.jsonl.gz/.parquet file, a datasets folder or a hub dataset name")
-    main.add_argument("--reward", action="append", default=[], metavar="R",
-                      help="reward name (referee.rewards) or module:function; repeat for several")
-    main.add_argument("-O", "--option", action="append", default=[], metavar="REWARD.KEY=VALUE",
-                      help="reward option, VALUE read as JSON when it parses (e.g. -O gsm8k_accuracy.mode=strict; "
-                           "KEY=VALUE alone with one --reward)")
-    main.add_argument("--num-generations", type=int, default=8, metavar="G", help="samples per prompt (default 8)")
-    main.add_argument("--keep", type=_keep, metavar="LO:HI",
-                      help="inclusive pass-rate band of the rows to keep, e.g. 0.125:0.875 (required unless --merge)")
-    main.add_argument("--out", required=True, metavar="DIR", help="output folder (a rerun resumes from it)")
-    scoring = parser.add_argument_group("scoring")
-    scoring.add_argument("--success-reward", metavar="NAME", help="the reward that decides a pass (default: the first)")
-    scoring.add_argument("--threshold", type=float, default=1.0,
-                         help="a sample passes when the success reward is >= this (default 1.0)")
-    data = parser.add_argument_group("data and prompts")
-    data.add_argument("--split", default="train", help="split of a datasets source (default train)")
-    data.add_argument("--data-config", metavar="NAME", help="configuration of a hub dataset (e.g. main for gsm8k)")
-    data.add_argument("--prompt-column", default="prompt", metavar="COL", help="column with the prompt (default prompt)")
-    data.add_argument("--chat-template", choices=CHAT_TEMPLATE_MODES, default="auto",
-                      help="auto: chat template for chat prompts only, as TRL does; always: also wrap text prompts")
-    data.add_argument("--system-prompt", metavar="TEXT", help="system message added when --chat-template always wraps")
-    data.add_argument("--chat-template-kwargs", type=_json_object, default={}, metavar="JSON",
-                      help="extra chat template variables, e.g. '{\"enable_thinking\": false}'")
-    sample = parser.add_argument_group("sampling (defaults are TRL GRPOConfig's)")
-    sample.add_argument("--temperature", type=float, default=sampling.temperature, help="0 means greedy")
-    sample.add_argument("--top-p", type=float, default=sampling.top_p)
-    sample.add_argument("--top-k", type=int, default=sampling.top_k, help="0 switches it off")
-    sample.add_argument("--min-p", type=float, default=sampling.min_p, help="0 switches it off")
-    sample.add_argument("--max-tokens", type=int, default=sampling.max_tokens, help="new tokens per sample")
-    sample.add_argument("--seed", type=int, default=sampling.seed)
-    backend = parser.add_argument_group("generation backend")
-    backend.add_argument("--backend", choices=BACKENDS, default=engine.backend,
-                         help="auto: vLLM when CUDA and vLLM are available, else transformers")
-    backend.add_argument("--device", default=engine.device, help="transformers: auto, cpu, cuda, cuda:1, ...")
-    backend.add_argument("--dtype", default=engine.dtype, help="auto (bfloat16 on GPU, float32 on CPU), float16, ...")
-    backend.add_argument("--batch-size", type=int, default=engine.batch_size,
-                         help="transformers: prompts per generate call (each times G samples)")
-    backend.add_argument("--tensor-parallel-size", type=int, default=engine.tensor_parallel_size, help="vLLM: GPUs per engine")
-    backend.add_argument("--data-parallel-size", type=int, default=engine.data_parallel_size,
-                         help="worker processes, each on its own group of --tensor-parallel-size GPUs")
-    backend.add_argument("--gpu-memory-utilization", type=float, default=engine.gpu_memory_utilization, help="vLLM")
-    backend.add_argument("--max-model-len", type=int, default=engine.max_model_len, help="vLLM: context length")
-    backend.add_argument("--no-prefix-caching", action="store_true", help="vLLM: switch prefix caching off")
-    run = parser.add_argument_group("long runs and output")
-    run.add_argument("--chunk-size", type=int, default=64, help="rows per saved chunk (default 64)")
-    run.add_argument("--shard-index", type=int, default=0, help="this machine's shard (default 0)")
-    run.add_argument("--num-shards", type=int, default=1, help="how many machines split the data (default 1)")
-    run.add_argument("--merge", nargs="+", metavar="SHARD_DIR",
-                     help="merge the --out folders of finished shard runs into --out (no generation)")
-    run.add_argument("--group-size", type=int, metavar="G",
-                     help="training group size for the predicted degenerate-group share (default --num-generations)")
-    run.add_argument("--save-samples", action="store_true", help="keep each sample's text, rewards and verdict fields")
-    run.add_argument("--format", choices=OUTPUT_FORMATS, default=None,
-                     help="format of all/kept: jsonl (default), parquet or datasets")
-    run.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    groups = add_flags(parser, PrefilterConfig)  # every option of a run, from its config field
+    groups["long runs and output"].add_argument(
+        "--merge", nargs="+", metavar="SHARD_DIR",
+        help="merge the --out folders of finished shard runs into --out (no generation)")
     parser.set_defaults(run=run_command)
 
 
 def _config(args: argparse.Namespace) -> Any:
     from referee.recipes.prefilter import PrefilterConfig
 
-    missing = [flag for flag, value in (("--model", args.model), ("--data", args.data), ("--reward", args.reward),
-                                        ("--keep", args.keep)) if not value]
+    missing = missing_flags(PrefilterConfig, args)
     if missing:
         raise ValueError(f"{', '.join(missing)} {'is' if len(missing) == 1 else 'are'} required (unless --merge).")
-    return PrefilterConfig(
-        model=args.model, data=args.data, rewards=tuple(args.reward), out=args.out, keep=args.keep,
-        reward_options=scope_reward_options(args.option, args.reward),
-        num_generations=args.num_generations, success_reward=args.success_reward, threshold=args.threshold,
-        split=args.split, data_config=args.data_config, prompt_column=args.prompt_column,
-        chat_template=args.chat_template, system_prompt=args.system_prompt,
-        chat_template_kwargs=args.chat_template_kwargs,
-        sampling=SamplingOptions(temperature=args.temperature, top_p=args.top_p, top_k=args.top_k, min_p=args.min_p,
-                                 max_tokens=args.max_tokens, seed=args.seed),
-        engine=EngineOptions(backend=args.backend, device=args.device, dtype=args.dtype, batch_size=args.batch_size,
-                             tensor_parallel_size=args.tensor_parallel_size,
-                             data_parallel_size=args.data_parallel_size,
-                             gpu_memory_utilization=args.gpu_memory_utilization, max_model_len=args.max_model_len,
-                             enable_prefix_caching=not args.no_prefix_caching),
-        chunk_size=args.chunk_size, shard_index=args.shard_index, num_shards=args.num_shards,
-        group_size=args.group_size, save_samples=args.save_samples, output_format=args.format or "jsonl",
-        progress=not args.no_progress,
-    )
+    return from_flags(PrefilterConfig, args, reward_options=scope_reward_options(args.reward_options, args.rewards))
 
 
 def summary_lines(report: dict[str, Any], out: str) -> list[str]:
@@ -211,7 +120,7 @@ def run_command(args: argparse.Namespace) -> int:
         if args.merge:
             _check_paths(args)
             report = merge_runs(args.merge, args.out, keep=args.keep, group_size=args.group_size,
-                                output_format=args.format)
+                                output_format=args.output_format)
         else:
             config = _config(args)
             _check_paths(args)

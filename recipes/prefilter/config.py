@@ -4,14 +4,19 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
+from ..config_flags import flag, json_object
 from .bounds import KeepBounds
 from .generation import EngineOptions, SamplingOptions
 from .outputs import OUTPUT_FORMATS
 from .prompts import CHAT_TEMPLATE_MODES
 from .scoring import RewardFunction
+
+
+# Argument groups of `referee prefilter --help`.
+_RUN, _DATA, _LONG = "what to run", "data and prompts", "long runs and output"
 
 
 @dataclass(frozen=True)
@@ -50,30 +55,47 @@ class PrefilterConfig:
         True
     """
 
-    model: str
-    data: str
-    rewards: tuple[str | RewardFunction, ...]
-    out: str
-    keep: KeepBounds = KeepBounds()
-    reward_options: dict[str, dict[str, Any]] = field(default_factory=dict)
-    num_generations: int = 8
-    success_reward: str | None = None
-    threshold: float = 1.0
-    split: str = "train"
-    data_config: str | None = None
-    prompt_column: str = "prompt"
-    chat_template: str = "auto"
-    system_prompt: str | None = None
-    chat_template_kwargs: dict[str, Any] = field(default_factory=dict)
-    sampling: SamplingOptions = SamplingOptions()
-    engine: EngineOptions = EngineOptions()
-    chunk_size: int = 64
-    shard_index: int = 0
-    num_shards: int = 1
-    group_size: int | None = None
-    save_samples: bool = False
-    output_format: str = "jsonl"
-    progress: bool = True
+    model: str = flag(group=_RUN, help="model folder or hub name")
+    data: str = flag(group=_RUN, help="a .jsonl/.jsonl.gz/.parquet file, a datasets folder or a hub dataset name")
+    rewards: tuple[str | RewardFunction, ...] = flag(
+        group=_RUN, flags=("--reward",), append=True, metavar="R",
+        help="reward name (referee.rewards) or module:function; repeat for several")
+    out: str = flag(group=_RUN, required=True, metavar="DIR", help="output folder (a rerun resumes from it)")
+    keep: KeepBounds = flag(
+        KeepBounds(), group=_RUN, type=KeepBounds.parse, cli_default=None, needed=True, metavar="LO:HI",
+        help="inclusive pass-rate band of the rows to keep, e.g. 0.125:0.875 (required unless --merge)")
+    reward_options: dict[str, dict[str, Any]] = flag(
+        default_factory=dict, group=_RUN, flags=("-O", "--option"), append=True, metavar="REWARD.KEY=VALUE",
+        help="reward option, VALUE read as JSON when it parses (e.g. -O gsm8k_accuracy.mode=strict; KEY=VALUE alone "
+             "with one --reward)")
+    num_generations: int = flag(8, group=_RUN, metavar="G", help="samples per prompt (default %(default)s)")
+    success_reward: str | None = flag(None, group="scoring", metavar="NAME",
+                                      help="the reward that decides a pass (default: the first)")
+    threshold: float = flag(1.0, group="scoring",
+                            help="a sample passes when the success reward is >= this (default %(default)s)")
+    split: str = flag("train", group=_DATA, help="split of a datasets source (default %(default)s)")
+    data_config: str | None = flag(None, group=_DATA, metavar="NAME",
+                                   help="configuration of a hub dataset (e.g. main for gsm8k)")
+    prompt_column: str = flag("prompt", group=_DATA, metavar="COL", help="column with the prompt (default %(default)s)")
+    chat_template: str = flag("auto", group=_DATA, choices=CHAT_TEMPLATE_MODES,
+                              help="auto: chat template for chat prompts only, as TRL does; always: also wrap text "
+                                   "prompts")
+    system_prompt: str | None = flag(None, group=_DATA, metavar="TEXT",
+                                     help="system message added when --chat-template always wraps")
+    chat_template_kwargs: dict[str, Any] = flag(default_factory=dict, group=_DATA, type=json_object, metavar="JSON",
+                                                help="extra chat template variables, e.g. '{\"enable_thinking\": false}'")
+    sampling: SamplingOptions = flag(SamplingOptions(), group="sampling (defaults are TRL GRPOConfig's)")
+    engine: EngineOptions = flag(EngineOptions(), group="generation backend")
+    chunk_size: int = flag(64, group=_LONG, help="rows per saved chunk (default %(default)s)")
+    shard_index: int = flag(0, group=_LONG, help="this machine's shard (default %(default)s)")
+    num_shards: int = flag(1, group=_LONG, help="how many machines split the data (default %(default)s)")
+    group_size: int | None = flag(None, group=_LONG, metavar="G",
+                                  help="training group size for the predicted degenerate-group share (default "
+                                       "--num-generations)")
+    save_samples: bool = flag(False, group=_LONG, help="keep each sample's text, rewards and verdict fields")
+    output_format: str = flag("jsonl", group=_LONG, flags=("--format",), choices=OUTPUT_FORMATS, cli_default=None,
+                              help="format of all/kept: jsonl (default), parquet or datasets")
+    progress: bool = flag(True, group=_LONG, flags=("--no-progress",), help="hide the progress bar")
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "rewards", tuple(self.rewards))

@@ -6,13 +6,15 @@ import importlib.util
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol, get_args
+
+from ..config_flags import flag
 
 if TYPE_CHECKING:
     from transformers import PreTrainedTokenizerBase
 
 BackendName = Literal["auto", "vllm", "transformers"]
-BACKENDS: tuple[str, ...] = ("auto", "vllm", "transformers")
+BACKENDS: tuple[str, ...] = get_args(BackendName)
 
 
 @dataclass(frozen=True)
@@ -28,12 +30,12 @@ class SamplingOptions:
         1.0
     """
 
-    temperature: float = 1.0
-    top_p: float = 1.0
-    top_k: int = 0
-    min_p: float = 0.0
-    max_tokens: int = 512
-    seed: int = 0
+    temperature: float = flag(1.0, help="0 means greedy")
+    top_p: float = flag(1.0)
+    top_k: int = flag(0, help="0 switches it off")
+    min_p: float = flag(0.0, help="0 switches it off")
+    max_tokens: int = flag(512, help="new tokens per sample")
+    seed: int = flag(0)
 
     def __post_init__(self) -> None:
         if not 0 <= self.temperature < math.inf:
@@ -65,15 +67,15 @@ class EngineOptions:
         'auto'
     """
 
-    backend: BackendName = "auto"
-    device: str = "auto"
-    dtype: str = "auto"
-    batch_size: int = 8
-    tensor_parallel_size: int = 1
-    data_parallel_size: int = 1
-    gpu_memory_utilization: float = 0.9
-    max_model_len: int | None = None
-    enable_prefix_caching: bool = True
+    backend: BackendName = flag("auto", help="auto: vLLM when CUDA and vLLM are available, else transformers")
+    device: str = flag("auto", help="transformers: auto, cpu, cuda, cuda:1, ...")
+    dtype: str = flag("auto", help="auto (bfloat16 on GPU, float32 on CPU), float16, ...")
+    batch_size: int = flag(8, help="transformers: prompts per generate call (each times G samples)")
+    tensor_parallel_size: int = flag(1, help="vLLM: GPUs per engine")
+    data_parallel_size: int = flag(1, help="worker processes, each on its own group of --tensor-parallel-size GPUs")
+    gpu_memory_utilization: float = flag(0.9, help="vLLM")
+    max_model_len: int | None = flag(None, help="vLLM: context length")
+    enable_prefix_caching: bool = flag(True, flags=("--no-prefix-caching",), help="vLLM: switch prefix caching off")
 
     def __post_init__(self) -> None:
         if self.backend not in BACKENDS:
