@@ -71,7 +71,7 @@ RUNS: tuple[tuple[str, str, dict[str, Any]], ...] = (
     ("full_beta0", "gsm8k_qwen2.5-1.5b_full", {"beta": 0.0}),
     ("lora_beta0.04", "gsm8k_qwen2.5-1.5b_lora", {"beta": 0.04}),
 )
-# What a CPU needs instead (DESIGN.md section 5): fp32, no activation checkpointing.
+# What a CPU needs instead (docs/cpu_training.md): fp32, no activation checkpointing.
 CPU_OVERRIDES: dict[str, Any] = {"use_cpu": True, "bf16": False, "dtype": "float32", "activation_checkpointing": False}
 REWARDS = (["gsm8k_accuracy", "gsm8k_format", "benchmarks.loss:digit_share"], [1.0, 0.1, 1.0])
 TRUNCATED_SHARE = 0.3

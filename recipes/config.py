@@ -43,8 +43,8 @@ PINNED_DEFAULTS: dict[str, Any] = {
     "temperature": 1.0,
 }
 
-# What TRL 1.16 needs on a CPU (DESIGN.md section 5): bf16 is 8x slower there and gradient
-# checkpointing costs a third more time for nothing on small models.
+# What TRL 1.16 needs on a CPU (measured: docs/cpu_training.md): bf16 is about 8x slower there
+# and activation checkpointing costs a third more time for nothing on small models.
 CPU_PROFILE: dict[str, Any] = {
     "use_cpu": True,
     "bf16": False,

@@ -5,7 +5,8 @@ supervised phase teaches the ``#### N`` answer format on sums ``a+b`` (``0 <= a,
 then ``RefereeGRPOTrainer`` trains it with referee's ``gsm8k_accuracy`` (weight 1) and
 ``gsm8k_format`` (weight 0.1) rewards. Greedy accuracy on held-out sums (never trained on) is
 measured before and after GRPO. Settings that worked here are in :class:`DemoSettings`
-(DESIGN.md section 5: CPU profile, one torch thread, a learning rate far above TRL's default).
+(the CPU profile, one torch thread, a learning rate far above TRL's default and a warm start:
+docs/cpu_training.md says why each is needed).
 """
 
 from __future__ import annotations
