@@ -85,8 +85,9 @@ def reference_loss(model, micro_batches, mode, beta):
 # --- batches and trainers -------------------------------------------------------------------
 
 @pytest.fixture(scope="module")
-def model_dir(tmp_path_factory):
-    """A tiny model saved to disk: with beta > 0 TRL loads the reference model from its path."""
+def loss_model_dir(tmp_path_factory):
+    """A model smaller than the session's ``model_dir`` (one layer, 32 wide, 32 positions), saved to
+    disk: with beta > 0 TRL loads the reference model from its path."""
     folder = tmp_path_factory.mktemp("tiny")
     tokenizer = build_char_tokenizer()
     build_tiny_model(tokenizer, hidden_size=32, num_layers=1, num_heads=2, num_kv_heads=1,
@@ -95,9 +96,9 @@ def model_dir(tmp_path_factory):
     return str(folder)
 
 
-def make_trainer(tmp_path, model_dir, *, mode=None, loss_type="dapo", steps=1, beta=0.0,
+def make_trainer(tmp_path, loss_model_dir, *, mode=None, loss_type="dapo", steps=1, beta=0.0,
                  trainer_class=RefereeGRPOTrainer, **overrides):
-    tokenizer = load_tokenizer(model_dir)
+    tokenizer = load_tokenizer(loss_model_dir)
     settings = dict(loss_type=loss_type, beta=beta, per_device_train_batch_size=BATCH, num_generations=BATCH,
                     gradient_accumulation_steps=steps, num_iterations=2, max_completion_length=MAX_COMPLETION,
                     epsilon=EPSILON_LOW, epsilon_high=EPSILON_HIGH, report_to="none", logging_steps=1, seed=0)
@@ -105,7 +106,7 @@ def make_trainer(tmp_path, model_dir, *, mode=None, loss_type="dapo", steps=1, b
         settings["loss_aggregation"] = mode
     args = build_grpo_config(str(tmp_path), profile="cpu", **{**settings, **overrides})
     trainer = trainer_class(
-        model=model_dir, args=args, processing_class=tokenizer,
+        model=loss_model_dir, args=args, processing_class=tokenizer,
         reward_funcs=lambda completions, **kwargs: [float(sum(ch.isdigit() for ch in c)) for c in completions],
         train_dataset=Dataset.from_dict({"prompt": ["12+3=", "7+8=", "40+2=", "9+9="] * 4}),
     )
@@ -164,8 +165,8 @@ def assert_same(got, want):
 @pytest.mark.parametrize("beta", [0.0, 0.04])
 @pytest.mark.parametrize("steps", [1, 2])
 @pytest.mark.parametrize("mode", MODES)
-def test_gradient_equals_formula(tmp_path, model_dir, mode, steps, beta):
-    trainer = make_trainer(tmp_path, model_dir, mode=mode, steps=steps, beta=beta)
+def test_gradient_equals_formula(tmp_path, loss_model_dir, mode, steps, beta):
+    trainer = make_trainer(tmp_path, loss_model_dir, mode=mode, steps=steps, beta=beta)
     batches = crafted_batches(trainer.model, steps)
     got = trainer_gradient(trainer, batches)
     want = gradient(trainer.model, lambda: reference_loss(trainer.model, batches, mode, beta))
@@ -173,9 +174,9 @@ def test_gradient_equals_formula(tmp_path, model_dir, mode, steps, beta):
     assert_same(got, want)
 
 
-def test_batch_tells_the_modes_apart(tmp_path, model_dir):
+def test_batch_tells_the_modes_apart(tmp_path, loss_model_dir):
     # The exactness test can fail: on its batch every formula gives a different gradient.
-    trainer = make_trainer(tmp_path, model_dir, steps=2, beta=0.04)
+    trainer = make_trainer(tmp_path, loss_model_dir, steps=2, beta=0.04)
     batches = crafted_batches(trainer.model, 2)
     grads = {mode: gradient(trainer.model, lambda m=mode: reference_loss(trainer.model, batches, m, 0.04))
              for mode in MODES}
@@ -183,8 +184,8 @@ def test_batch_tells_the_modes_apart(tmp_path, model_dir):
         assert not torch.allclose(grads[first], grads[second], rtol=1e-3), (first, second)
 
 
-def test_clipping_fires_on_both_sides(tmp_path, model_dir):
-    trainer = make_trainer(tmp_path, model_dir, mode="token", steps=2)
+def test_clipping_fires_on_both_sides(tmp_path, loss_model_dir):
+    trainer = make_trainer(tmp_path, loss_model_dir, mode="token", steps=2)
     for batch in crafted_batches(trainer.model, 2):
         trainer.compute_loss(trainer.model, batch)
     metrics = trainer._metrics["train"]
@@ -196,10 +197,10 @@ TRL_EQUIVALENT = {"token": "dapo", "token-local": "bnpo", "sequence": "grpo", "c
 
 
 @pytest.mark.parametrize("mode", MODES)
-def test_loss_and_metrics_are_trls(tmp_path, model_dir, mode):
-    trl_trainer = make_trainer(tmp_path / "trl", model_dir, loss_type=TRL_EQUIVALENT[mode], steps=2, beta=0.04,
+def test_loss_and_metrics_are_trls(tmp_path, loss_model_dir, mode):
+    trl_trainer = make_trainer(tmp_path / "trl", loss_model_dir, loss_type=TRL_EQUIVALENT[mode], steps=2, beta=0.04,
                                trainer_class=GRPOTrainer)
-    referee_trainer = make_trainer(tmp_path / "referee", model_dir, mode=mode, steps=2, beta=0.04)
+    referee_trainer = make_trainer(tmp_path / "referee", loss_model_dir, mode=mode, steps=2, beta=0.04)
     batches = crafted_batches(trl_trainer.model, 2)
     for batch in batches:
         want = trl_trainer.compute_loss(trl_trainer.model, batch)
@@ -221,39 +222,39 @@ def half_token(context: AggregationContext) -> torch.Tensor:
 
 
 @pytest.mark.parametrize("steps", [1, 2])
-def test_registered_rule_is_exact(tmp_path, model_dir, steps):
+def test_registered_rule_is_exact(tmp_path, loss_model_dir, steps):
     register_aggregation("sqrt-length", sqrt_length)
-    trainer = make_trainer(tmp_path, model_dir, mode="sqrt-length", steps=steps)
+    trainer = make_trainer(tmp_path, loss_model_dir, mode="sqrt-length", steps=steps)
     batches = crafted_batches(trainer.model, steps)
     got = trainer_gradient(trainer, batches)
     want = gradient(trainer.model, lambda: reference_loss(trainer.model, batches, "sqrt-length", 0.0))
     assert_same(got, want)
 
 
-def test_rule_from_import_path_with_kl_is_exact_when_one_weight_per_batch(tmp_path, model_dir):
-    trainer = make_trainer(tmp_path, model_dir, mode=f"{__name__}:half_token", steps=2, beta=0.04)
+def test_rule_from_import_path_with_kl_is_exact_when_one_weight_per_batch(tmp_path, loss_model_dir):
+    trainer = make_trainer(tmp_path, loss_model_dir, mode=f"{__name__}:half_token", steps=2, beta=0.04)
     batches = crafted_batches(trainer.model, 2)
     got = trainer_gradient(trainer, batches)
     want = gradient(trainer.model, lambda: 0.5 * reference_loss(trainer.model, batches, "token", 0.04))
     assert_same(got, want)
 
 
-def test_per_completion_rule_with_kl_is_refused(tmp_path, model_dir):
+def test_per_completion_rule_with_kl_is_refused(tmp_path, loss_model_dir):
     register_aggregation("sqrt-length", sqrt_length)
-    trainer = make_trainer(tmp_path, model_dir, mode="sqrt-length", steps=1, beta=0.04)
+    trainer = make_trainer(tmp_path, loss_model_dir, mode="sqrt-length", steps=1, beta=0.04)
     with pytest.raises(ValueError, match="cannot be exact with the KL term; set beta=0"):
         trainer.compute_loss(trainer.model, crafted_batches(trainer.model, 1)[0])
 
 
-def test_non_positive_weights_are_refused(tmp_path, model_dir):
+def test_non_positive_weights_are_refused(tmp_path, loss_model_dir):
     register_aggregation("zero-for-short", lambda c: (c.mask.sum(-1, keepdim=True) > 2).float())
-    trainer = make_trainer(tmp_path, model_dir, mode="zero-for-short", steps=1)
+    trainer = make_trainer(tmp_path, loss_model_dir, mode="zero-for-short", steps=1)
     with pytest.raises(ValueError, match="not finite and positive on a loss token"):
         trainer.compute_loss(trainer.model, crafted_batches(trainer.model, 1)[0])
 
 
-def test_buffered_inputs_are_not_changed(tmp_path, model_dir):
-    trainer = make_trainer(tmp_path, model_dir, mode="sequence-sum", steps=1)
+def test_buffered_inputs_are_not_changed(tmp_path, loss_model_dir):
+    trainer = make_trainer(tmp_path, loss_model_dir, mode="sequence-sum", steps=1)
     batch = crafted_batches(trainer.model, 1)[0]
     advantages = batch["advantages"].clone()
     trainer.compute_loss(trainer.model, batch)
@@ -261,8 +262,8 @@ def test_buffered_inputs_are_not_changed(tmp_path, model_dir):
 
 
 @pytest.mark.parametrize("mode", ["token", "sequence"])
-def test_evaluation_loss_has_no_accumulation(tmp_path, model_dir, mode):
-    trainer = make_trainer(tmp_path, model_dir, mode=mode, steps=2, beta=0.04)
+def test_evaluation_loss_has_no_accumulation(tmp_path, loss_model_dir, mode):
+    trainer = make_trainer(tmp_path, loss_model_dir, mode=mode, steps=2, beta=0.04)
     batch = crafted_batches(trainer.model, 1)[0]
     trainer.model.eval()
     with torch.no_grad():
@@ -271,9 +272,9 @@ def test_evaluation_loss_has_no_accumulation(tmp_path, model_dir, mode):
     torch.testing.assert_close(got, want, rtol=2e-5, atol=1e-8)
 
 
-def test_trl_pipeline_batch(tmp_path, model_dir):
+def test_trl_pipeline_batch(tmp_path, loss_model_dir):
     """TRL generates, scores, masks truncated completions and buffers; the gradient is still the formula's."""
-    trainer = make_trainer(tmp_path, model_dir, mode="token", steps=2, beta=0.04, mask_truncated_completions=True)
+    trainer = make_trainer(tmp_path, loss_model_dir, mode="token", steps=2, beta=0.04, mask_truncated_completions=True)
     # Stop on any digit as well as <eos>, so some completions end and others are truncated.
     tokenizer = trainer.processing_class
     trainer.eos_token_ids = [tokenizer.eos_token_id, *tokenizer.convert_tokens_to_ids(list("0123456789"))]
