@@ -48,7 +48,8 @@ BACKENDS: tuple[str, ...] = ("local", "ray")
 HOST_PREFIX = "referee-host-"
 _VERIFIERS = ("gsm8k", "math", "code")
 _MIN_CHUNK = 32  # items per chunk at least: a chunk is one actor call
-_GRACE_SECONDS = 5.0  # past batch_timeout, how long the caller waits for a host's own deadline to answer
+_GRACE_SECONDS = 5.0
+_MONITOR = "monitor"  # the hosts' concurrency group for info()  # past batch_timeout, how long the caller waits for a host's own deadline to answer
 
 
 @dataclass(frozen=True)
@@ -260,7 +261,8 @@ def _host_class() -> Any:
     if _remote_class is None:
         import ray
 
-        _remote_class = ray.remote(VerifierHost)
+        # info() has threads of its own, so it answers while every batch thread is busy.
+        _remote_class = ray.remote(concurrency_groups={_MONITOR: 2})(VerifierHost)
     return _remote_class
 
 
@@ -286,11 +288,15 @@ def host_name(node_id: str) -> str:
     return f"{HOST_PREFIX}{node_id}"
 
 
-def host_for_node(node_id: str, node_cpus: float | None = None) -> Any:
+def host_for_node(node_id: str, node_cpus: float | None = None, wait: float | None = None) -> Any:
     """The verifier host of ``node_id``: found by name, else created there; waits until it has started.
 
-    Raises ``TimeoutError`` when it does not start within the settings' ``start_timeout`` (for
-    instance its node has fewer free CPUs than its pool size).
+    Raises ``TimeoutError`` when it does not start within ``wait`` seconds (default: the
+    settings' ``start_timeout``), for instance when its node has fewer free CPUs than its pool size.
+
+    Example:
+        >>> callable(host_for_node)  # needs a Ray cluster; see tests/verifiers/test_ray_host.py
+        True
     """
     with _handles_lock:
         handle = _handles.get(node_id)
@@ -307,15 +313,33 @@ def host_for_node(node_id: str, node_cpus: float | None = None) -> Any:
         name=host_name(node_id), get_if_exists=True, num_cpus=size, max_concurrency=2 * size, max_restarts=-1,
         scheduling_strategy=NodeAffinitySchedulingStrategy(node_id, soft=False),
     ).remote(size, settings.min_isolation, settings.isolation)
+    wait = settings.start_timeout if wait is None else min(wait, settings.start_timeout)
     try:
-        info = ray.get(handle.info.remote(), timeout=settings.start_timeout)
+        info = host_info(handle, wait)
     except ray.exceptions.GetTimeoutError:
-        raise TimeoutError(f"the verifier host on node {node_id[:12]} did not start within {settings.start_timeout:.0f} s "
+        raise TimeoutError(f"the verifier host on node {node_id[:12]} did not start within {wait:.0f} s "
                            f"(it needs {size} free CPUs there; see configure_hosts(pool_size=...))") from None
     with _handles_lock:
         _handles[node_id] = handle
         _pool_sizes[node_id] = info["pool_size"]
     return handle
+
+
+def _info_call(handle: Any) -> Any:
+    return handle.info.options(concurrency_group=_MONITOR).remote()
+
+
+def host_info(handle: Any, timeout: float = 60.0) -> dict[str, Any]:
+    """A host's :meth:`VerifierHost.info`, answered by its own threads even while every batch
+    thread is busy; raises ``ray.exceptions.GetTimeoutError`` after ``timeout`` seconds.
+
+    Example:
+        >>> callable(host_info)  # needs a Ray cluster; see tests/verifiers/test_ray_host.py
+        True
+    """
+    import ray
+
+    return ray.get(_info_call(handle), timeout=timeout)
 
 
 def _forget(node_id: str) -> None:
@@ -352,7 +376,7 @@ def describe_hosts(start: bool = True) -> list[dict[str, Any]]:
                 handles.append(ray.get_actor(entry["name"], namespace=entry["namespace"]))
             except ValueError:  # died since it was listed
                 continue
-    refs = [handle.info.remote() for handle in handles]
+    refs = [_info_call(handle) for handle in handles]
     ready, _ = ray.wait(refs, num_returns=len(refs), timeout=_settings.start_timeout) if refs else ([], [])
     infos = []
     for ref in ready:  # a host that is dead or restarting is left out
@@ -432,7 +456,7 @@ def run_batch(verifier: str, completions: Sequence[Any], golds: Sequence[Any], o
         """Send the chunk to its node's host; on a host that cannot be had, count a failed try."""
         while True:
             try:
-                handle = host_for_node(chunk.node, nodes.get(chunk.node))
+                handle = host_for_node(chunk.node, nodes.get(chunk.node), remaining())
             except Exception as exc:  # not placed in time, or the node is gone
                 if not fail(chunk, f"{type(exc).__name__}: {exc}"):
                     return
@@ -462,7 +486,7 @@ def run_batch(verifier: str, completions: Sequence[Any], golds: Sequence[Any], o
         return True
 
     try:
-        host_for_node(home, nodes.get(home))
+        host_for_node(home, nodes.get(home), remaining())
         first_node, first_tries = home, 1
     except Exception as exc:  # its host cannot be had: the first try failed already
         first_node, first_tries = _fallback_node(home, nodes), 2
@@ -494,7 +518,10 @@ def run_batch(verifier: str, completions: Sequence[Any], golds: Sequence[Any], o
             continue
         verdicts[chunk.start:chunk.end] = result
     for ref, chunk in in_flight.items():
-        ray.cancel(ref)  # a queued call never starts; a running one ends on the host's own deadline
+        try:
+            ray.cancel(ref)  # a queued call never starts; a running one ends on the host's own deadline
+        except Exception:  # cancelling is a courtesy: the verdicts below do not depend on it
+            pass
         failures.setdefault(chunk.start, "")
     starts = sorted(failures)
     out: list[Verdict] = []
@@ -610,7 +637,7 @@ def spread_batches(verifier: str, batches: Any, options: dict[str, Any], *, wind
 
     Each batch becomes a Ray task (no CPUs of its own, spread over the nodes) that sends it to
     the verifier host of the node it runs on, so every node's host works at once; at most
-    ``window`` batches are in flight (default: four per CPU node), so a file of any size
+    ``window`` batches are in flight (default: two per CPU node), so a file of any size
     streams through. A batch whose task is lost with its node is run again by Ray (verification
     has no side effects); one that still fails is ``error`` items.
 
@@ -622,7 +649,7 @@ def spread_batches(verifier: str, batches: Any, options: dict[str, Any], *, wind
     from collections import deque
 
     task = ray.remote(num_cpus=0, scheduling_strategy="SPREAD", max_retries=2)(_on_node)
-    window = window or 4 * max(1, len(cpu_nodes()))
+    window = window or 2 * max(1, len(cpu_nodes()))
     flight: deque[tuple[Any, int]] = deque()
 
     def result(ref: Any, size: int) -> list[Verdict]:

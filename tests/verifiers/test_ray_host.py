@@ -123,11 +123,11 @@ def test_two_callers_on_one_node_share_one_host(cluster):
 
         return os.getpid(), [v.status for v in maths.verify_batch([r"\boxed{4}"], ["4"], backend="ray")]
 
+    assert [v.status for v in math.verify_batch([r"\boxed{5}"], ["5"], backend="ray")] == ["correct"]
     pid, statuses = ray.get(caller.remote(), timeout=240)
     assert statuses == ["correct"]
-    assert [v.status for v in math.verify_batch([r"\boxed{5}"], ["5"], backend="ray")] == ["correct"]
     assert len(_hosts()) == 1
-    info = ray.get(_host().info.remote(), timeout=60)
+    info = ray_host.host_info(_host())
     import os
 
     callers = {tuple(c) for c in info["callers"]}
@@ -154,7 +154,7 @@ def test_referee_score_and_doctor_on_ray(cluster, tmp_path, capsys):
         assert args.run(args) == 0
         outputs[name] = out.read_text().splitlines()
     assert outputs["ray"] == outputs["local"] and len(outputs["ray"]) == 600
-    assert ray.get(_host().info.remote(), timeout=60)["items"] >= 599  # judged by the node's host
+    assert ray_host.host_info(_host())["items"] >= 599  # judged by the node's host
     assert json.loads(outputs["ray"][3])["status"] == "error"
     capsys.readouterr()
     args = build_parser().parse_args(["doctor", "--no-check", "--ray"])
@@ -208,6 +208,35 @@ def test_a_caller_batch_timeout_makes_unfinished_items_errors(cluster):
     assert len(verdicts) == 6 and {v.status for v in verdicts} == {"error"}
 
 
+def test_the_caller_deadline_holds_when_the_host_is_too_busy_to_answer(cluster):
+    # Every thread of the host (max_concurrency = 2 x pool size = 4) busy for 10 s, two with
+    # programs in the code pool, two with hanging answers in the maths pool: a call with
+    # batch_timeout=1 waits in Ray's queue, and the caller gives up on its own.
+    sleeper = _fenced("import time\ndef fib(n):\n    time.sleep(10)\n    return 55\n")
+    one_call = {"format": "humaneval", "test": "def check(candidate):\n    assert candidate(10) == 55\n", "entry_point": "fib"}
+    calls = [(code.verify_batch, [sleeper], [one_call], 20.0)] * 2 + [(math.verify_batch, [HANG], ["5"], 10.0)] * 2
+    host = _host()
+    before = ray_host.host_info(host)["batches"]
+    busy = [threading.Thread(target=verify, args=(completions, golds), kwargs={"timeout": timeout, "backend": "ray"})
+            for verify, completions, golds, timeout in calls]
+    for thread in busy:
+        thread.start()
+    try:
+        deadline = time.monotonic() + 60
+        while ray_host.host_info(host)["batches"] < before + 4 and time.monotonic() < deadline:
+            time.sleep(0.05)  # info() has its own threads: it answers while the four batches run
+        assert ray_host.host_info(host)["batches"] == before + 4
+        started = time.monotonic()
+        verdicts = math.verify_batch([r"\boxed{1}", r"\boxed{2}"], ["1", "2"], batch_timeout=1.0, backend="ray")
+        seconds = time.monotonic() - started
+        assert [v.status for v in verdicts] == ["error", "error"]
+        assert "batch deadline of 1.0 s passed" in verdicts[0].reason
+        assert seconds < 20
+    finally:
+        for thread in busy:
+            thread.join(120)
+
+
 def _slow_and_broken(copies):
     slow = [_fenced("import time\n" + t["solution"].replace(":\n", ":\n    time.sleep(0.2)\n", 1)) for t in TASKS]
     broken = [_fenced(_returns_none(t)) for t in TASKS]
@@ -221,7 +250,7 @@ def _kill_when_busy(old_pid, items_before):
     while time.monotonic() < deadline:
         try:
             host = _host()
-            info = ray.get(host.info.remote(), timeout=60)
+            info = ray_host.host_info(host)
         except (ValueError, ray.exceptions.RayError):
             time.sleep(0.05)
             continue
@@ -243,9 +272,9 @@ def _in_thread(completions, tests):
 def test_ray_kill_of_the_host_mid_batch_returns_every_verdict_in_order_without_a_false_pass(cluster):
     completions, tests, expected = _slow_and_broken(3)
     host = _host()
-    before = ray.get(host.info.remote(), timeout=60)
+    before = ray_host.host_info(host)
     thread, box = _in_thread(completions, tests)
-    while ray.get(host.info.remote(), timeout=60)["items"] == before["items"]:
+    while ray_host.host_info(host)["items"] == before["items"]:
         time.sleep(0.05)
     time.sleep(0.5)  # the host is in the middle of the batch
     ray.kill(host)
@@ -254,7 +283,7 @@ def test_ray_kill_of_the_host_mid_batch_returns_every_verdict_in_order_without_a
     verdicts = box["verdicts"]
     # The batch was sent once more, to a new host (the only node's): every item judged, in order.
     assert [v.status for v in verdicts] == expected, [v.reason for v in verdicts]
-    after = ray.get(_host().info.remote(), timeout=60)
+    after = ray_host.host_info(_host())
     assert after["pid"] != before["pid"] and after["items"] == len(completions)
 
     # Both tries' hosts killed: the items are errors, in order, never a pass.
