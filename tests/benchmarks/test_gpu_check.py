@@ -34,6 +34,7 @@ def check(tmp_path_factory):
     return SimpleNamespace(result=json.loads(out.read_text(encoding="utf-8")), stdout=completed.stdout)
 
 
+@pytest.mark.slow
 def test_runs_the_pinned_recipes_in_fp32_on_a_cpu(check):
     runs = check.result["runs"]
     assert [(name, run["recipe"]) for name, run in runs.items()] == [
@@ -53,6 +54,7 @@ def test_runs_the_pinned_recipes_in_fp32_on_a_cpu(check):
     assert check.result["environment"]["versions"]["trl"] == "1.16.0"
 
 
+@pytest.mark.slow
 def test_step_time_splits_into_generation_scoring_and_training(check):
     for run in check.result["runs"].values():
         timing = run["timing"]
@@ -63,6 +65,7 @@ def test_step_time_splits_into_generation_scoring_and_training(check):
         assert sum(shares) == pytest.approx(1.0)
 
 
+@pytest.mark.slow
 def test_cuda_only_figures_are_null_with_a_reason(check):
     for run in check.result["runs"].values():
         memory = run["memory"]
@@ -71,6 +74,7 @@ def test_cuda_only_figures_are_null_with_a_reason(check):
             assert "no CUDA device" in run["skipped"][key]
 
 
+@pytest.mark.slow
 def test_memory_counted_from_the_trainer_matches_referee_plan(check):
     full, lora = (run["memory"] for run in check.result["runs"].values())
     # The plan counts parameters from config.json; the trainer's tensors agree, LoRA adapters included.
@@ -85,6 +89,7 @@ def test_memory_counted_from_the_trainer_matches_referee_plan(check):
         assert memory["plan"]["sequence_length"] > check.result["settings"]["max_completion_length"]
 
 
+@pytest.mark.slow
 def test_loss_layer_overhead_for_every_rule(check):
     rows = check.result["loss_overhead"]
     assert [(row["rule"], row["trl_loss_type"]) for row in rows] == list(PAIRS.items())
@@ -93,6 +98,7 @@ def test_loss_layer_overhead_for_every_rule(check):
         assert math.isfinite(row["loss_backward_ratio"]) and 0 < row["layer_share_of_step"] < 1
 
 
+@pytest.mark.slow
 def test_every_rule_agrees_with_its_formula_in_fp32_and_bf16(check):
     agreement = check.result["aggregation_agreement"]
     assert check.result["all_rules_agree"] is True

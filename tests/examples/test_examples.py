@@ -94,6 +94,7 @@ def test_cpu_recipe_sets_what_a_cpu_run_needs_and_reads_the_demo_model():
     assert (REPO / keys["dataset_name"]).is_file() and keys["dataset_format"] == "gsm8k"
 
 
+@pytest.mark.slow
 def test_cpu_recipe_trains_two_steps(model_dir, tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(REPO)  # the recipe's paths are relative to the repository root
     out = tmp_path / "out"
@@ -105,6 +106,7 @@ def test_cpu_recipe_trains_two_steps(model_dir, tmp_path, monkeypatch, capsys):
     assert (out / "model.safetensors").is_file() and (out / "tokenizer.json").is_file()
 
 
+@pytest.mark.slow
 def test_run_recipe_script_trains_two_steps(model_dir, tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(REPO)
     spec = importlib.util.spec_from_file_location("run_recipe_example", EXAMPLES / "run_recipe.py")
@@ -117,6 +119,7 @@ def test_run_recipe_script_trains_two_steps(model_dir, tmp_path, monkeypatch, ca
     assert json.loads((out / "trainer_state.json").read_text())["global_step"] == 2
 
 
+@pytest.mark.slow
 def test_prefilter_script_on_a_handful_of_rows(model_dir, tmp_path):
     rows = (EXAMPLES / "sums.jsonl").read_text(encoding="utf-8").splitlines()[:4]
     data = tmp_path / "sums.jsonl"

@@ -53,6 +53,7 @@ def test_loss_is_on_the_reply_only():
     assert tokenizer.decode(labels[len(prompt):]) == "#### 19<eos>"
 
 
+@pytest.mark.slow
 def test_warm_start_teaches_the_format():
     tokenizer = build_char_tokenizer()
     model = build_tiny_model(tokenizer, hidden_size=64, num_layers=2, intermediate_size=128, seed=0)
@@ -95,6 +96,7 @@ def test_reward_curve_needs_the_key(tmp_path):
         plot_reward_curve(history, tmp_path / "d.png", keys=("rewards/x/mean",))
 
 
+@pytest.mark.slow
 def test_demo_writes_a_model_a_curve_and_metrics(tmp_path):
     lines = []
     metrics = run_demo(tmp_path, TINY, log=lines.append)

@@ -67,12 +67,14 @@ def trained(tmp_path_factory):
     return trainer, callback, output_dir, [record.getMessage() for record in records]
 
 
+@pytest.mark.slow
 def test_attach_puts_the_callback_ahead_of_the_printer(trained):
     trainer, callback, _, _ = trained
     assert trainer.callback_handler.callbacks[0] is callback
     assert trainer.callback_handler.callbacks.count(callback) == 1
 
 
+@pytest.mark.slow
 def test_a_cpu_run_writes_samples_every_n_steps(trained):
     _, callback, output_dir, _ = trained
     assert callback.samples_path == output_dir / SAMPLES_FILE
@@ -87,6 +89,7 @@ def test_a_cpu_run_writes_samples_every_n_steps(trained):
         assert isinstance(row["advantage"], float)
 
 
+@pytest.mark.slow
 def test_a_cpu_run_logs_flags_and_the_mean_advantage(trained):
     trainer, _, _, _ = trained
     step_logs = [entry for entry in trainer.state.log_history if "reward" in entry]
@@ -99,6 +102,7 @@ def test_a_cpu_run_logs_flags_and_the_mean_advantage(trained):
     assert "train_runtime" in summary and not any(key.startswith("diagnostics/") for key in summary)
 
 
+@pytest.mark.slow
 def test_a_cpu_run_warns_once_with_the_remedy(trained):
     _, callback, _, messages = trained
     truncation = [message for message in messages if "truncated_completions" in message]

@@ -48,6 +48,7 @@ SCRIPT = textwrap.dedent("""
 
 @pytest.mark.parametrize("case, expected", [("normal", "group destroyed: True"), ("raises", "raised; group kept: True"),
                                             ("destroys", "already destroyed: ok")])
+@pytest.mark.slow
 def test_process_group_is_destroyed_after_a_ddp_model_unless_the_block_raises(tmp_path, case, expected):
     script = tmp_path / "rank.py"
     script.write_text(SCRIPT)

@@ -22,6 +22,8 @@ from referee.recipes.warm_start import warm_start
 
 torch.set_num_threads(1)
 
+pytestmark = pytest.mark.slow  # GRPO training runs, one of them under torchrun
+
 SUMS = [Sum(a, b) for a in range(10) for b in range(10)]
 
 

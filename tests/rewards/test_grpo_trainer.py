@@ -23,6 +23,7 @@ def tiny_model_dir(tmp_path):
     return save_tiny_model(tmp_path / "model")
 
 
+@pytest.mark.slow
 def test_grpo_trainer_runs_with_weighted_referee_rewards(tmp_path, tiny_model_dir, monkeypatch):
     from transformers import AutoModelForCausalLM
 
