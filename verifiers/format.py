@@ -107,6 +107,8 @@ def check_think(
         reasoning = completion[completion.index(opener) + len(opener):close_at]
     if not reasoning.strip():
         return Verdict("wrong", reason=f"the {opener} block is empty")
+    if answer_tag is not None and (f"<{answer_tag}>" in reasoning or f"</{answer_tag}>" in reasoning):
+        return Verdict("wrong", reason=f"an <{answer_tag}> tag stands inside the {opener} block; answer once, after {closer}")
     after = completion[close_at + len(closer):]
     if not after.strip():
         return Verdict("wrong", reason=f"nothing follows {closer}: the answer is missing")

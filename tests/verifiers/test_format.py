@@ -184,6 +184,13 @@ def test_any_well_formed_block_passes_with_or_without_the_prefill(reasoning, ans
     assert check_answer_tags(f"{reasoning}<answer>{answer}</answer>").extracted == answer.strip()
 
 
+def test_an_answer_tag_inside_the_reasoning_is_not_one_answer_block():
+    # Found by the property test below: the pre-filled reasoning held a stray <answer>.
+    text = "<answer></think><answer>x</answer>"
+    assert not check_think(text, answer_tag="answer").correct
+    assert check_tag_counts(text).score == 0.75 and not check_answer_tags(text).correct
+
+
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.sampled_from(["<think>", "</think>", "<answer>", "</answer>", "x", " ", "\n", "#### 18"]),
                 max_size=12).map("".join))
