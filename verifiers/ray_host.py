@@ -665,3 +665,63 @@ def spread_batches(verifier: str, batches: Any, options: dict[str, Any], *, wind
         flight.append((task.remote(verifier, list(completions), list(golds), dict(options)), len(completions)))
     while flight:
         yield result(*flight.popleft())
+
+
+class _JudgeBatch:
+    """``map_batches`` body of :func:`verify_dataset` (a picklable callable, run as a Ray task)."""
+
+    def __init__(self, verifier: str, completion_column: str, gold_column: str, options: dict[str, Any]) -> None:
+        self.verifier, self.completion_column, self.gold_column = verifier, completion_column, gold_column
+        self.options = options
+
+    def __call__(self, batch: dict[str, Any]) -> dict[str, Any]:
+        import json
+
+        import numpy as np
+
+        options = dict(self.options)
+        verdicts = run_batch(self.verifier, [_plain(c) for c in batch[self.completion_column]],
+                             [_plain(g) for g in batch[self.gold_column]], options,
+                             batch_timeout=options.pop("batch_timeout", None))
+        return {**batch, "status": np.array([v.status for v in verdicts], dtype=object),
+                "score": np.array([v.score for v in verdicts], dtype=float),
+                "reason": np.array([v.reason for v in verdicts], dtype=object),
+                "verdict": np.array([json.dumps(v.to_dict(), ensure_ascii=False, default=str) for v in verdicts],
+                                    dtype=object)}
+
+
+def _plain(value: Any) -> Any:
+    """A value as the verifiers take it: numpy scalars and arrays (Arrow's lists) as Python values.
+
+    Example:
+        >>> import numpy as np
+        >>> _plain(np.str_("#### 3")), _plain({"inputs": np.array([1, 2])})
+        ('#### 3', {'inputs': [1, 2]})
+    """
+    if hasattr(value, "tolist"):
+        return value.tolist()
+    if isinstance(value, dict):
+        return {key: _plain(item) for key, item in value.items()}
+    return value
+
+
+def verify_dataset(dataset: Any, verifier: str, *, completion_column: str = "completion",
+                   gold_column: str | None = None, batch_size: int = 256, **options: Any) -> Any:
+    """A Ray Dataset with each row judged: ``dataset.map_batches`` whose every batch is sent to the
+    verifier host of the node it runs on (no CPUs of its own: the hosts do the work).
+
+    Adds the columns ``status``, ``score``, ``reason`` and ``verdict`` (the Verdict as JSON) to
+    each row, lazily like any ``map_batches`` (rows come out in Ray Data's order: set
+    ``DataContext.get_current().execution_options.preserve_order`` to keep the input's). Completions are text (take the
+    assistant's content out of chat messages first). ``options`` are the verifier's, plus
+    ``batch_timeout`` (per batch). For large offline scoring on a cluster: the blocks are judged
+    where they lie, by every node's host at once.
+
+    Example:
+        >>> callable(verify_dataset)  # needs Ray Data; see tests/verifiers/test_ray_host.py
+        True
+    """
+    from .registry import default_gold_field
+
+    judge = _JudgeBatch(verifier, completion_column, gold_column or default_gold_field(verifier), dict(options))
+    return dataset.map_batches(judge, batch_size=batch_size, num_cpus=0, batch_format="numpy")

@@ -2,6 +2,7 @@
 its callers; deadlines inside the host; a killed host mid-batch; a caller's batch_timeout."""
 
 import asyncio
+import json
 import threading
 import time
 
@@ -161,6 +162,25 @@ def test_referee_score_and_doctor_on_ray(cluster, tmp_path, capsys):
     assert args.run(args) == 0
     printed = capsys.readouterr().out
     assert "ray verifier hosts: 1" in printed and "pool 2" in printed
+
+
+def test_ray_data_map_batches_through_the_host(cluster):
+    import ray.data
+
+    rows = [{"completion": f"so \\boxed{{{i % 7}}}", "answer": str(i % 5)} for i in range(300)]
+    rows += [{"completion": _fenced(t["solution"]), "answer": "unused"} for t in TASKS]
+    judged = ray_host.verify_dataset(ray.data.from_items(rows[:300]), "math", batch_size=64, timeout=5.0).take_all()
+    assert sorted(r["completion"] + r["answer"] for r in judged) == sorted(r["completion"] + r["answer"] for r in rows[:300])
+    for row in judged:  # each row carries its own verdict (Ray Data may reorder blocks)
+        boxed = row["completion"].split("{")[1].rstrip("}")
+        assert row["status"] == ("correct" if boxed == row["answer"] else "wrong"), row
+        assert json.loads(row["verdict"])["status"] == row["status"]
+    # The host holds both CPUs of this cluster: everything here asks for none.
+    code_rows = ray.data.from_items([{"completion": _fenced(t["solution"]), "tests": _tests(t)} for t in TASKS]
+                                    + [{"completion": _fenced(_returns_none(TASKS[0])), "tests": _tests(TASKS[0])}])
+    judged = ray_host.verify_dataset(code_rows, "code").take_all()
+    assert sorted((r["status"], "return None" in r["completion"]) for r in judged) == \
+        [("correct", False)] * 4 + [("wrong", True)]
 
 
 def test_a_hanging_answer_returns_on_its_deadline_from_async_and_from_a_thread(cluster):
