@@ -11,7 +11,10 @@ of pools instead of starting one each.
   CPUs, at least one; :func:`configure_hosts` or ``REFEREE_RAY_POOL_SIZE``), runs up to twice
   that many batches at once (``max_concurrency``), is pinned to its node with
   ``NodeAffinitySchedulingStrategy``, and is restarted when it dies (``max_restarts=-1``).
-  ``get_if_exists=True`` makes the first caller on a node create it and every later one find it.
+  ``get_if_exists=True`` makes the first caller on a node create it and every later one find it,
+  from any Ray job of the cluster: hosts live in the ``referee`` namespace and are detached
+  (a trainer, ``referee score --ray`` and ``referee doctor --ray`` share them, and none dies
+  with the job that happened to start it); they stay until :func:`stop_hosts` or the cluster's end.
   A caller on a node without CPUs (a GPU-only node, a driver on a 0-CPU head) uses the host of
   a live CPU node.
 * **Isolation.** At start a host runs the ``referee doctor`` check (judges a small program in
@@ -46,6 +49,7 @@ from .verdict import Verdict
 
 BACKENDS: tuple[str, ...] = ("local", "ray")
 HOST_PREFIX = "referee-host-"
+NAMESPACE = "referee"  # the hosts' Ray namespace, shared by every job of the cluster
 _VERIFIERS = ("gsm8k", "math", "code")
 _MIN_CHUNK = 32  # items per chunk at least: a chunk is one actor call
 _GRACE_SECONDS = 5.0
@@ -310,8 +314,8 @@ def host_for_node(node_id: str, node_cpus: float | None = None, wait: float | No
         node_cpus = cpu_nodes().get(node_id, 1.0)
     size = settings.pool_for(node_cpus)
     handle = _host_class().options(
-        name=host_name(node_id), get_if_exists=True, num_cpus=size, max_concurrency=2 * size, max_restarts=-1,
-        scheduling_strategy=NodeAffinitySchedulingStrategy(node_id, soft=False),
+        name=host_name(node_id), namespace=NAMESPACE, lifetime="detached", get_if_exists=True, num_cpus=size,
+        max_concurrency=2 * size, max_restarts=-1, scheduling_strategy=NodeAffinitySchedulingStrategy(node_id, soft=False),
     ).remote(size, settings.min_isolation, settings.isolation)
     wait = settings.start_timeout if wait is None else min(wait, settings.start_timeout)
     try:
@@ -347,6 +351,34 @@ def _forget(node_id: str) -> None:
         _handles.pop(node_id, None)
 
 
+def _all_hosts(ray: Any) -> list[Any]:
+    handles = []
+    for entry in ray.util.list_named_actors(all_namespaces=True):
+        if entry["name"].startswith(HOST_PREFIX):
+            try:
+                handles.append(ray.get_actor(entry["name"], namespace=entry["namespace"]))
+            except ValueError:  # died since it was listed
+                continue
+    return handles
+
+
+def stop_hosts() -> int:
+    """Kill every verifier host of the cluster (they are detached: they outlive the jobs that use
+    them); the next ``backend="ray"`` call starts new ones. Returns how many were killed.
+
+    Example:
+        >>> callable(stop_hosts)  # needs a Ray cluster; see tests/verifiers/test_ray_host.py
+        True
+    """
+    ray = _ray()
+    handles = _all_hosts(ray)
+    for handle in handles:
+        ray.kill(handle)
+    with _handles_lock:
+        _handles.clear()
+    return len(handles)
+
+
 def ensure_hosts() -> dict[str, Any]:
     """Start (or find) a host on every live CPU node; node id -> handle.
 
@@ -369,13 +401,7 @@ def describe_hosts(start: bool = True) -> list[dict[str, Any]]:
     ray = _ray()
     if start:
         ensure_hosts()
-    handles = []
-    for entry in ray.util.list_named_actors(all_namespaces=True):
-        if entry["name"].startswith(HOST_PREFIX):
-            try:
-                handles.append(ray.get_actor(entry["name"], namespace=entry["namespace"]))
-            except ValueError:  # died since it was listed
-                continue
+    handles = _all_hosts(ray)
     refs = [_info_call(handle) for handle in handles]
     ready, _ = ray.wait(refs, num_returns=len(refs), timeout=_settings.start_timeout) if refs else ([], [])
     infos = []

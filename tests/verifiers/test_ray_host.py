@@ -3,6 +3,9 @@ its callers; deadlines inside the host; a killed host mid-batch; a caller's batc
 
 import asyncio
 import json
+import os
+import subprocess
+import sys
 import threading
 import time
 
@@ -127,12 +130,18 @@ def test_two_callers_on_one_node_share_one_host(cluster):
     assert [v.status for v in math.verify_batch([r"\boxed{5}"], ["5"], backend="ray")] == ["correct"]
     pid, statuses = ray.get(caller.remote(), timeout=240)
     assert statuses == ["correct"]
+    # A second Ray job (another driver on this node, e.g. `referee score --ray auto`) shares it too.
+    other_job = subprocess.run(
+        [sys.executable, "-c", "import os, ray; ray.init(address=os.environ['GCS'], log_to_driver=False); "
+                               "from referee.verifiers import gsm8k; "
+                               "print(os.getpid(), gsm8k.verify_batch(['#### 3'], [3], backend='ray')[0].status)"],
+        env={**os.environ, "GCS": ray.get_runtime_context().gcs_address}, capture_output=True, text=True, timeout=240)
+    other_pid, other_status = other_job.stdout.split()[-2:]
+    assert other_status == "correct", other_job.stderr[-2000:]
     assert len(_hosts()) == 1
     info = ray_host.host_info(_host())
-    import os
-
     callers = {tuple(c) for c in info["callers"]}
-    assert {p for _, p in callers} >= {pid, os.getpid()}
+    assert {p for _, p in callers} >= {pid, os.getpid(), int(other_pid)}
     assert info["pool_size"] == 2 and info["isolation"] in code.LEVELS and info["sandbox_ok"]
     (described,) = ray_host.describe_hosts()
     assert described["node_id"] == info["node_id"]
@@ -320,9 +329,11 @@ def test_ray_kill_of_the_host_mid_batch_returns_every_verdict_in_order_without_a
 
 
 def _kill_hosts():
-    for entry in _hosts():
-        ray.kill(ray.get_actor(entry["name"], namespace=entry["namespace"]))
-    ray_host._handles.clear()
+    ray_host.stop_hosts()
+    deadline = time.monotonic() + 60
+    while _hosts() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _hosts() == []
 
 
 def test_min_isolation_refuses_code_below_it(cluster):
