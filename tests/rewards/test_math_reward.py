@@ -33,6 +33,7 @@ def test_answer_column_first_then_solution_row_by_row():
 def test_a_runaway_answer_is_the_completions_fault_and_counted_as_timeout():
     logged = {}
     reward = get_reward("math_accuracy", timeout=1.0, name="math_fast")
+    reward(completions=[r"\boxed{2\sqrt{2}}"], answer=[r"\sqrt{8}"])  # starts the worker pool: not what is timed
     started = time.monotonic()
     assert reward(completions=[r"\boxed{9^{9^{9^{9}}}}", r"\boxed{1}"], answer=["1", "1"],
                   log_metric=logged.__setitem__) == [0.0, 1.0]
