@@ -61,3 +61,40 @@ def test_the_job_uid_reaches_what_it_needs_and_nothing_else(private_folder):
     assert os.stat(private_folder).st_mode & 0o777 == 0o700  # the host's folder is as it was
     with open("/proc/self/mounts") as mounts:
         assert private_folder not in mounts.read()
+
+
+# Takes the private in-memory /tmp with a folder under /tmp kept (a checkout cloned there), then
+# checks that the folder is still there and that /tmp is bounded.
+PRIVATE_TMP = """
+import json, os, sys
+from referee.verifiers.code.mounts import private_shared_folders
+kept = sys.argv[1]
+found = {"private": private_shared_folders(4 << 20, keep=[kept])}
+found["kept"] = open(os.path.join(kept, "module.py")).read()
+written = 0
+try:
+    with open("/tmp/filler", "wb") as handle:
+        for _ in range(16):
+            handle.write(b"x" * (1 << 20))
+            handle.flush()
+            written += 1
+except OSError:
+    pass
+found["written_mb"] = written
+print(json.dumps(found))
+"""
+
+
+@pytest.mark.skipif(not IS_ROOT, reason="a mount namespace needs root")
+def test_the_private_tmp_is_bounded_even_when_the_checkout_lives_under_tmp():
+    checkout = tempfile.mkdtemp(dir="/tmp")
+    try:
+        with open(f"{checkout}/module.py", "w") as handle:
+            handle.write("VALUE = 1\n")
+        run = subprocess.run([sys.executable, "-c", PRIVATE_TMP, checkout], capture_output=True, text=True, timeout=60)
+        found = json.loads(run.stdout)
+        assert found["private"] and found["kept"] == "VALUE = 1\n"
+        assert found["written_mb"] < 16  # the 4 MiB bound stopped the filler
+        assert not os.path.exists("/tmp/filler")  # it wrote into its own /tmp, not the host's
+    finally:
+        shutil.rmtree(checkout)

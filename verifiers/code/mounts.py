@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import ctypes
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from .isolation import unreadable_for_others
@@ -54,11 +54,11 @@ def _mount(source: str | None, target: str, fstype: str | None, flags: int, data
         raise OSError(error, f"mount on {target}: {os.strerror(error)}")
 
 
-def _cover(folder: str, paths: list[str]) -> None:
-    """Hide ``folder`` under a tmpfs that others may pass through, with ``paths`` bound back in."""
+def _covered(folder: str, paths: list[str], cover: Callable[[], None]) -> None:
+    """Run ``cover`` (a mount over ``folder``), then bind ``paths`` (inside ``folder``) back where they were."""
     handles = {path: os.open(path, os.O_PATH | os.O_DIRECTORY) for path in paths}  # reachable once covered
     try:
-        _mount("tmpfs", folder, "tmpfs", _MS_NOSUID | _MS_NODEV, "mode=0755")
+        cover()
         for path, handle in handles.items():
             for step in [*reversed(Path(path).relative_to(folder).parents), Path(path).relative_to(folder)]:
                 made = os.path.join(folder, step)
@@ -69,6 +69,11 @@ def _cover(folder: str, paths: list[str]) -> None:
     finally:
         for handle in handles.values():
             os.close(handle)
+
+
+def _cover(folder: str, paths: list[str]) -> None:
+    """Hide ``folder`` under a tmpfs that others may pass through, with ``paths`` bound back in."""
+    _covered(folder, paths, lambda: _mount("tmpfs", folder, "tmpfs", _MS_NOSUID | _MS_NODEV, "mode=0755"))
 
 
 def let_others_reach(paths: Iterable[str]) -> bool:
@@ -98,8 +103,9 @@ def private_shared_folders(size_bytes: int, *, keep: Iterable[str] = (), folders
                            base: str = "/dev/shm") -> bool:
     """Give this process (and the jobs it forks) its own in-memory ``base`` of ``size_bytes``, with
     ``folders`` bound onto folders inside it, in a private mount namespace (needs root): whatever
-    a job writes there counts against one bound, and vanishes with the worker. A folder that
-    holds one of ``keep`` (a checkout under ``/tmp``) is left as it is. Whether ``base`` is private now.
+    a job writes there counts against one bound, and vanishes with the worker. What ``keep``
+    names inside one of ``folders`` (a checkout under ``/tmp``) is bound back at its place, so
+    the bound holds wherever the checkout lives. Whether ``base`` is private now.
 
     Example (without root there is no mount namespace to take):
         >>> os.geteuid() == 0 or private_shared_folders(1 << 20) is False
@@ -120,12 +126,13 @@ def private_shared_folders(size_bytes: int, *, keep: Iterable[str] = (), folders
         _mount(None, "/", None, _MS_REC | _MS_PRIVATE)  # no mount of ours reaches the host
         _mount("tmpfs", base, "tmpfs", _MS_NOSUID | _MS_NODEV, f"size={int(size_bytes)},nr_inodes={inodes},mode=1777")
         for folder in folders:
-            if not os.path.isdir(folder) or os.path.islink(folder) or holds_kept(folder):
+            if not os.path.isdir(folder) or os.path.islink(folder) or folder in kept:
                 continue
             inside = os.path.join(base, "." + folder.strip("/").replace("/", "-"))
             os.mkdir(inside)
             os.chmod(inside, 0o1777)
-            _mount(inside, folder, None, _MS_BIND)
+            held = [path for path in kept if path.startswith(folder + "/")]
+            _covered(folder, held, lambda inside=inside, folder=folder: _mount(inside, folder, None, _MS_BIND))
     except OSError:
         return False
     return True
