@@ -68,12 +68,12 @@ def test_the_job_uid_reaches_what_it_needs_and_nothing_else(private_folder):
 PRIVATE_TMP = """
 import json, os, sys
 from referee.verifiers.code.mounts import private_shared_folders
-kept = sys.argv[1]
+kept, filler = sys.argv[1], sys.argv[2]
 found = {"private": private_shared_folders(4 << 20, keep=[kept])}
 found["kept"] = open(os.path.join(kept, "module.py")).read()
 written = 0
 try:
-    with open("/tmp/filler", "wb") as handle:
+    with open(filler, "wb") as handle:
         for _ in range(16):
             handle.write(b"x" * (1 << 20))
             handle.flush()
@@ -88,13 +88,17 @@ print(json.dumps(found))
 @pytest.mark.skipif(not IS_ROOT, reason="a mount namespace needs root")
 def test_the_private_tmp_is_bounded_even_when_the_checkout_lives_under_tmp():
     checkout = tempfile.mkdtemp(dir="/tmp")
+    filler = f"/tmp/referee-filler-{os.getpid()}-{os.urandom(4).hex()}"
     try:
         with open(f"{checkout}/module.py", "w") as handle:
             handle.write("VALUE = 1\n")
-        run = subprocess.run([sys.executable, "-c", PRIVATE_TMP, checkout], capture_output=True, text=True, timeout=60)
+        run = subprocess.run([sys.executable, "-c", PRIVATE_TMP, checkout, filler], capture_output=True, text=True,
+                             timeout=60)
         found = json.loads(run.stdout)
         assert found["private"] and found["kept"] == "VALUE = 1\n"
         assert found["written_mb"] < 16  # the 4 MiB bound stopped the filler
-        assert not os.path.exists("/tmp/filler")  # it wrote into its own /tmp, not the host's
+        assert not os.path.exists(filler)  # it wrote into its own /tmp, not the host's
     finally:
         shutil.rmtree(checkout)
+        if os.path.exists(filler):
+            os.remove(filler)
