@@ -172,7 +172,7 @@ def save_model(path: Path, size: str, cuda: bool) -> Path:
     """
     import torch
 
-    from referee.recipes.tiny_model import build_char_tokenizer, build_tiny_model
+    from referee.recipes.common.tiny_model import build_char_tokenizer, build_tiny_model
 
     tokenizer = build_char_tokenizer()
     with torch.device("cuda" if cuda else "cpu"):
@@ -320,10 +320,10 @@ def planned(recipe_name: str, keys: dict[str, Any], model_dir: Path, prompt_leng
         >>> plan["reference_gb"], plan["generation"]
         (0.0, 'transformers')
     """
-    from referee.recipes.model_params import model_shape, read_model_config
     from referee.recipes.plan import plan_run
-    from referee.recipes.plan_inputs import RecipeSettings
-    from referee.recipes.shipped import recipe_path
+    from referee.recipes.plan.inputs import RecipeSettings
+    from referee.recipes.plan.model_params import model_shape, read_model_config
+    from referee.recipes.train.shipped import recipe_path
 
     settings = RecipeSettings.from_yaml(recipe_path(recipe_name), keys)
     plan = plan_run(settings, shape=model_shape(read_model_config(model_dir)), prompt_length=prompt_length,
@@ -365,7 +365,7 @@ def plain_trl(trainer: Any, loss_type: str) -> Iterator[None]:
 def loss_overhead(trainer: Any, settings: CheckSettings, step_seconds: float) -> list[dict[str, Any]]:
     """The loss layer against plain TRL on one generated window, per built-in rule, as ``benchmarks.loss`` does."""
     from benchmarks.loss import PAIRS, layer_seconds, loss_backward_seconds, window
-    from referee.recipes.loss import get_aggregation
+    from referee.recipes.train.loss import get_aggregation
 
     synchronize = synchronizer(settings.cuda)
     trainer.model.train()
@@ -434,7 +434,7 @@ def aggregation_agreement(cuda: bool, dtype_name: str, folder: Path) -> dict[str
     import torch
     from transformers import AutoModelForCausalLM
 
-    from referee.recipes.tiny_model import build_char_tokenizer, build_tiny_model
+    from referee.recipes.common.tiny_model import build_char_tokenizer, build_tiny_model
 
     formulas = load_formulas()
     dtype = getattr(torch, dtype_name)
@@ -479,8 +479,8 @@ def measure_run(name: str, recipe_name: str, run_overrides: dict[str, Any], sett
     import torch
 
     from referee.recipes.plan import GRADIENT_BYTES, OPTIMIZER_BYTES, WEIGHT_BYTES
-    from referee.recipes.recipe import build_trainer, parse_recipe
-    from referee.recipes.shipped import recipe_path
+    from referee.recipes.train.recipe import build_trainer, parse_recipe
+    from referee.recipes.train.shipped import recipe_path
 
     keys = recipe_overrides(settings, model_dir, data, folder / name, run_overrides)
     skipped: dict[str, str] = {}

@@ -35,11 +35,11 @@ import torch
 from datasets import Dataset
 from trl import GRPOTrainer
 
-from referee.recipes.config import build_grpo_config
-from referee.recipes.loading import load_tokenizer
-from referee.recipes.loss import get_aggregation
-from referee.recipes.tiny_model import save_tiny_model
-from referee.recipes.trainer import RefereeGRPOTrainer, advantage_scale
+from referee.recipes.common.loading import load_tokenizer
+from referee.recipes.common.tiny_model import save_tiny_model
+from referee.recipes.train.config import build_grpo_config
+from referee.recipes.train.loss import get_aggregation
+from referee.recipes.train.trainer import RefereeGRPOTrainer, advantage_scale
 
 PAIRS = {"token": "dapo", "token-local": "bnpo", "sequence": "grpo", "constant": "dr_grpo", "sequence-sum": "luspo"}
 RESULTS = Path(__file__).resolve().parent / "results" / "loss.json"

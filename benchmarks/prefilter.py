@@ -32,7 +32,7 @@ import torch
 def build_model(folder: Path, rows: list[dict], prompt_column: str, gold_column: str, steps: int, seed: int) -> str:
     """Save the tiny model (context 1024) to ``folder``, after ``steps`` supervised steps on
     prompt + gold (loss on the gold tokens only)."""
-    from referee.recipes.tiny_model import build_char_tokenizer, build_tiny_model
+    from referee.recipes.common.tiny_model import build_char_tokenizer, build_tiny_model
 
     tokenizer = build_char_tokenizer()
     model = build_tiny_model(tokenizer, max_positions=1024, seed=seed)
@@ -60,7 +60,7 @@ def naive_loop(model_dir: str, rows: list[dict], prompt_column: str, reward_name
     """The anchor: per prompt, one generate call for its G samples, then one reward call."""
     from transformers import AutoModelForCausalLM
 
-    from referee.recipes.loading import load_tokenizer
+    from referee.recipes.common.loading import load_tokenizer
     from referee.rewards import get_reward
 
     started = time.perf_counter()

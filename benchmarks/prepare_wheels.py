@@ -41,7 +41,7 @@ def pinned(names: tuple[str, ...] = MISSING + MATCHED) -> list[str]:
         >>> pinned(("trl", "dill"))[0]
         'trl==1.16.0'
     """
-    from referee.recipes.trl_version import PINNED_TRL_VERSION
+    from referee.recipes.train.trl_version import PINNED_TRL_VERSION
 
     requirements = []
     for name in names:

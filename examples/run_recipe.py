@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import sys
 
-from referee.recipes.recipe import parse_recipe, run_recipe
-from referee.recipes.teardown import holding_process_group
+from referee.recipes.train.recipe import parse_recipe, run_recipe
+from referee.recipes.train.teardown import holding_process_group
 
 DEFAULT_RECIPE = "examples/cpu_recipe.yaml"
 
@@ -33,7 +33,7 @@ def main(argv: list[str]) -> int:
             print(f"{trainer.state.global_step} steps; mean reward of the logged steps: first "
                   f"{rewards[0] if rewards else float('nan'):.3f}, last {rewards[-1] if rewards else float('nan'):.3f}; "
                   f"model, tokenizer and trainer_state.json in {recipe.training.output_dir}")
-        del trainer  # freed while the process group is still held (see referee.recipes.teardown)
+        del trainer  # freed while the process group is still held (see referee.recipes.train.teardown)
     return 0
 
 

@@ -1,20 +1,43 @@
 """referee.recipes: the GRPO recipe layer and the ``referee`` command line.
 
-Importing this package never imports torch or TRL; the training pieces load on first use.
+Subpackages by capability: ``train`` (config, trainer, loss, recipes, datasets, teardown),
+``plan`` (memory and token arithmetic before a run), ``diagnostics`` (the training callback
+and its monitor), ``demo`` (``referee demo``), ``prefilter`` (the pass-rate pre-filter),
+``commands`` (one module per ``referee`` subcommand; ``cli`` assembles them) and ``common``
+(rows, prompts, generation backends and models that the others share).
+
+Importing this package never imports torch or TRL; the names below load on first use.
 """
 
 from importlib import import_module
 from typing import Any
 
-# Public training classes, imported on first access so `import referee.recipes` stays light.
+# Public names, imported on first access so `import referee.recipes` stays light.
 _LAZY_EXPORTS = {
-    "RefereeGRPOConfig": "referee.recipes.config",
-    "RefereeGRPOTrainer": "referee.recipes.trainer",
-    "DiagnosticsCallback": "referee.recipes.diagnostics",
+    "RefereeGRPOConfig": "referee.recipes.train.config",
+    "build_grpo_config": "referee.recipes.train.config",
+    "RefereeGRPOTrainer": "referee.recipes.train.trainer",
+    "register_aggregation": "referee.recipes.train.loss",
+    "get_aggregation": "referee.recipes.train.loss",
+    "parse_recipe": "referee.recipes.train.recipe",
+    "build_trainer": "referee.recipes.train.recipe",
+    "train_and_save": "referee.recipes.train.recipe",
+    "run_recipe": "referee.recipes.train.recipe",
+    "holding_process_group": "referee.recipes.train.teardown",
+    "recipe_path": "referee.recipes.train.shipped",
+    "load_tokenizer": "referee.recipes.common.loading",
+    "DiagnosticsCallback": "referee.recipes.diagnostics.callback",
+    "RecipeError": "referee.recipes.errors",
 }
+
+__all__ = sorted(_LAZY_EXPORTS)
 
 
 def __getattr__(name: str) -> Any:
     if name in _LAZY_EXPORTS:
         return getattr(import_module(_LAZY_EXPORTS[name]), name)
     raise AttributeError(f"module 'referee.recipes' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY_EXPORTS))

@@ -16,7 +16,7 @@ class RecipeError(ValueError):
     """A recipe, config value or dataset the user gave cannot be used; the message says why and what to do.
 
     Example:
-        >>> from referee.recipes.datasets import get_dataset_format
+        >>> from referee.recipes.train.datasets import get_dataset_format
         >>> try:
         ...     get_dataset_format("svamp")
         ... except RecipeError as exc:

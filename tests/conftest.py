@@ -2,8 +2,8 @@
 
 import pytest
 
-from referee.recipes.loading import load_tokenizer
-from referee.recipes.tiny_model import save_tiny_model
+from referee.recipes.common.loading import load_tokenizer
+from referee.recipes.common.tiny_model import save_tiny_model
 
 
 @pytest.fixture(scope="session")

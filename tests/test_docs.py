@@ -168,5 +168,5 @@ def test_the_stage_boundaries_of_the_architecture_page_hold():
     # A verifier never reaches up into the rewards or the recipes; the loss layer never scores.
     for path, names in imported_modules(ROOT / "verifiers").items():
         assert not [name for name in names if name.startswith(("referee.rewards", "referee.recipes"))], path
-    loss = imported_modules(ROOT / "recipes")["recipes/loss.py"]
+    loss = imported_modules(ROOT / "recipes")["recipes/train/loss.py"]
     assert not [name for name in loss if name.startswith(("referee.verifiers", "referee.rewards"))]

@@ -10,11 +10,11 @@ from typing import Any
 
 import yaml
 
-from referee.recipes.model_params import model_shape, read_model_config
 from referee.recipes.plan import DEFAULT_PASS_RATES, RunPlan, plan_run
-from referee.recipes.plan_inputs import RecipeSettings, settings_field_names
-from referee.recipes.sharding import read_accelerate_config
-from referee.recipes.shipped import recipe_path
+from referee.recipes.plan.inputs import RecipeSettings, settings_field_names
+from referee.recipes.plan.model_params import model_shape, read_model_config
+from referee.recipes.plan.sharding import read_accelerate_config
+from referee.recipes.train.shipped import recipe_path
 
 _SUFFIXES = {"": 1, "K": 10**3, "M": 10**6, "B": 10**9, "G": 10**9, "T": 10**12}
 

@@ -10,7 +10,7 @@ from typing import Any
 
 from referee.recipes.commands._io import same_file
 from referee.recipes.commands.score import parse_options
-from referee.recipes.config_flags import add_flags, from_flags, missing_flags
+from referee.recipes.common.config_flags import add_flags, from_flags, missing_flags
 
 _DESCRIPTION = (
     "Sample G completions per prompt with MODEL, score them with the same referee reward functions "

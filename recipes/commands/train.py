@@ -51,12 +51,12 @@ def run(args: argparse.Namespace) -> int:
         0
     """
     from referee.recipes.errors import RecipeError
-    from referee.recipes.shipped import shipped_recipes
+    from referee.recipes.train.shipped import shipped_recipes
 
     overrides = [item for item in args.overrides if item != "--dry-run"]
     dry_run = args.dry_run or len(overrides) != len(args.overrides)
     if args.list:
-        from referee.recipes.shipped import recipe_table
+        from referee.recipes.train.shipped import recipe_table
 
         print(recipe_table(shipped_recipes()))
         return 0
@@ -67,8 +67,8 @@ def run(args: argparse.Namespace) -> int:
         path = _recipe_file(args.config)
         if dry_run:
             return _dry_run(path, overrides)
-        from referee.recipes.recipe import build_trainer, parse_recipe, train_and_save
-        from referee.recipes.teardown import holding_process_group
+        from referee.recipes.train.recipe import build_trainer, parse_recipe, train_and_save
+        from referee.recipes.train.teardown import holding_process_group
 
         recipe = parse_recipe(path, overrides)
         trainer = build_trainer(recipe)
@@ -79,14 +79,14 @@ def run(args: argparse.Namespace) -> int:
         return 2
     with holding_process_group():
         train_and_save(trainer, recipe)
-        del trainer  # freed while the process group is still held (see referee.recipes.teardown)
+        del trainer  # freed while the process group is still held (see referee.recipes.train.teardown)
     return 0
 
 
 def _recipe_file(name_or_path: str) -> Any:
     """The recipe file ``name_or_path`` names; a name that is neither a file nor a shipped recipe is a RecipeError."""
     from referee.recipes.errors import RecipeError
-    from referee.recipes.shipped import recipe_path
+    from referee.recipes.train.shipped import recipe_path
 
     try:
         return recipe_path(name_or_path)
@@ -98,8 +98,8 @@ def _dry_run(path: Any, overrides: list[str]) -> int:
     import torch
     import yaml
 
-    from referee.recipes.recipe import parse_recipe, recipe_summary
-    from referee.recipes.trl_version import PINNED_TRL_VERSION
+    from referee.recipes.train.recipe import parse_recipe, recipe_summary
+    from referee.recipes.train.trl_version import PINNED_TRL_VERSION
 
     without_gpu = not torch.cuda.is_available()
     summary = recipe_summary(parse_recipe(path, overrides, without_gpu=without_gpu))

@@ -7,9 +7,9 @@ Example:
     True
 """
 
+from ..common.generation import EngineOptions, GenerationBackend, Sample, SamplingOptions
 from .bounds import KeepBounds
 from .config import PrefilterConfig
-from .generation import EngineOptions, GenerationBackend, Sample, SamplingOptions
 from .merge import merge_runs
 from .pipeline import run_prefilter
 from .report import degenerate_share

@@ -6,10 +6,10 @@ import hashlib
 import time
 from typing import Any
 
+from ..common.data import BadRow, Row, Rows
+from ..common.generation import GenerationBackend, Sample
+from ..common.prompts import PromptError, PromptRenderer, RenderedPrompt
 from .config import PrefilterConfig
-from .data import BadRow, Row, Rows
-from .generation import GenerationBackend, Sample
-from .prompts import PromptError, PromptRenderer, RenderedPrompt
 from .scoring import RowScores, Scorer, pass_counts
 
 
@@ -54,9 +54,9 @@ class ChunkRunner:
     ``errors`` (one line per problem) and, with ``save_samples``, ``samples``.
 
     Example:
-        >>> from referee.recipes.tiny_model import build_char_tokenizer
-        >>> from referee.recipes.prefilter.data import Rows
-        >>> from referee.recipes.prefilter.generation import Sample
+        >>> from referee.recipes.common.tiny_model import build_char_tokenizer
+        >>> from referee.recipes.common.data import Rows
+        >>> from referee.recipes.common.generation import Sample
         >>> class Canned:  # a backend that always answers "7" and "8"
         ...     context_length = None
         ...     def generate(self, prompt_ids, n, sampling, seed):

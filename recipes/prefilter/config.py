@@ -7,11 +7,11 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from ..config_flags import flag, json_object
+from ..common.config_flags import flag, json_object
+from ..common.generation import EngineOptions, SamplingOptions
+from ..common.prompts import CHAT_TEMPLATE_MODES
 from .bounds import KeepBounds
-from .generation import EngineOptions, SamplingOptions
 from .outputs import OUTPUT_FORMATS
-from .prompts import CHAT_TEMPLATE_MODES
 from .scoring import RewardFunction
 
 

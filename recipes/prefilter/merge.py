@@ -11,7 +11,7 @@ from typing import Any
 
 from .bounds import KeepBounds
 from .finalize import finalize
-from .pipeline import chunk_size_of, report_header
+from .run import chunk_size_of, report_header
 from .store import ChunkStore, describe_difference
 
 

@@ -17,11 +17,11 @@ import time
 from collections.abc import Callable, Sequence
 from typing import IO, TYPE_CHECKING, Any
 
-from .generation import cuda_available
+from ..common.generation import cuda_available
 from .store import write_json
 
 if TYPE_CHECKING:
-    from .pipeline import OpenedRun
+    from .run import OpenedRun
 
 _LOG_TAIL = 2000  # characters of a failed worker's log shown in the error
 
@@ -105,7 +105,7 @@ def run_workers(run: OpenedRun, advance: Callable[[int], Any], *, poll_seconds: 
     Example:
         >>> import json, tempfile
         >>> from referee.recipes.prefilter import EngineOptions, PrefilterConfig
-        >>> from referee.recipes.prefilter.pipeline import open_run
+        >>> from referee.recipes.prefilter.run import open_run
         >>> folder = tempfile.mkdtemp()
         >>> _ = open(f"{folder}/rows.jsonl", "w").write(json.dumps({"prompt": "1 + 1 = "}))
         >>> run = open_run(PrefilterConfig(model="unused", data=f"{folder}/rows.jsonl", out=f"{folder}/out",

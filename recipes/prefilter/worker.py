@@ -11,9 +11,9 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from ..common.backends import build_backend
 from .config import PrefilterConfig
-from .generation import build_backend
-from .pipeline import open_run, process_chunks
+from .run import open_run, process_chunks
 
 
 def run_worker(spec_path: str | Path) -> list[int]:
@@ -36,7 +36,7 @@ def run_worker(spec_path: str | Path) -> list[int]:
     pending = set(run.pending)
     chunks = [index for index in spec["chunks"] if index in pending]
     if chunks:
-        from referee.recipes.loading import load_tokenizer
+        from referee.recipes.common.loading import load_tokenizer
 
         tokenizer = load_tokenizer(config.model)
         process_chunks(run, chunks, build_backend(config.model, tokenizer, config.engine), tokenizer)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from referee.recipes import trl_version
-from referee.recipes.config import CPU_PROFILE, PINNED_DEFAULTS, TRL_LOSS_AGGREGATIONS, RefereeGRPOConfig, build_grpo_config
+from referee.recipes.train import trl_version
+from referee.recipes.train.config import CPU_PROFILE, PINNED_DEFAULTS, TRL_LOSS_AGGREGATIONS, RefereeGRPOConfig, build_grpo_config
 
 # The seeds' recommended set-up, as the issue lists it.
 SEEDS_SETUP = {
@@ -84,7 +84,7 @@ def test_missing_trl_is_said_so(monkeypatch):
 
 
 def test_builder_and_trainer_check_the_version(tmp_path, monkeypatch):
-    from referee.recipes.trainer import RefereeGRPOTrainer
+    from referee.recipes.train.trainer import RefereeGRPOTrainer
 
     monkeypatch.setattr(trl_version, "installed_trl_version", lambda: "1.12.0")
     with pytest.raises(RuntimeError, match="TRL 1.12.0 is installed"):

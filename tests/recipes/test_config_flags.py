@@ -9,7 +9,7 @@ from typing import Literal
 import pytest
 
 from referee.recipes.commands.prefilter import _config, add_parser
-from referee.recipes.config_flags import add_flags, flag, from_flags, missing_flags
+from referee.recipes.common.config_flags import add_flags, flag, from_flags, missing_flags
 from referee.recipes.prefilter import EngineOptions, KeepBounds, PrefilterConfig, SamplingOptions
 
 REQUIRED = ["--model", "m", "--data", "d.jsonl", "--reward", "gsm8k_accuracy", "--out", "o", "--keep", "0.125:0.875"]

@@ -10,14 +10,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 from transformers import AutoModelForCausalLM
 
-from referee.recipes.arithmetic import Sum, grpo_rows, split_sums
 from referee.recipes.cli import main
+from referee.recipes.common.loading import load_tokenizer
+from referee.recipes.common.tiny_model import build_char_tokenizer, build_tiny_model
 from referee.recipes.demo import DemoSettings, run_demo
-from referee.recipes.evaluation import greedy_completions, reward_accuracy
-from referee.recipes.loading import load_tokenizer
-from referee.recipes.reward_curve import logged_series, moving_average, plot_reward_curve
-from referee.recipes.tiny_model import build_char_tokenizer, build_tiny_model
-from referee.recipes.warm_start import collate, encode_example, warm_start
+from referee.recipes.demo.arithmetic import Sum, grpo_rows, split_sums
+from referee.recipes.demo.evaluation import greedy_completions, reward_accuracy
+from referee.recipes.demo.reward_curve import logged_series, moving_average, plot_reward_curve
+from referee.recipes.demo.warm_start import collate, encode_example, warm_start
 from referee.rewards import get_reward
 
 torch.set_num_threads(1)

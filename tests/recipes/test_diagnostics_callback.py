@@ -8,7 +8,7 @@ import pytest
 from transformers import TrainerControl, TrainerState, TrainingArguments
 
 from referee.recipes.diagnostics import SAMPLES_FILE, DiagnosticsCallback, sample_rows
-from referee.recipes.diagnostics_monitor import ADVANTAGE_MEAN, CAUSES, DiagnosticsConfig
+from referee.recipes.diagnostics.monitor import ADVANTAGE_MEAN, CAUSES, DiagnosticsConfig
 
 
 def _answer_of(prompt):
@@ -40,8 +40,8 @@ def trained(tmp_path_factory):
     from transformers import AutoModelForCausalLM
     from trl import GRPOConfig, GRPOTrainer
 
-    from referee.recipes.loading import load_tokenizer
-    from referee.recipes.tiny_model import save_tiny_model
+    from referee.recipes.common.loading import load_tokenizer
+    from referee.recipes.common.tiny_model import save_tiny_model
 
     torch.set_num_threads(1)
     folder = save_tiny_model(tmp_path_factory.mktemp("tiny"))

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from referee.recipes.diagnostics_monitor import (
+from referee.recipes.diagnostics.monitor import (
     ADVANTAGE_MEAN,
     CAUSES,
     REMEDIES,

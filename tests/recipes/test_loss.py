@@ -16,12 +16,12 @@ import torch
 from datasets import Dataset
 from trl import GRPOTrainer
 
-from referee.recipes import loss as loss_rules
-from referee.recipes.config import build_grpo_config
-from referee.recipes.loading import load_tokenizer
-from referee.recipes.loss import AggregationContext, register_aggregation
-from referee.recipes.tiny_model import build_char_tokenizer, build_tiny_model
-from referee.recipes.trainer import RefereeGRPOTrainer
+from referee.recipes.common.loading import load_tokenizer
+from referee.recipes.common.tiny_model import build_char_tokenizer, build_tiny_model
+from referee.recipes.train import loss as loss_rules
+from referee.recipes.train.config import build_grpo_config
+from referee.recipes.train.loss import AggregationContext, register_aggregation
+from referee.recipes.train.trainer import RefereeGRPOTrainer
 
 torch.set_num_threads(1)
 

@@ -12,7 +12,7 @@ import referee.recipes
 from hypothesis import strategies as st
 
 from referee.recipes.cli import main
-from referee.recipes.model_params import (
+from referee.recipes.plan.model_params import (
     count_lora_parameters,
     count_parameters,
     kv_cache_bytes_per_token,
@@ -20,8 +20,8 @@ from referee.recipes.model_params import (
     read_model_config,
 )
 from referee.recipes.plan import GB, degenerate_group_share, plan_run
-from referee.recipes.plan_inputs import RECIPE_DEFAULTS, RecipeSettings
-from referee.recipes.sharding import LaunchConfig, Sharding, read_accelerate_config, sharding_of
+from referee.recipes.plan.inputs import RECIPE_DEFAULTS, RecipeSettings
+from referee.recipes.plan.sharding import LaunchConfig, Sharding, read_accelerate_config, sharding_of
 
 # The architecture numbers of Qwen/Qwen2.5-1.5B-Instruct's config.json.
 QWEN_1_5B = {
@@ -333,7 +333,7 @@ def test_bad_recipe_values_are_named():
 
 
 def test_defaults_are_those_referee_train_uses():
-    from referee.recipes.recipe import recipe_parser
+    from referee.recipes.train.recipe import recipe_parser
 
     parsed_into = recipe_parser().dataclass_types
     defaults = {f.name: f.default for cls in parsed_into for f in dataclasses.fields(cls)}

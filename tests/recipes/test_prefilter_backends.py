@@ -9,10 +9,11 @@ from types import SimpleNamespace
 import pytest
 import torch
 
+from referee.recipes.common import generation
+from referee.recipes.common.backends import build_backend
+from referee.recipes.common.generation import resolve_backend
+from referee.recipes.common.transformers_backend import TransformersBackend
 from referee.recipes.prefilter import EngineOptions, KeepBounds, PrefilterConfig, SamplingOptions, run_prefilter
-from referee.recipes.prefilter import generation
-from referee.recipes.prefilter.generation import build_backend, resolve_backend
-from referee.recipes.prefilter.transformers_backend import TransformersBackend
 
 torch.set_num_threads(1)
 

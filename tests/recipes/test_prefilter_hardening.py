@@ -9,9 +9,9 @@ import pytest
 import torch
 
 from referee.recipes.cli import main
+from referee.recipes.common.prompts import PromptError, PromptRenderer
 from referee.recipes.prefilter import EngineOptions, KeepBounds, PrefilterConfig, Sample, SamplingOptions, run_prefilter
-from referee.recipes.prefilter.pipeline import open_run, rows_per_chunk
-from referee.recipes.prefilter.prompts import PromptError, PromptRenderer
+from referee.recipes.prefilter.run import open_run, rows_per_chunk
 
 torch.set_num_threads(1)
 

@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from referee.recipes.cli import main
-from referee.recipes.loading import load_tokenizer
+from referee.recipes.common.loading import load_tokenizer
 from referee.recipes.prefilter import (
     EngineOptions,
     KeepBounds,
@@ -17,7 +17,7 @@ from referee.recipes.prefilter import (
     merge_runs,
     run_prefilter,
 )
-from referee.recipes.prefilter.transformers_backend import TransformersBackend
+from referee.recipes.common.transformers_backend import TransformersBackend
 
 torch.set_num_threads(1)
 HERE = Path(__file__).parent
@@ -200,7 +200,7 @@ def test_config_survives_the_trip_to_a_worker():
 
 def test_each_worker_gets_its_own_group_of_gpus(tmp_path, model_dir, data, monkeypatch):
     from referee.recipes.prefilter import parallel
-    from referee.recipes.prefilter.pipeline import open_run
+    from referee.recipes.prefilter.run import open_run
 
     launched = []
 

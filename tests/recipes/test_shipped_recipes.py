@@ -8,11 +8,11 @@ import pytest
 import yaml
 
 from referee.recipes.cli import main
-from referee.recipes.model_params import count_lora_parameters, model_shape
 from referee.recipes.plan import GB
-from referee.recipes.recipe import parse_recipe, resolve_rewards
-from referee.recipes.sharding import Sharding, read_accelerate_config
-from referee.recipes.shipped import CONFIG_DIR, recipe_path, shipped_recipes, summarize_recipe
+from referee.recipes.plan.model_params import count_lora_parameters, model_shape
+from referee.recipes.plan.sharding import Sharding, read_accelerate_config
+from referee.recipes.train.recipe import parse_recipe, resolve_rewards
+from referee.recipes.train.shipped import CONFIG_DIR, recipe_path, shipped_recipes, summarize_recipe
 
 EIGHT_GB = "gsm8k_r1-distill-qwen-1.5b_lora_8gb"
 OFFLOAD = CONFIG_DIR / "accelerate_zero2_offload.yaml"

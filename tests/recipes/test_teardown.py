@@ -8,13 +8,13 @@ import textwrap
 
 import pytest
 
-from referee.recipes.teardown import holding_process_group
+from referee.recipes.train.teardown import holding_process_group
 
 # One Gloo rank with a DDP model that has trained a step and gathered, as a trainer leaves it.
 SCRIPT = textwrap.dedent("""
     import os, sys, tempfile
     import torch, torch.distributed as dist
-    from referee.recipes.teardown import holding_process_group
+    from referee.recipes.train.teardown import holding_process_group
 
     dist.init_process_group("gloo", init_method="file://" + os.path.join(tempfile.mkdtemp(), "store"),
                             rank=0, world_size=1)

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from referee.recipes.datasets import DATASET_FORMATS, load_training_dataset, to_training_row
+from referee.recipes.train.datasets import DATASET_FORMATS, load_training_dataset, to_training_row
 from referee.rewards import get_reward
 
 # Rows as the public datasets store them (first rows of each, trimmed).

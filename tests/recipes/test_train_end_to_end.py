@@ -13,12 +13,12 @@ import pytest
 import torch
 from transformers import AutoModelForCausalLM
 
-from referee.recipes.arithmetic import Sum
 from referee.recipes.cli import main
-from referee.recipes.loading import load_tokenizer
-from referee.recipes.recipe import write_recipe
-from referee.recipes.tiny_model import build_char_tokenizer, build_tiny_model
-from referee.recipes.warm_start import warm_start
+from referee.recipes.common.loading import load_tokenizer
+from referee.recipes.common.tiny_model import build_char_tokenizer, build_tiny_model
+from referee.recipes.demo.arithmetic import Sum
+from referee.recipes.demo.warm_start import warm_start
+from referee.recipes.train.recipe import write_recipe
 
 torch.set_num_threads(1)
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 import yaml
 import pytest
 
-from referee.recipes import recipe as recipe_module
 from referee.recipes.cli import main
 from referee.recipes.errors import RecipeError
-from referee.recipes.recipe import check_generation_backend, parse_recipe, recipe_summary
-from referee.recipes.shipped import accelerate_configs, recipe_path, shipped_recipes
+from referee.recipes.train import recipe as recipe_module
+from referee.recipes.train.recipe import check_generation_backend, parse_recipe, recipe_summary
+from referee.recipes.train.shipped import accelerate_configs, recipe_path, shipped_recipes
 
 RECIPES = [path.name for path in shipped_recipes()]
 

@@ -18,7 +18,7 @@ def broken_check(completion, **options):
 
 @pytest.fixture
 def tiny_model_dir(tmp_path):
-    from referee.recipes.tiny_model import save_tiny_model
+    from referee.recipes.common.tiny_model import save_tiny_model
 
     return save_tiny_model(tmp_path / "model")
 
@@ -27,7 +27,7 @@ def tiny_model_dir(tmp_path):
 def test_grpo_trainer_runs_with_weighted_referee_rewards(tmp_path, tiny_model_dir, monkeypatch):
     from transformers import AutoModelForCausalLM
 
-    from referee.recipes.loading import load_tokenizer
+    from referee.recipes.common.loading import load_tokenizer
 
     torch.set_num_threads(1)
     monkeypatch.setitem(format_checks.CHECKS, "regex", broken_check)  # an internal error inside one reward

@@ -25,16 +25,16 @@ def greedy_completions(
     training mode is left as it was.
 
     Example:
-        >>> from referee.recipes.tiny_model import build_char_tokenizer, build_tiny_model
+        >>> from referee.recipes.common.tiny_model import build_char_tokenizer, build_tiny_model
         >>> tokenizer = build_char_tokenizer()
         >>> model = build_tiny_model(tokenizer, hidden_size=32, num_layers=1, intermediate_size=64)
         >>> replies = greedy_completions(model, tokenizer, [[{"role": "user", "content": "1+1"}]], max_new_tokens=4)
         >>> len(replies), len(replies[0]) <= 4, model.training
         (1, True, True)
     """
-    from .prefilter.generation import SamplingOptions
-    from .prefilter.prompts import PromptRenderer
-    from .prefilter.transformers_backend import TransformersBackend
+    from ..common.generation import SamplingOptions
+    from ..common.prompts import PromptRenderer
+    from ..common.transformers_backend import TransformersBackend
 
     was_training = model.training
     try:

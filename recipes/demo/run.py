@@ -76,8 +76,8 @@ def _grpo_trainer(model: Any, tokenizer: Any, train: list[Sum], output_dir: Path
 
     from referee.rewards import compose_rewards
 
-    from .config import build_grpo_config
-    from .trainer import RefereeGRPOTrainer
+    from ..train.config import build_grpo_config
+    from ..train.trainer import RefereeGRPOTrainer
 
     reward_funcs, reward_weights = compose_rewards(DEMO_REWARDS)
     args = build_grpo_config(
@@ -153,7 +153,7 @@ def _run(output_dir: Path, settings: DemoSettings, log: Any) -> dict[str, Any]:
     import torch
 
     from .reward_curve import plot_reward_curve
-    from .tiny_model import build_char_tokenizer, build_tiny_model
+    from ..common.tiny_model import build_char_tokenizer, build_tiny_model
     from .warm_start import warm_start
 
     random.seed(settings.seed)

@@ -12,9 +12,9 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from referee.recipes.model_params import ModelShape, count_lora_parameters, count_parameters, kv_cache_bytes_per_token
-from referee.recipes.plan_inputs import RecipeSettings
-from referee.recipes.sharding import Sharding, sharding_of
+from .inputs import RecipeSettings
+from .model_params import ModelShape, count_lora_parameters, count_parameters, kv_cache_bytes_per_token
+from .sharding import Sharding, sharding_of
 
 GB = 1e9
 WEIGHT_BYTES = 2  # bf16 weights

@@ -1,7 +1,7 @@
 """``DiagnosticsCallback``: watch a GRPO run's signals and write sample completions to read.
 
 Each time the trainer logs, the callback feeds TRL's metrics to a
-:class:`~referee.recipes.diagnostics_monitor.DiagnosticsMonitor`, adds a
+:class:`~referee.recipes.diagnostics.monitor.DiagnosticsMonitor`, adds a
 ``diagnostics/<cause>`` flag (1.0 or 0.0) per cause to the logs, and warns once per cause
 with the seeds' remedy (logger ``referee.recipes.diagnostics``). Attached to a TRL
 ``GRPOTrainer`` it also reads the last batch's prompts, completions, rewards, advantages
@@ -20,9 +20,9 @@ from typing import Any
 
 from transformers import TrainerCallback, TrainerControl, TrainerState, TrainingArguments
 
-from referee.recipes.diagnostics_monitor import ADVANTAGE_MEAN, WATCHED, DiagnosticsConfig, DiagnosticsMonitor
+from .monitor import ADVANTAGE_MEAN, WATCHED, DiagnosticsConfig, DiagnosticsMonitor
 
-logger = logging.getLogger(__name__)
+logger = logging.getLogger("referee.recipes.diagnostics")  # the name the docs give, above this module
 
 SAMPLES_FILE = "completion_samples.jsonl"
 

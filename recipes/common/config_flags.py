@@ -158,7 +158,7 @@ def add_flags(parser: argparse.ArgumentParser, cls: type, *, group: str | None =
 
     Example:
         >>> import argparse
-        >>> from referee.recipes.prefilter.generation import SamplingOptions
+        >>> from referee.recipes.common.generation import SamplingOptions
         >>> parser = argparse.ArgumentParser()
         >>> sorted(add_flags(parser, SamplingOptions, group="sampling"))
         ['sampling']
@@ -223,7 +223,7 @@ def from_flags(cls: type, args: argparse.Namespace, **values: Any) -> Any:
 
     Example:
         >>> import argparse
-        >>> from referee.recipes.prefilter.generation import EngineOptions
+        >>> from referee.recipes.common.generation import EngineOptions
         >>> from_flags(EngineOptions, argparse.Namespace(backend="vllm", batch_size=None, enable_prefix_caching=False),
         ...            device="cpu")
         EngineOptions(backend='vllm', device='cpu', dtype='auto', batch_size=8, tensor_parallel_size=1, data_parallel_size=1, gpu_memory_utilization=0.9, max_model_len=None, enable_prefix_caching=False)

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Protocol, get_args
 
-from ..config_flags import flag
+from .config_flags import flag
 
 if TYPE_CHECKING:
     from transformers import PreTrainedTokenizerBase
@@ -160,7 +160,7 @@ def eos_token_ids(tokenizer: PreTrainedTokenizerBase, generation_config: Any = N
     """Every token id that ends a completion: the tokenizer's and the generation config's.
 
     Example:
-        >>> from referee.recipes.tiny_model import build_char_tokenizer
+        >>> from referee.recipes.common.tiny_model import build_char_tokenizer
         >>> sorted(eos_token_ids(build_char_tokenizer()))
         [3]
     """
@@ -180,7 +180,7 @@ def decode_sample(
     follows it is padding) and decoded with special tokens skipped, as TRL decodes completions.
 
     Example:
-        >>> from referee.recipes.tiny_model import build_char_tokenizer
+        >>> from referee.recipes.common.tiny_model import build_char_tokenizer
         >>> tokenizer = build_char_tokenizer()
         >>> ids = tokenizer("#### 4")["input_ids"] + [tokenizer.eos_token_id, tokenizer.pad_token_id]
         >>> sample = decode_sample(tokenizer, ids, frozenset({3}), max_tokens=8)
@@ -198,24 +198,3 @@ def decode_sample(
             break
     text = tokenizer.decode(kept, skip_special_tokens=True)
     return Sample(text=text, token_ids=tuple(kept), truncated=not stopped and len(kept) >= max_tokens)
-
-
-def build_backend(model: str, tokenizer: PreTrainedTokenizerBase, engine: EngineOptions) -> GenerationBackend:
-    """The backend ``engine`` asks for, loaded with ``model`` (a folder or hub name).
-
-    Example:
-        >>> import tempfile
-        >>> from referee.recipes.loading import load_tokenizer
-        >>> from referee.recipes.tiny_model import save_tiny_model
-        >>> folder = save_tiny_model(tempfile.mkdtemp())
-        >>> backend = build_backend(str(folder), load_tokenizer(folder), EngineOptions(backend="transformers"))
-        >>> backend.context_length
-        256
-    """
-    if resolve_backend(engine.backend) == "vllm":
-        from .vllm_backend import VLLMBackend
-
-        return VLLMBackend.from_options(model, tokenizer, engine)
-    from .transformers_backend import TransformersBackend
-
-    return TransformersBackend.from_pretrained(model, tokenizer, engine)

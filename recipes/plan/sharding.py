@@ -14,7 +14,7 @@ from typing import Any
 
 import yaml
 
-from referee.recipes.plan_inputs import RecipeSettings
+from referee.recipes.plan.inputs import RecipeSettings
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ def encode_example(tokenizer: PreTrainedTokenizerBase, messages: list[dict[str, 
     """(prompt ids with the generation prompt, reply ids ending with ``<eos>``).
 
     Example:
-        >>> from referee.recipes.tiny_model import build_char_tokenizer
+        >>> from referee.recipes.common.tiny_model import build_char_tokenizer
         >>> tokenizer = build_char_tokenizer()
         >>> prompt, reply = encode_example(tokenizer, [{"role": "user", "content": "1+1"}], "#### 2")
         >>> tokenizer.decode(prompt), tokenizer.decode(reply)
@@ -73,7 +73,7 @@ def warm_start(
     AdamW with a linear warm-up; the loss is on reply tokens only.
 
     Example:
-        >>> from referee.recipes.tiny_model import build_char_tokenizer, build_tiny_model
+        >>> from referee.recipes.common.tiny_model import build_char_tokenizer, build_tiny_model
         >>> tokenizer = build_char_tokenizer()
         >>> model = build_tiny_model(tokenizer, hidden_size=32, num_layers=1, intermediate_size=64)
         >>> losses = warm_start(model, tokenizer, [([{"role": "user", "content": "1+1"}], "#### 2")],

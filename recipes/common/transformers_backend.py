@@ -32,7 +32,7 @@ class TransformersBackend:
     ``max_position_embeddings``.
 
     Example:
-        >>> from referee.recipes.tiny_model import build_char_tokenizer, build_tiny_model
+        >>> from referee.recipes.common.tiny_model import build_char_tokenizer, build_tiny_model
         >>> tokenizer = build_char_tokenizer()
         >>> backend = TransformersBackend(build_tiny_model(tokenizer), tokenizer, batch_size=2)
         >>> prompts = [tokenizer("1 + 1 = ")["input_ids"], tokenizer("2 + 2 = ")["input_ids"]]

@@ -59,7 +59,7 @@ def advantage_scale(rule: Aggregation, context: AggregationContext, *, check: bo
     tokens (done for rules that are not built in).
 
     Example:
-        >>> from referee.recipes.loss import get_aggregation
+        >>> from referee.recipes.train.loss import get_aggregation
         >>> context = AggregationContext(torch.ones(2, 4), 8, 1, torch.tensor(8.))
         >>> advantage_scale(get_aggregation("token"), context).item()
         2.0
@@ -112,8 +112,8 @@ class RefereeGRPOTrainer(GRPOTrainer):
     Example:
         >>> import tempfile
         >>> from datasets import Dataset
-        >>> from referee.recipes.config import build_grpo_config
-        >>> from referee.recipes.tiny_model import build_char_tokenizer, build_tiny_model
+        >>> from referee.recipes.train.config import build_grpo_config
+        >>> from referee.recipes.common.tiny_model import build_char_tokenizer, build_tiny_model
         >>> tokenizer = build_char_tokenizer()
         >>> args = build_grpo_config(tempfile.mkdtemp(), profile="cpu", loss_aggregation="sequence-sum",
         ...                          per_device_train_batch_size=4, num_generations=4, report_to="none")

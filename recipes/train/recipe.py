@@ -19,9 +19,9 @@ from typing import Any
 
 from trl import ModelConfig, ScriptArguments, TrlParser
 
+from ..errors import RecipeError
 from .config import RefereeGRPOConfig
 from .datasets import get_dataset_format
-from .errors import RecipeError
 from .trl_version import check_trl_version
 
 
@@ -52,7 +52,7 @@ class Recipe:
     """A resolved recipe: referee's arguments, the GRPO config and the model config.
 
     Example:
-        >>> from referee.recipes.shipped import recipe_path
+        >>> from referee.recipes.train.shipped import recipe_path
         >>> recipe = parse_recipe(str(recipe_path("gsm8k_qwen2.5-1.5b_lora")), ["--use_cpu", "true", "--bf16", "false"])
         >>> recipe.script.dataset_format, recipe.model.lora_r, recipe.training.num_generations
         ('gsm8k', 16, 8)
@@ -225,7 +225,7 @@ def build_trainer(recipe: Recipe) -> Any:
 
     Example:
         >>> import json, os, tempfile
-        >>> from referee.recipes.tiny_model import save_tiny_model
+        >>> from referee.recipes.common.tiny_model import save_tiny_model
         >>> folder = tempfile.mkdtemp()
         >>> data = os.path.join(folder, "sums.jsonl")
         >>> _ = open(data, "w").write("".join(json.dumps({"question": f"{a}+3", "answer": f"#### {a + 3}"}) + "\\n"
@@ -241,7 +241,7 @@ def build_trainer(recipe: Recipe) -> Any:
     from trl import get_peft_config
 
     from .datasets import load_training_dataset
-    from .loading import load_tokenizer
+    from ..common.loading import load_tokenizer
     from .trainer import RefereeGRPOTrainer
 
     script, training, model = recipe.script, recipe.training, recipe.model
@@ -267,7 +267,7 @@ def build_trainer(recipe: Recipe) -> Any:
     trainer = RefereeGRPOTrainer(model=model.model_name_or_path, reward_funcs=reward_funcs, args=training,
                                  train_dataset=dataset, processing_class=tokenizer, peft_config=get_peft_config(model))
     if script.diagnostics:
-        from .diagnostics import DiagnosticsCallback
+        from ..diagnostics import DiagnosticsCallback
 
         DiagnosticsCallback().attach(trainer)
     return trainer
@@ -276,13 +276,13 @@ def build_trainer(recipe: Recipe) -> Any:
 def run_recipe(recipe: Recipe) -> Any:
     """Train, then save the model, its tokenizer and the trainer state to ``output_dir``; returns the trainer.
 
-    Under a distributed launcher, call it inside ``referee.recipes.teardown.holding_process_group``
+    Under a distributed launcher, call it inside ``referee.recipes.train.teardown.holding_process_group``
     and drop the trainer there, as ``referee train`` does: a rank that leaves the process group to
     DDP or to interpreter exit can hang or abort.
 
     Example:
         >>> import contextlib, io, json, os, tempfile
-        >>> from referee.recipes.tiny_model import save_tiny_model
+        >>> from referee.recipes.common.tiny_model import save_tiny_model
         >>> folder = tempfile.mkdtemp()
         >>> data = os.path.join(folder, "sums.jsonl")
         >>> _ = open(data, "w").write("".join(json.dumps({"question": f"{a}+3", "answer": f"#### {a + 3}"}) + "\\n"

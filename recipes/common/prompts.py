@@ -69,7 +69,7 @@ class PromptRenderer:
     ``max_tokens`` that leave no room for any prompt raise ``ValueError`` at once.
 
     Example:
-        >>> from referee.recipes.tiny_model import build_char_tokenizer
+        >>> from referee.recipes.common.tiny_model import build_char_tokenizer
         >>> renderer = PromptRenderer(build_char_tokenizer(), max_tokens=8, context_length=16)
         >>> rendered = renderer.render({"prompt": [{"role": "user", "content": "1+1"}]})
         >>> renderer.tokenizer.decode(rendered.token_ids), rendered.conversational
@@ -79,11 +79,11 @@ class PromptRenderer:
         >>> renderer.render({"prompt": "1" * 9})
         Traceback (most recent call last):
         ...
-        referee.recipes.prefilter.prompts.PromptError: prompt is 9 tokens; with 8 new tokens that exceeds the model's context of 16 tokens (shorten the prompt or lower --max-tokens)
+        referee.recipes.common.prompts.PromptError: prompt is 9 tokens; with 8 new tokens that exceeds the model's context of 16 tokens (shorten the prompt or lower --max-tokens)
         >>> renderer.render({"prompt": "1 " * 10_000_000})  # refused from its first 63 characters
         Traceback (most recent call last):
         ...
-        referee.recipes.prefilter.prompts.PromptError: prompt is 20,000,000 characters and its first 63 alone are 63 tokens; with 8 new tokens that exceeds the model's context of 16 tokens (shorten the prompt or lower --max-tokens)
+        referee.recipes.common.prompts.PromptError: prompt is 20,000,000 characters and its first 63 alone are 63 tokens; with 8 new tokens that exceeds the model's context of 16 tokens (shorten the prompt or lower --max-tokens)
     """
 
     tokenizer: PreTrainedTokenizerBase
@@ -132,7 +132,7 @@ class PromptRenderer:
         """Tokens a prompt may take: the context less ``max_tokens`` (``None``: no known context).
 
         Example:
-            >>> from referee.recipes.tiny_model import build_char_tokenizer
+            >>> from referee.recipes.common.tiny_model import build_char_tokenizer
             >>> PromptRenderer(build_char_tokenizer(), max_tokens=8, context_length=16).room
             8
         """

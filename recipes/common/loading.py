@@ -23,7 +23,7 @@ def load_tokenizer(name_or_path: str | Path, **kwargs: Any) -> PreTrainedTokeniz
 
     Example:
         >>> import tempfile
-        >>> from referee.recipes.tiny_model import save_tiny_model
+        >>> from referee.recipes.common.tiny_model import save_tiny_model
         >>> tokenizer = load_tokenizer(save_tiny_model(tempfile.mkdtemp()))
         >>> tokenizer.decode(tokenizer("1 + 2\\n")["input_ids"])
         '1 + 2\\n'

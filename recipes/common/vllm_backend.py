@@ -37,7 +37,7 @@ class VLLMBackend:
 
     Example:
         >>> from types import SimpleNamespace
-        >>> from referee.recipes.tiny_model import build_char_tokenizer
+        >>> from referee.recipes.common.tiny_model import build_char_tokenizer
         >>> tokenizer = build_char_tokenizer()
         >>> class FakeLLM:  # stands in for vllm.LLM: answers "7" then end-of-sequence
         ...     def generate(self, prompts, params, use_tqdm=False):

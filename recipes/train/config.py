@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from trl import GRPOConfig
 
-from .errors import RecipeError
+from ..errors import RecipeError
 from .loss import BUILTIN_AGGREGATIONS, get_aggregation
 from .trl_version import check_trl_version
 
@@ -59,7 +59,7 @@ class RefereeGRPOConfig(GRPOConfig):
 
     ``loss_aggregation`` names how per-token losses are aggregated (``token``,
     ``token-local``, ``sequence``, ``constant``, ``sequence-sum``, a rule registered with
-    ``referee.recipes.loss.register_aggregation`` or ``"package.module:function"``); it is
+    ``referee.recipes.train.loss.register_aggregation`` or ``"package.module:function"``); it is
     applied by ``RefereeGRPOTrainer``. Left unset it follows ``loss_type`` (``dapo`` ->
     ``token``, ``grpo`` -> ``sequence``, ...), so TRL configs keep their meaning. When set,
     it decides the aggregation and ``loss_type`` only has to be one of the clipped-surrogate

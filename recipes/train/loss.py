@@ -22,7 +22,7 @@ TRL's ``dapo`` does (exactly one accumulation window when ``steps_per_generation
 
 A rule of your own is a function of an :class:`AggregationContext` registered by name with
 :func:`register_aggregation` (or named in a recipe as ``"package.module:function"``).
-This module is pure torch; ``referee.recipes.trainer`` applies a rule inside TRL.
+This module is pure torch; ``referee.recipes.train.trainer`` applies a rule inside TRL.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
-from .errors import RecipeError
+from ..errors import RecipeError
 
 if TYPE_CHECKING:
     import torch
@@ -78,7 +78,7 @@ class Aggregation:
     ``weights(context)`` returns per-token loss weights broadcastable to ``(B, T)``: a 0-d
     tensor (one weight for the whole micro-batch), ``(B, 1)`` (one per completion) or
     ``(B, T)``; they must be positive on loss tokens. ``base_loss_type`` is the TRL
-    aggregation the rule is expressed against (see ``referee.recipes.trainer``): with a KL
+    aggregation the rule is expressed against (see ``referee.recipes.train.trainer``): with a KL
     term (``beta > 0``) a rule is exact only when its weights divided by the base's are one
     number per micro-batch, so per-completion-mean rules use ``"grpo"``.
 
@@ -218,7 +218,7 @@ def get_aggregation(name: str) -> Aggregation:
     Example:
         >>> get_aggregation("sequence").base_loss_type
         'grpo'
-        >>> get_aggregation("referee.recipes.loss:token_weights").weights is token_weights
+        >>> get_aggregation("referee.recipes.train.loss:token_weights").weights is token_weights
         True
     """
     if name in _AGGREGATIONS:

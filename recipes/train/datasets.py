@@ -23,7 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .errors import RecipeError
+from ..errors import RecipeError
 
 if TYPE_CHECKING:
     from datasets import Dataset
@@ -185,7 +185,7 @@ def load_training_dataset(
     """
     from datasets import Dataset
 
-    from .prefilter.data import BadRow, load_rows
+    from ..common.data import BadRow, load_rows
 
     get_dataset_format(dataset_format)
     rows = load_rows(source, split=split, config_name=config_name)

@@ -1,0 +1,226 @@
+"""Every ``referee.recipes`` import path the docs, examples, benchmarks and tests use resolves,
+and ``recipes/`` keeps its layout by capability (few top-level modules, no import circles)."""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+RECIPES = ROOT / "recipes"
+
+# The import paths the docs, README, examples and benchmarks show, written out so that a move
+# that breaks one fails here by name (test_every_cited_path_resolves finds new ones by itself).
+DOCUMENTED_IMPORTS = {
+    "referee.recipes": ["RefereeGRPOConfig", "RefereeGRPOTrainer", "DiagnosticsCallback", "build_grpo_config",
+                        "load_tokenizer", "holding_process_group", "register_aggregation", "get_aggregation",
+                        "parse_recipe", "build_trainer", "train_and_save", "run_recipe", "recipe_path",
+                        "RecipeError"],
+    "referee.recipes.cli": ["main", "build_parser"],
+    "referee.recipes.errors": ["RecipeError"],
+    "referee.recipes.train.config": ["RefereeGRPOConfig", "build_grpo_config", "CPU_PROFILE"],
+    "referee.recipes.train.trainer": ["RefereeGRPOTrainer"],
+    "referee.recipes.train.loss": ["register_aggregation", "get_aggregation", "BUILTIN_AGGREGATIONS"],
+    "referee.recipes.train.recipe": ["parse_recipe", "build_trainer", "train_and_save", "run_recipe"],
+    "referee.recipes.train.datasets": ["get_dataset_format", "load_training_dataset"],
+    "referee.recipes.train.teardown": ["holding_process_group"],
+    "referee.recipes.train.shipped": ["recipe_path", "shipped_recipes"],
+    "referee.recipes.train.trl_version": ["PINNED_TRL_VERSION", "check_trl_version"],
+    "referee.recipes.plan": ["plan_run", "RunPlan", "degenerate_group_share", "GB", "GRADIENT_BYTES",
+                             "OPTIMIZER_BYTES", "WEIGHT_BYTES", "DEFAULT_PASS_RATES"],
+    "referee.recipes.plan.inputs": ["RecipeSettings"],
+    "referee.recipes.plan.model_params": ["model_shape", "read_model_config", "count_parameters"],
+    "referee.recipes.plan.sharding": ["read_accelerate_config"],
+    "referee.recipes.diagnostics": ["DiagnosticsCallback", "SAMPLES_FILE", "sample_rows"],
+    "referee.recipes.diagnostics.monitor": ["DiagnosticsConfig", "DiagnosticsMonitor"],
+    "referee.recipes.demo": ["run_demo", "DemoSettings"],
+    "referee.recipes.demo.arithmetic": ["Sum", "grpo_rows", "split_sums"],
+    "referee.recipes.demo.warm_start": ["warm_start"],
+    "referee.recipes.demo.evaluation": ["greedy_completions", "reward_accuracy"],
+    "referee.recipes.demo.reward_curve": ["plot_reward_curve"],
+    "referee.recipes.prefilter": ["PrefilterConfig", "KeepBounds", "EngineOptions", "SamplingOptions", "Sample",
+                                  "GenerationBackend", "Scorer", "run_prefilter", "merge_runs",
+                                  "degenerate_share"],
+    "referee.recipes.prefilter.run": ["open_run", "process_chunks", "rows_per_chunk"],
+    "referee.recipes.prefilter.parallel": ["WorkerError", "run_workers"],
+    "referee.recipes.prefilter.worker": ["main"],
+    "referee.recipes.common.loading": ["load_tokenizer"],
+    "referee.recipes.common.tiny_model": ["build_char_tokenizer", "build_tiny_model", "save_tiny_model"],
+    "referee.recipes.common.data": ["load_rows", "BadRow", "Rows"],
+    "referee.recipes.common.prompts": ["PromptRenderer", "PromptError"],
+    "referee.recipes.common.generation": ["SamplingOptions", "EngineOptions", "resolve_backend"],
+    "referee.recipes.common.backends": ["build_backend"],
+    "referee.recipes.common.transformers_backend": ["TransformersBackend"],
+    "referee.recipes.common.config_flags": ["add_flags", "from_flags"],
+}
+
+# `python -m ...` entry points the docs, the Makefile and the code run.
+DOCUMENTED_MAINS = ["referee.recipes.cli", "referee.recipes.prefilter.worker"]
+
+CITING = [ROOT / "README.md", ROOT / "Makefile", ROOT / "pyproject.toml", *sorted((ROOT / "docs").glob("*.md")),
+          *sorted((ROOT / "examples").rglob("*.py")), *sorted((ROOT / "examples").rglob("*.sh")),
+          *sorted((ROOT / "examples").rglob("*.md")), *sorted((ROOT / "benchmarks").rglob("*.py")),
+          *sorted((ROOT / "benchmarks").rglob("*.sh")), *sorted((ROOT / "tests").rglob("*.py"))]
+DOTTED = re.compile(r"\breferee\.recipes(?:\.[A-Za-z_]\w*)*")
+FROM_IMPORT = re.compile(r"from[ \t]+(referee\.recipes(?:\.\w+)*)[ \t]+import[ \t]+([\w \t,]+)")
+
+
+def resolve(dotted: str) -> object:
+    """The module or attribute ``dotted`` names: the longest importable prefix, then attributes."""
+    parts = dotted.split(".")
+    for split in range(len(parts), 0, -1):
+        try:
+            target = importlib.import_module(".".join(parts[:split]))
+        except ModuleNotFoundError:
+            continue
+        for name in parts[split:]:
+            target = getattr(target, name)
+        return target
+    raise ModuleNotFoundError(dotted)
+
+
+def cited_paths() -> dict[str, set[str]]:
+    """Every ``referee.recipes...`` name the citing files use, with the files that use it."""
+    found: dict[str, set[str]] = {}
+    for path in CITING:
+        if path == Path(__file__).resolve() or not path.is_file():
+            continue
+        text = path.read_text(encoding="utf-8")
+        names = set(DOTTED.findall(text))
+        if path.suffix == ".py":
+            for node in ast.walk(ast.parse(text)):
+                if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("referee.recipes"):
+                    names.update(f"{node.module}.{alias.name}" for alias in node.names)
+        for module, imported in FROM_IMPORT.findall(text):  # docs, and doctests in strings
+            names.update(f"{module}.{item.split()[0]}" for item in imported.split(",") if item.strip())
+        for name in names:
+            found.setdefault(name, set()).add(str(path.relative_to(ROOT)))
+    return found
+
+
+@pytest.mark.parametrize("module", sorted(DOCUMENTED_IMPORTS))
+def test_documented_imports(module):
+    imported = importlib.import_module(module)
+    assert [name for name in DOCUMENTED_IMPORTS[module] if not hasattr(imported, name)] == []
+
+
+def test_every_cited_path_resolves():
+    cited = cited_paths()
+    assert "referee.recipes.cli" in cited and "referee.recipes.train.loss" in cited
+    unresolved = {}
+    for name, files in sorted(cited.items()):
+        try:
+            resolve(name)
+        except (ImportError, AttributeError) as error:
+            unresolved[name] = (sorted(files), repr(error))
+    assert unresolved == {}
+
+
+@pytest.mark.parametrize("module", DOCUMENTED_MAINS)
+def test_documented_module_entry_points_run(module):
+    command = [sys.executable, "-m", module] + (["--help"] if module.endswith("cli") else [])
+    result = subprocess.run(command, capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert "Traceback" not in result.stderr, result.stderr
+    assert "No module named" not in result.stderr, result.stderr
+
+
+def test_the_console_script_target_resolves():
+    script = re.search(r'^referee = "([\w.]+):(\w+)"', (ROOT / "pyproject.toml").read_text(), re.M)
+    assert script is not None
+    assert callable(getattr(importlib.import_module(script.group(1)), script.group(2)))
+
+
+def test_the_package_list_holds_every_subpackage():
+    listed = set(re.findall(r'"(referee\.recipes[\w.]*)"', (ROOT / "pyproject.toml").read_text()))
+    on_disk = {"referee.recipes" + "".join(f".{part}" for part in path.parent.relative_to(RECIPES).parts)
+               for path in RECIPES.rglob("__init__.py")}
+    assert on_disk - listed == set()
+
+
+def test_recipes_is_split_by_capability():
+    top = sorted(path.name for path in RECIPES.glob("*.py"))
+    assert len(top) <= 8, top
+    assert {"__init__.py", "cli.py"} <= set(top)
+
+
+def test_pickled_classes_keep_importable_names():
+    # TRL's async trainer, and worker processes, find classes again by module and qualified name.
+    import pickle
+
+    from referee.recipes import RefereeGRPOConfig, RefereeGRPOTrainer
+    from referee.recipes.diagnostics import DiagnosticsCallback
+    from referee.recipes.prefilter import EngineOptions, KeepBounds, SamplingOptions
+
+    for cls in (RefereeGRPOConfig, RefereeGRPOTrainer, DiagnosticsCallback, EngineOptions, SamplingOptions,
+                KeepBounds):
+        assert resolve(f"{cls.__module__}.{cls.__qualname__}") is cls
+    assert pickle.loads(pickle.dumps(SamplingOptions(max_tokens=8))) == SamplingOptions(max_tokens=8)
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(RECIPES).with_suffix("").parts
+    parts = parts[:-1] if parts[-1] == "__init__" else parts
+    return ".".join(("referee.recipes", *parts))
+
+
+def recipes_import_graph() -> dict[str, set[str]]:
+    """Which ``referee.recipes`` modules each module imports (at any level, doctests aside)."""
+    modules = {_module_name(path): path for path in RECIPES.rglob("*.py")}
+    graph: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        targets = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                targets.update(alias.name for alias in node.names)
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                    base = ".".join(anchor + ([base] if base else []))
+                targets.add(base)
+                targets.update(f"{base}.{alias.name}" for alias in node.names)
+        graph[name] = {target for target in targets if target in modules and target != name}
+    return graph
+
+
+def test_recipes_has_no_import_circles():
+    graph = recipes_import_graph()
+    # A package importing its own submodules (to re-export them) is not a circle.
+    edges = {name: {t for t in targets if not (t.startswith(name + ".") or name.startswith(t + "."))}
+             for name, targets in graph.items()}
+    circles = []
+    for start in sorted(edges):
+        stack = [(start, [start])]
+        seen = set()
+        while stack:
+            node, trail = stack.pop()
+            for target in sorted(edges.get(node, ())):
+                if target == start:
+                    circles.append(trail + [start])
+                elif target not in seen:
+                    seen.add(target)
+                    stack.append((target, trail + [target]))
+    assert circles == []
+
+
+def test_what_the_capabilities_share_lives_below_them():
+    graph = recipes_import_graph()
+    common = {name: targets for name, targets in graph.items() if name.startswith("referee.recipes.common")}
+    assert "referee.recipes.common.backends" in common
+    reaching_up = {name: sorted(t for t in targets
+                                if not t.startswith(("referee.recipes.common", "referee.recipes.errors")))
+                   for name, targets in common.items()}
+    assert {name: targets for name, targets in reaching_up.items() if targets} == {}
+    # The trainer, the demo and the pre-filter take rows, prompts and backends from common, not from each other.
+    for user in ("referee.recipes.train", "referee.recipes.demo"):
+        crossing = {name: sorted(t for t in targets if t.startswith("referee.recipes.prefilter"))
+                    for name, targets in graph.items() if name.startswith(user)}
+        assert {name: targets for name, targets in crossing.items() if targets} == {}
+
