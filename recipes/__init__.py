@@ -9,6 +9,9 @@ and its monitor), ``demo`` (``referee demo``), ``prefilter`` (the pass-rate pre-
 Importing this package never imports torch or TRL; the names below load on first use.
 """
 
+import importlib.abc
+import importlib.util
+import sys
 from importlib import import_module
 from typing import Any
 
@@ -41,3 +44,45 @@ def __getattr__(name: str) -> Any:
 
 def __dir__() -> list[str]:
     return sorted(set(globals()) | set(_LAZY_EXPORTS))
+
+
+# Modules that moved when recipes/ was split by capability: old name -> new name, both inside
+# this package. Code, docs and pickles that name a module by its old path keep working.
+MOVED_MODULES = {
+    "config": "train.config", "trainer": "train.trainer", "loss": "train.loss", "recipe": "train.recipe",
+    "datasets": "train.datasets", "shipped": "train.shipped", "teardown": "train.teardown",
+    "trl_version": "train.trl_version",
+    "plan_inputs": "plan.inputs", "model_params": "plan.model_params", "sharding": "plan.sharding",
+    "diagnostics_monitor": "diagnostics.monitor",
+    "arithmetic": "demo.arithmetic", "warm_start": "demo.warm_start", "evaluation": "demo.evaluation",
+    "reward_curve": "demo.reward_curve",
+    "loading": "common.loading", "tiny_model": "common.tiny_model", "config_flags": "common.config_flags",
+    "prefilter.data": "common.data", "prefilter.prompts": "common.prompts", "prefilter.generation": "common.generation",
+    "prefilter.transformers_backend": "common.transformers_backend", "prefilter.vllm_backend": "common.vllm_backend",
+}
+
+
+class _MovedModules(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Imports a moved module under its old name as the very module object of its new name.
+
+    Example:
+        >>> import referee.recipes.loss, referee.recipes.train.loss
+        >>> referee.recipes.loss is referee.recipes.train.loss, referee.recipes.loss.__name__
+        (True, 'referee.recipes.train.loss')
+    """
+
+    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
+        old = fullname[len(__name__) + 1:] if fullname.startswith(__name__ + ".") else None
+        return importlib.util.spec_from_loader(fullname, self) if old in MOVED_MODULES else None
+
+    def create_module(self, spec: Any) -> Any:
+        module = import_module(f"{__name__}.{MOVED_MODULES[spec.name[len(__name__) + 1:]]}")
+        spec.loader_state = module.__spec__  # the import system replaces __spec__: put it back
+        return module
+
+    def exec_module(self, module: Any) -> None:
+        module.__spec__ = module.__spec__.loader_state
+
+
+if not any(isinstance(finder, _MovedModules) for finder in sys.meta_path):
+    sys.meta_path.insert(0, _MovedModules())

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from referee.recipes import MOVED_MODULES
+
 ROOT = Path(__file__).resolve().parents[1]
 RECIPES = ROOT / "recipes"
 
@@ -224,3 +226,18 @@ def test_what_the_capabilities_share_lives_below_them():
                     for name, targets in graph.items() if name.startswith(user)}
         assert {name: targets for name, targets in crossing.items() if targets} == {}
 
+
+
+@pytest.mark.parametrize("old", sorted(MOVED_MODULES))
+def test_a_moved_module_still_imports_under_its_old_name(old):
+    new = importlib.import_module(f"referee.recipes.{MOVED_MODULES[old]}")
+    assert importlib.import_module(f"referee.recipes.{old}") is new
+    assert new.__name__ == new.__spec__.name == f"referee.recipes.{MOVED_MODULES[old]}"
+
+
+def test_an_old_path_imported_first_in_a_fresh_process_is_the_new_module():
+    script = ("import referee.recipes.teardown as old, pickle; from referee.recipes.loading import load_tokenizer; "
+              "import referee.recipes.train.teardown as new; assert old is new and new.__spec__.name == new.__name__; "
+              "assert pickle.loads(pickle.dumps(old.holding_process_group)) is new.holding_process_group; print('ok')")
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert run.stdout.strip() == "ok", run.stderr
