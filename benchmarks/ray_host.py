@@ -26,6 +26,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from benchmarks.answers import maths_answer
+
 MATHS_BATCH = 512
 CODE_BATCH = 256
 
@@ -39,14 +41,7 @@ CODE_TESTS = {"format": "humaneval", "entry_point": "poly",
 def maths_batch(rng: random.Random, size: int) -> tuple[list[str], list[str]]:
     completions, golds = [], []
     for _ in range(size):
-        p, q = rng.randint(1, 999), rng.randint(2, 999)
-        kind = rng.randrange(3)
-        if kind == 0:
-            gold, right, wrong = f"\\frac{{{p}}}{{{q}}}", f"\\dfrac{{{p}}}{{{q}}}", f"\\frac{{{p + 1}}}{{{q}}}"
-        elif kind == 1:
-            gold, right, wrong = f"{p}\\sqrt{{{q}}}", f"\\sqrt{{{p * p * q}}}", f"{p}\\sqrt{{{q + 1}}}"
-        else:
-            gold, right, wrong = f"{p / q:.6f}", f"\\frac{{{p * 1000}}}{{{q * 1000}}}", f"{p / q + 1:.6f}"
+        gold, right, wrong = maths_answer(rng)
         completions.append(f"Working step by step, the result is $\\boxed{{{right if rng.random() < 0.5 else wrong}}}$.")
         golds.append(gold)
     return completions, golds

@@ -27,6 +27,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+from benchmarks.answers import maths_answer
 from referee.rewards.adapters import AdapterOptions, Scorer
 from referee.rewards.openrlhf import handle_get_reward
 
@@ -43,16 +44,9 @@ def gsm8k_item(rng: random.Random) -> tuple[str, str, str]:
 
 
 def math_item(rng: random.Random) -> tuple[str, str, str]:
-    p, q = rng.randint(1, 999), rng.randint(2, 999)
-    kind = rng.randrange(3)
-    if kind == 0:
-        gold, right, wrong = f"\\frac{{{p}}}{{{q}}}", f"\\dfrac{{{p}}}{{{q}}}", f"\\frac{{{p + 1}}}{{{q}}}"
-    elif kind == 1:
-        gold, right, wrong = f"{p}\\sqrt{{{q}}}", f"\\sqrt{{{p * p * q}}}", f"{p}\\sqrt{{{q + 1}}}"
-    else:
-        gold, right, wrong = f"{p / q:.6f}", f"\\frac{{{p * 1000000}}}{{{q * 1000000}}}", f"{p / q + 1:.6f}"
+    gold, right, wrong = maths_answer(rng)
     answer = right if rng.random() < 0.5 else wrong
-    prompt = PROMPT.format(q=f"Simplify the expression number {p}{q}.")
+    prompt = PROMPT.format(q=f"Simplify the expression {gold}.")
     response = f"Working it through step by step, the result is $\\boxed{{{answer}}}$."
     return prompt + response + "<|im_end|>", prompt, json.dumps({"data_source": "lighteval/MATH", "answer": gold})
 
