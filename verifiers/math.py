@@ -30,6 +30,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any
 
 from .deadline_pool import NamedFunction, Outcome, shared_pool
@@ -52,7 +53,7 @@ from .math_answers import (
     never_a_number,
     numbers_match,
 )
-from .math_extract import after_reasoning
+from .math_extract import HEDGE, after_reasoning
 from .math_forms import comparable, top_level_parts
 from .math_values import (
     closed_form_value,
@@ -134,6 +135,27 @@ def _gold_facts(gold: str, options: CompareOptions) -> tuple[str, ExactNumber | 
     return for_sympy(gold, options.percent), number, value, vouched
 
 
+_MIXED_NUMBER_RE = re.compile(r"^(-?)([0-9]+)\s*\\frac\{([0-9]+)\}\{([0-9]+)\}$")
+
+
+def _exact_value(text: str) -> Fraction | None:
+    """``text`` as an exact number, mixed numbers (``15\\frac{39}{40}``) included, else ``None``."""
+    mixed = _MIXED_NUMBER_RE.match(canonical(text))
+    if mixed and int(mixed.group(4)):
+        value = int(mixed.group(2)) + Fraction(int(mixed.group(3)), int(mixed.group(4)))
+        return -value if mixed.group(1) else value
+    number = exact_number(text)
+    return None if number is None or number.percent else number.value
+
+
+def _one_value(alternatives: list[str]) -> bool:
+    """Whether answers offered as alternatives are one answer written several ways (``15\\frac{39}{40}``, ``\\frac{639}{40}``)."""
+    if len({canonical(part) for part in alternatives}) == 1:
+        return True
+    values = [_exact_value(part) for part in alternatives]
+    return None not in values and len(set(values)) == 1
+
+
 def _read(completion: Any, gold: Any, options: CompareOptions, max_answer_chars: int, after_think: bool) -> _Item | Verdict:
     try:
         gold_text = gold_answer(gold)
@@ -151,10 +173,17 @@ def _read(completion: Any, gold: Any, options: CompareOptions, max_answer_chars:
             reason = f"no \\boxed{{}}, answer phrase, <answer> tag, bold answer, maths or number {where}"
         return _Item(gold_text, *_gold_facts(gold_text, options), None, "", "", Verdict(
             "no_answer", details=details, reason=reason))
-    read = answer.group if answer.group and len(top_level_parts(gold_text)) > 1 else answer.text
-    compared, gold_text = comparable(read, gold_text)
+    several = len(top_level_parts(gold_text)) > 1
+    read = answer.group if answer.group and several else answer.text
+    if several:  # "\boxed{f(x) = x} or \boxed{f(x) = 2 - x}" lists the solutions a gold of several asks for
+        read = read.replace(HEDGE, ", ")
+    alternatives = [comparable(part, gold_text) for part in read.split(HEDGE)]
+    compared, gold_text = alternatives[-1]
     item = functools.partial(_Item, gold_text, *_gold_facts(gold_text, options), answer, read, compared)
     details = {"gold": _short(gold_text, 200), "source": answer.source}
+    if len(alternatives) > 1 and not _one_value([part for part, _ in alternatives]):
+        return item(Verdict("wrong", 0.0, extracted=read, details={**details, "method": "hedge"},
+                            reason=f"{_short(read)} ({answer.source}) offers different answers as alternatives: a hedge"))
     if len(compared) > max_answer_chars:
         return item(Verdict("timeout", extracted=_short(compared, 200), details={**details, "limit": "max_answer_chars"},
                             reason=f"the answer is {len(compared)} characters long, over max_answer_chars="

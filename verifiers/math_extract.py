@@ -37,6 +37,7 @@ from typing import Literal
 from .latex import boxed_spans
 
 Source = Literal["bare", "answer tag", "boxed", "final answer", "bold", "math span", "last number"]
+HEDGE = " \u27eaor\u27eb "  # " ⟪or⟫ ": joins answers offered as alternatives ("\boxed{5} or \boxed{7}")
 
 _OPEN_TAG_RE = re.compile(r"<answer>", re.IGNORECASE)
 _CLOSE_TAG_RE = re.compile(r"</answer>", re.IGNORECASE)
@@ -231,7 +232,7 @@ def last_prose_number(text: str, start: int = 0) -> tuple[int, str] | None:
         >>> last_prose_number("So it took James 2 hours to walk to the store.")
         (17, '2')
         >>> last_prose_number("Soucis : 2,74 $ a.."), last_prose_number("AZYUK2A"), last_prose_number("It is 5 or 7.")
-        ((9, '2.74'), None, (6, '5 or 7'))
+        ((9, '2.74'), None, (6, '5 ⟪or⟫ 7'))
     """
     text = _ascii_digits(text)
     previous = found = None
@@ -240,7 +241,7 @@ def last_prose_number(text: str, start: int = 0) -> tuple[int, str] | None:
     if found is None:
         return None
     if previous is not None and _HEDGE_GAP_RE.fullmatch(text, previous.end(), found.start("number")):
-        return previous.start("number"), f"{prose_number(previous)} or {prose_number(found)}"
+        return previous.start("number"), f"{prose_number(previous)}{HEDGE}{prose_number(found)}"
     return found.start("number"), prose_number(found)
 
 
@@ -248,6 +249,12 @@ def _joined(text: str, first_end: int, second_start: int) -> bool:
     """Whether the text between two answers joins them into one (``,``, ``and``, spacing)."""
     between = text[first_end:second_start]
     return len(between) <= 80 and bool(_JOIN_WORD_RE.match(_JOIN_NOISE_RE.sub("", between)))
+
+
+def _offered_instead(text: str, first_end: int, second_start: int) -> bool:
+    """Whether the text between two answers offers the second as an alternative (``or``)."""
+    between = text[first_end:second_start]
+    return len(between) <= 80 and _JOIN_NOISE_RE.sub("", between).lower() == "or"
 
 
 def _joined_run(text: str, parts: list[tuple[int, int, str]]) -> tuple[int, str]:
@@ -272,11 +279,17 @@ def last_boxed(text: str) -> tuple[int, str, str | None] | None:
         ('1, 2', None)
         >>> last_boxed(r"The maximum is \\boxed{3}, the minimum is \\boxed{1}.")[1:]
         ('1', '3, 1')
+        >>> last_boxed(r"$\\boxed{5}$ or $\\boxed{7}$")[1]  # alternatives: a hedge, unless they are equal
+        '5 ⟪or⟫ 7'
     """
     spans = [span for span in boxed_spans(text) if span[2].strip()]
     if not spans:
         return None
     start, content = _joined_run(text, spans)
+    for previous in reversed([span for span in spans if span[1] <= start]):  # "\boxed{5} or \boxed{7}"
+        if not _offered_instead(text, previous[1], start):
+            break
+        start, content = previous[0], f"{previous[2].strip()}{HEDGE}{content}"
     group = [spans[-1]]
     for previous in reversed(spans[:-1]):
         gap = text[previous[1]:group[0][0]]
@@ -308,6 +321,10 @@ def _last_phrase(text: str, *, final_only: bool = False) -> tuple[int, str] | No
         spans = math_spans(rest)
         if spans and spans[0][0] == 0:
             answer = spans[0][2]
+            for previous, following in zip(spans, spans[1:]):  # "The final answer is $5$ or $7$."
+                if not _offered_instead(rest, previous[1], following[0]):
+                    break
+                answer = f"{answer}{HEDGE}{following[2]}"
         else:
             tail = _PHRASE_TAIL_RE.search(rest)
             answer = rest[:tail.start()] if tail else rest

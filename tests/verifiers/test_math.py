@@ -199,7 +199,8 @@ def test_bad_batch_timeout_and_length_mismatch():
     (r"So \( 4\sqrt{2} \) is the length.", r"4\sqrt{2}", "math span"),
     (r"So $17^{-1} \equiv \boxed{44}$. Check: $17 \cdot 44 = 748$, so our answer is correct.", "44", "boxed"),
     (r"Thus $\boxed{44}$. We may check our answer: $17\cdot 44 = 748 \equiv 1$.", "44", "boxed"),
-    (r"$d = \boxed{15\frac{39}{40}},$ or $\boxed{\frac{639}{40}}$ inches.", r"\frac{639}{40}", "boxed"),
+    (r"$d = \boxed{15\frac{39}{40}},$ or $\boxed{\frac{639}{40}}$ inches.", r"15\frac{39}{40} ⟪or⟫ \frac{639}{40}",
+     "boxed"),
     (r"The roots are $\boxed{1}$, $\boxed{2}$ and $\boxed{3}$.", "1, 2, 3", "boxed"),
     ("The answer is yes, since $x = 3$.", "x = 3", "math span"),
 ])

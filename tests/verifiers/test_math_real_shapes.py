@@ -46,6 +46,12 @@ GOLDEN = [
     ("The answer is either 12 or 13.", "13", "wrong", "last number"),
     ("It could be 12, or maybe 13.", "12", "wrong", "last number"),
     ("Since n is 3 or larger, the total is 13.", "13", "correct", "last number"),
+    (COT + r"So $\boxed{12}$ or $\boxed{13}$.", "13", "wrong", "boxed"),
+    (COT + "The final answer is $12$ or $13$.", "12", "wrong", "final answer"),
+    (COT + r"So $d = \boxed{2\frac{1}{4}}$, or $\boxed{\frac{9}{4}}$ inches.", r"\frac94", "correct", "boxed"),
+    (COT + r"So $\boxed{\frac{1}{2}}$ or $\boxed{0.5}$.", "0.5", "correct", "boxed"),
+    (COT + r"\boxed{f(x) = x \text{ or } f(x) = 2 - x}", "f(x)=x, f(x)=2-x", "correct", "boxed"),
+    (COT + r"So $\boxed{f(x) = x}$ or $\boxed{f(x) = 2 - x}$.", "f(x)=x, f(x)=2-x", "correct", "boxed"),
     # The last maths is an equation or a sentence: its value
     (COT + r"The remaining amount is $200 - 45 - 55 = 100$.", "100", "correct", "math span"),
     (COT + r"\[\text{Area} = 36 \text{ square meters}\]", "36", "correct", "math span"),
