@@ -330,13 +330,24 @@ class _ForkServer:
                 return  # a job we cannot clean up taints the worker: stop, the judge starts a fresh one
 
 
+def jobs_base() -> str:
+    """Where workers without a private /tmp make their job folders: in memory when /dev/shm is
+    writable (removing a folder on disk is slow), else the system's temporary folder.
+
+    Example:
+        >>> jobs_base() in ("/dev/shm", tempfile.gettempdir())
+        True
+    """
+    return "/dev/shm" if os.access("/dev/shm", os.W_OK) else tempfile.gettempdir()
+
+
 def _jobs_folder() -> str:
     """A fresh folder for job folders on the host (no private /tmp without bubblewrap), in memory
     when /dev/shm is there, after removing those that workers killed before they could clean up
     left behind. The folder is named after its worker's pid and start time: a worker that was
     killed and not yet reaped by its judge (a zombie) has ended too, and a pid used again by
     another process does not keep the folder."""
-    base = "/dev/shm" if os.access("/dev/shm", os.W_OK) else tempfile.gettempdir()  # rmdir on disk is slow
+    base = jobs_base()
     for name in os.listdir(base):
         owner = _JOBS_FOLDER_NAME.fullmatch(name)
         if owner is None:
