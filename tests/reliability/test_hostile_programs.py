@@ -4,7 +4,6 @@ no file); the pool judges correctly afterwards."""
 
 import os
 import socket
-import threading
 import time
 import uuid
 
@@ -56,35 +55,13 @@ def hostile(level_protected: bool, port: int) -> list[tuple[str, str, set]]:
     ]
 
 
-class Listener:
-    def __init__(self) -> None:
-        self.server = socket.create_server(("127.0.0.1", 0))
-        self.port = self.server.getsockname()[1]
-        self.accepted = 0
-        threading.Thread(target=self._serve, daemon=True).start()
-
-    def _serve(self) -> None:
-        while True:
-            try:
-                connection, _ = self.server.accept()
-            except OSError:
-                return
-            self.accepted += 1
-            connection.close()
-
-
 @pytest.mark.parametrize("level", ["auto", "basic"])
-def test_a_batch_of_hostile_programs(level, sandboxes):
-    listener = Listener()
-    try:
-        isolation = code.resolve_isolation(level)
-        cases = hostile(isolation.bubblewrap or isolation.own_uid, listener.port)
-        started = time.monotonic()
-        verdicts = code.verify_batch([program for _, program, _ in cases], [TWO] * len(cases), isolation=level,
-                                     **OPTIONS)
-        elapsed = time.monotonic() - started
-    finally:
-        listener.server.close()
+def test_a_batch_of_hostile_programs(level, sandboxes, listener):
+    isolation = code.resolve_isolation(level)
+    cases = hostile(isolation.bubblewrap or isolation.own_uid, listener.port)
+    started = time.monotonic()
+    verdicts = code.verify_batch([program for _, program, _ in cases], [TWO] * len(cases), isolation=level, **OPTIONS)
+    elapsed = time.monotonic() - started
     got = {name: (verdict.status, verdict.reason) for (name, _, _), verdict in zip(cases, verdicts)}
     assert len(verdicts) == len(cases)
     for (name, _, allowed), verdict in zip(cases, verdicts):

@@ -252,42 +252,6 @@ def sandbox_state() -> tuple[set, list, list]:
     return uids, as_job_uid, left_jobs
 
 
-class Listener:
-    """A TCP server on 127.0.0.1 that counts every connection it gets."""
-
-    def __init__(self) -> None:
-        self.server = socket.create_server(("127.0.0.1", 0))
-        self.port = self.server.getsockname()[1]
-        self.accepted = 0
-        self.thread = threading.Thread(target=self._serve, daemon=True)
-        self.thread.start()
-
-    def _serve(self) -> None:
-        while True:
-            try:
-                connection, _ = self.server.accept()
-            except OSError:
-                return
-            self.accepted += 1
-            connection.close()
-
-    def connections(self) -> list[str]:
-        """Lines of /proc/net/tcp for established connections to or from our port."""
-        port = f":{self.port:04X}"
-        with open("/proc/net/tcp") as handle:
-            return [line for line in handle if port in line and line.split()[3] != "0A"]
-
-    def close(self) -> None:
-        self.server.close()
-
-
-@pytest.fixture(scope="module")
-def listener():
-    server = Listener()
-    yield server
-    server.close()
-
-
 @pytest.fixture(scope="module")
 def secret_file(tmp_path_factory):
     path = tmp_path_factory.mktemp("host") / "secret.txt"
@@ -296,7 +260,7 @@ def secret_file(tmp_path_factory):
     return path
 
 
-def _concrete(attack: Attack, listener: Listener, secret_file) -> tuple[str, dict]:
+def _concrete(attack: Attack, listener, secret_file) -> tuple[str, dict]:
     program = attack.program.replace("{port}", str(listener.port)).replace("{secret_path!r}", repr(str(secret_file)))
     tests = {key: ([str(SECRET) if v == "{secret}" else v for v in value] if isinstance(value, list) else value)
              for key, value in attack.tests.items()}
