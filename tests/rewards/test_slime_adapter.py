@@ -111,7 +111,7 @@ def test_an_unknown_source_stops_at_the_first_sample():
 def test_rollout_keeps_generating_while_referee_judges():
     """slime awaits rewards on its rollout loop: a code judgement must not stall other coroutines."""
     args = make_args()
-    slow = Sample(response="import time\ndef f(x):\n    time.sleep(0.5)\n    return x + 1",
+    slow = Sample(response="import time\ndef f(x):\n    time.sleep(1.0)\n    return x + 1",
                   label={"verifier": "code", "tests": {"fn_name": "f", "inputs": [[1]], "outputs": [2]}})
 
     async def main():
@@ -129,7 +129,7 @@ def test_rollout_keeps_generating_while_referee_judges():
         return reward, ticks
 
     reward, ticks = asyncio.run(main())
-    assert reward == 1.0 and ticks >= 10  # about 50 while the program sleeps
+    assert reward == 1.0 and ticks >= 5  # about 100 while the program sleeps; a stalled loop makes 0 or 1
 
 
 def test_an_outage_stops_the_rollout():

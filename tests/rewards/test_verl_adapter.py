@@ -7,13 +7,14 @@ import asyncio
 import inspect
 import json
 import multiprocessing
+import threading
 import time
 from concurrent.futures import ProcessPoolExecutor
 from functools import partial
 
 import pytest
 
-from referee.rewards.adapters import METRIC_KEYS, ErrorRateExceeded
+from referee.rewards.adapters import METRIC_KEYS, ErrorRateExceeded, Scorer
 from referee.rewards.routing import UnknownDataSource
 from referee.rewards.verl import VerlScore, compute_score, compute_score_async, compute_score_batch
 
@@ -109,28 +110,37 @@ def test_reward_loop_sync_function_runs_in_the_default_executor():
     assert asyncio.run(run_single())["score"] == 1.0
 
 
-def test_reward_loop_awaits_the_async_twin_and_the_loop_keeps_running():
+def test_reward_loop_awaits_the_async_twin_and_the_loop_keeps_running(monkeypatch):
+    """Each verification waits, in its worker thread, for a coroutine on the loop to answer: a twin
+    that verified on the loop itself would never get that answer (no timing involved)."""
     wrapped = partial(_call_with_kwargs_async, compute_score_async, {})
     assert inspect.iscoroutinefunction(compute_score_async) and inspect.iscoroutinefunction(wrapped)
+    answered = threading.Event()
+    seen_threads = []
+    score = Scorer.score
+
+    def score_once_the_loop_answers(self, samples):
+        seen_threads.append(threading.get_ident())
+        assert answered.wait(timeout=30), "the event loop was blocked while a sample was verified"
+        return score(self, samples)
+
+    monkeypatch.setattr(Scorer, "score", score_once_the_loop_answers)
 
     async def run_batch():
-        ticks = 0
+        async def answer_when_a_verification_starts():
+            while not seen_threads:
+                await asyncio.sleep(0.001)
+            answered.set()
 
-        async def ticker():
-            nonlocal ticks
-            while True:
-                await asyncio.sleep(0.01)
-                ticks += 1
-
-        task = asyncio.create_task(ticker())
+        answering = asyncio.create_task(answer_when_a_verification_starts())
         results = await asyncio.gather(*(wrapped(data_source=c[0], solution_str=c[1], ground_truth=c[2], extra_info=c[3])
                                          for c in CASES))
-        task.cancel()
-        return results, ticks
+        await answering
+        return results
 
-    results, ticks = asyncio.run(run_batch())
+    results = asyncio.run(run_batch())
     assert [r["score"] for r in results] == [c[4] for c in CASES]
-    assert ticks > 0
+    assert len(seen_threads) == len(CASES) and threading.get_ident() not in seen_threads
 
 
 async def _call_with_kwargs_async(raw_fn, extra_kwargs, *args, **kwargs):

@@ -181,7 +181,7 @@ def test_a_stalling_peer_hits_the_deadline():
     started = time.monotonic()
     with pytest.raises(ChannelTimeout):
         recv_message(b, deadline=time.monotonic() + 0.2)
-    assert time.monotonic() - started < 1.0
+    assert time.monotonic() - started < 3.0  # the peer never sends the rest: only the deadline ends the wait
 
 
 def test_a_closed_peer_is_reported_not_waited_for():
