@@ -328,8 +328,9 @@ def planned(recipe_name: str, keys: dict[str, Any], model_dir: Path, prompt_leng
     settings = RecipeSettings.from_yaml(recipe_path(recipe_name), keys)
     plan = plan_run(settings, shape=model_shape(read_model_config(model_dir)), prompt_length=prompt_length,
                     gpu_memory_gb=gpu_memory_gb)
-    fields = ("params", "trainable_params", "model_states_gb", "reference_gb", "kv_cache_gb", "kv_sequences",
-              "sequence_length", "total_gb", "headroom_gb", "gpu_memory_gb", "fits", "generation")
+    fields = ("params", "trainable_params", "bytes_per_trainable_param", "state_precision", "model_states_gb",
+              "reference_gb", "kv_cache_gb", "kv_sequences", "sequence_length", "total_gb", "headroom_gb",
+              "gpu_memory_gb", "fits", "generation")
     return {name: getattr(plan, name) for name in fields}
 
 
@@ -478,7 +479,6 @@ def measure_run(name: str, recipe_name: str, run_overrides: dict[str, Any], sett
     """Train one shipped recipe for ``settings.steps`` steps and measure it (see the module)."""
     import torch
 
-    from referee.recipes.plan import GRADIENT_BYTES, OPTIMIZER_BYTES, WEIGHT_BYTES
     from referee.recipes.train.recipe import build_trainer, parse_recipe
     from referee.recipes.train.shipped import recipe_path
 
@@ -530,8 +530,7 @@ def measure_run(name: str, recipe_name: str, run_overrides: dict[str, Any], sett
             "plan": plan,
             "peak_over_plan_total": None if peak is None else peak / 1e9 / plan["total_gb"],
             "counted_model_states": counted_model_states(trainer),
-            # The plan's accounting per trainable parameter (bf16 weights and gradients, fp32 master and moments).
-            "plan_bytes_per_trainable_param": WEIGHT_BYTES + GRADIENT_BYTES + OPTIMIZER_BYTES,
+            "plan_bytes_per_trainable_param": plan["bytes_per_trainable_param"],
         },
         "skipped": skipped,
     }

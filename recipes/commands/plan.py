@@ -10,7 +10,7 @@ from typing import Any
 
 import yaml
 
-from referee.recipes.plan import DEFAULT_PASS_RATES, RunPlan, plan_run
+from referee.recipes.plan import DEFAULT_PASS_RATES, RunPlan, plan_run, weight_bytes
 from referee.recipes.plan.inputs import RecipeSettings, settings_field_names
 from referee.recipes.plan.model_params import model_shape, read_model_config
 from referee.recipes.plan.sharding import read_accelerate_config
@@ -25,8 +25,9 @@ def add_parser(subparsers: Any) -> None:
         help="memory per GPU and generated tokens per step of a GRPO recipe",
         description=(
             "Plan a GRPO run from a recipe (the YAML that 'referee train' takes) and the model's "
-            "config.json: parameters, model states (16 bytes per trainable parameter, 2 per frozen "
-            "one, divided by the ZeRO / FSDP sharding), the reference model, vLLM's colocated share "
+            "config.json: parameters, model states (per trainable parameter: 8 bytes for bf16 weights "
+            "under a plain run, 16 with fp32 master weights (DeepSpeed), FSDP, LoRA's fp32 adapters or "
+            "fp32 weights; a frozen one its loaded size; divided by the ZeRO / FSDP sharding), the reference model, vLLM's colocated share "
             "and the KV cache its sequences need, generated tokens per optimizer step and the "
             "expected share of degenerate groups. Activations are not estimated: confirm on a short run. "
             "Exits 1 when the plan does not fit the card."
@@ -93,30 +94,30 @@ def format_plan(plan: RunPlan, settings: RecipeSettings) -> str:
     """The plan as the lines ``referee plan`` prints.
 
     Example:
-        >>> settings = RecipeSettings.from_dict({"beta": 0.04, "use_vllm": False})
+        >>> settings = RecipeSettings.from_dict({"beta": 0.04, "use_vllm": False, "dtype": "float32"})
         >>> print(format_plan(plan_run(settings, params=1_500_000_000), settings))
         per GPU (1 GPU, 80 GB card; sharding: none (every GPU holds all model states); generation: transformers)
           parameters               1.50 B    1,500,000,000, trainable 1,500,000,000
-          model states            24.00 GB   16 B per trainable parameter
-          reference model          3.00 GB   2 B per parameter (beta 0.04 > 0, no LoRA)
+          model states            24.00 GB   16 B per trainable parameter: fp32 weights, gradients and AdamW moments
+          reference model          6.00 GB   4 B per parameter (beta 0.04 > 0, no LoRA)
           generation KV cache  unknown (needs the model's config)
-          total                   27.00 GB   of 80 GB card: fits, 53.0 GB left for activations and logits
+          total                   30.00 GB   of 80 GB card: fits, 50.0 GB left for activations and logits
         per optimizer step
           prompts x G          1 x 8 = 8 completions
           generated tokens     4,096   (512 per completion)
         degenerate groups at G=8 (p^G + (1-p)^G, no gradient)
           p=0.1: 43.0%   p=0.3: 5.8%   p=0.5: 0.8%   p=0.7: 5.8%   p=0.9: 43.0%
-        for comparison: PPO (critic + reward model) holds 54.0 GB of model states before sharding
+        for comparison: PPO (critic + reward model) holds 60.0 GB of model states before sharding
         assumed (not in the recipe): per_device_train_batch_size, ..., prompt length 512
     """
     card = f"{plan.gpu_memory_gb:g} GB card"
     gpus = f"{plan.num_gpus} GPU{'s' if plan.num_gpus > 1 else ''}"
-    states_note = ("16 B per adapter parameter + frozen base" if settings.use_peft
-                   else "16 B per trainable parameter")
+    states_note = (f"{plan.bytes_per_trainable_param} B per {'adapter' if settings.use_peft else 'trainable'} "
+                   f"parameter{' + frozen base' if settings.use_peft else ''}: {plan.state_precision}")
     if settings.use_peft:
         reference_note = "none: LoRA's base model with adapters off"
     elif settings.beta > 0:
-        reference_note = f"2 B per parameter (beta {settings.beta:g} > 0, no LoRA)"
+        reference_note = f"{weight_bytes(settings):g} B per parameter (beta {settings.beta:g} > 0, no LoRA)"
     else:
         reference_note = "none: beta = 0"
     lines = [

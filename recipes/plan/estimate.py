@@ -1,10 +1,10 @@
 """Plan a GRPO run before booking GPUs: memory per GPU and generated tokens per step.
 
-The accounting of the seeds (ZeRO paper, mixed-precision AdamW): a trainable parameter
-costs 16 bytes of model states (bf16 weights and gradients, fp32 master weights and two
-Adam moments), a frozen bf16 parameter 2 bytes. GB here is 10^9 bytes. Activations and
-logits are not estimated: the plan says how much of the card is left for them, and a
-short run should confirm it.
+A trainable parameter costs what the run really keeps of it (:mod:`.precision`): 16 bytes
+under DeepSpeed's mixed precision, FSDP, LoRA's fp32 adapters or fp32 weights, 8 bytes for
+a plain run on bf16 weights (no fp32 master copy); a frozen parameter its loaded size.
+GB here is 10^9 bytes. Activations and logits are not estimated: the plan says how much of
+the card is left for them, and a short run should confirm it.
 """
 
 from __future__ import annotations
@@ -14,13 +14,11 @@ from typing import Any
 
 from .inputs import RecipeSettings
 from .model_params import ModelShape, count_lora_parameters, count_parameters, kv_cache_bytes_per_token
+from .precision import HALF, MIXED_PRECISION, StateBytes, trainable_state_bytes, weight_bytes
 from .sharding import Sharding, sharding_of
 
 GB = 1e9
-WEIGHT_BYTES = 2  # bf16 weights
-GRADIENT_BYTES = 2  # bf16 gradients
-OPTIMIZER_BYTES = 12  # fp32 master weights + two fp32 Adam moments
-FROZEN_BYTES = {"bf16": 2.0, "8bit": 1.0, "4bit": 0.5}
+VLLM_WEIGHT_BYTES = 2  # vLLM serves the weights in bf16
 DEFAULT_PROMPT_LENGTH = 512
 DEFAULT_PASS_RATES = (0.1, 0.3, 0.5, 0.7, 0.9)
 LOW_HEADROOM_SHARE = 0.1  # warn when activations get less than this share of the card
@@ -39,22 +37,22 @@ def degenerate_group_share(pass_rate: float, group_size: int) -> float:
     return pass_rate**group_size + (1.0 - pass_rate) ** group_size
 
 
-def model_state_bytes(trainable: int, sharding: Sharding, num_gpus: int) -> tuple[float, float]:
+def model_state_bytes(trainable: int, per_param: StateBytes, sharding: Sharding, num_gpus: int) -> tuple[float, float]:
     """(bytes on each GPU, bytes offloaded to each GPU's CPU share) of ``trainable`` parameters'
-    16-byte model states under ``sharding`` over ``num_gpus``.
+    model states, ``per_param`` bytes each, under ``sharding`` over ``num_gpus``.
 
     Example:
-        >>> model_state_bytes(7_000_000_000, Sharding(), 1)[0] / GB
+        >>> model_state_bytes(7_000_000_000, MIXED_PRECISION, Sharding(), 1)[0] / GB
         112.0
-        >>> [b / GB for b in model_state_bytes(7_000_000_000, Sharding(stage=3), 8)]
+        >>> [b / GB for b in model_state_bytes(7_000_000_000, MIXED_PRECISION, Sharding(stage=3), 8)]
         [14.0, 0.0]
     """
     def shard(nbytes: float, from_stage: int) -> float:
         return nbytes / num_gpus if sharding.stage >= from_stage else nbytes
 
-    weights = shard(WEIGHT_BYTES * trainable, 3)
-    gradients = shard(GRADIENT_BYTES * trainable, 2)
-    optimizer = shard(OPTIMIZER_BYTES * trainable, 1)
+    weights = shard(per_param.weights * trainable, 3)
+    gradients = shard(per_param.gradients * trainable, 2)
+    optimizer = shard(per_param.optimizer * trainable, 1)
     offloaded = optimizer * sharding.offload_optimizer + weights * sharding.offload_params
     return weights + gradients + optimizer - offloaded, offloaded
 
@@ -69,13 +67,15 @@ class RunPlan:
     ``to_dict()`` gives the stable keys of ``referee plan --json``.
 
     Example:
-        >>> plan = plan_run(RecipeSettings.from_dict({"beta": 0.04}), params=1_500_000_000)
-        >>> plan.model_states_gb, plan.reference_gb, plan.ppo_model_states_gb
-        (24.0, 3.0, 54.0)
+        >>> plan = plan_run(RecipeSettings.from_dict({"beta": 0.04, "dtype": "bfloat16"}), params=1_500_000_000)
+        >>> plan.bytes_per_trainable_param, plan.model_states_gb, plan.reference_gb, plan.ppo_model_states_gb
+        (8, 12.0, 3.0, 30.0)
     """
 
     params: int
     trainable_params: int
+    bytes_per_trainable_param: int
+    state_precision: str
     model_states_gb: float
     offloaded_gb: float
     reference_gb: float
@@ -151,7 +151,8 @@ def plan_run(
     assumed = [key for key in settings.assumed if key not in irrelevant]
 
     trainable, frozen_bytes = _trainable_and_frozen(settings, total_params, shape)
-    states, offloaded = model_state_bytes(trainable, sharding, num_gpus)
+    per_param = trainable_state_bytes(settings, sharding)
+    states, offloaded = model_state_bytes(trainable, per_param, sharding, num_gpus)
     frozen_bytes /= num_gpus if sharding.stage == 3 else 1
     if sharding.offload_params:
         offloaded += frozen_bytes
@@ -159,7 +160,7 @@ def plan_run(
         states += frozen_bytes
     reference = 0.0
     if settings.beta > 0 and not settings.use_peft:
-        reference = WEIGHT_BYTES * total_params / (num_gpus if sharding.stage == 3 else 1)
+        reference = weight_bytes(settings) * total_params / (num_gpus if sharding.stage == 3 else 1)
 
     steps_per_generation = _steps_per_generation(settings, num_gpus)
     local_sequences = settings.per_device_train_batch_size * steps_per_generation
@@ -174,7 +175,7 @@ def plan_run(
     kv_cache = None if shape is None else kv_sequences * sequence_length * kv_cache_bytes_per_token(shape)
 
     vllm_share = settings.vllm_gpu_memory_utilization * gpu_memory_gb * GB if generation == "vllm-colocate" else 0.0
-    vllm_weights = WEIGHT_BYTES * total_params if settings.use_vllm else 0.0
+    vllm_weights = VLLM_WEIGHT_BYTES * total_params if settings.use_vllm else 0.0
     total = states + reference + vllm_share + (kv_cache or 0.0) * (generation == "transformers")
     fits = total <= gpu_memory_gb * GB
     # A sleeping vLLM frees its share while the trainer runs its forward and backward passes.
@@ -195,6 +196,12 @@ def plan_run(
             f"only {headroom / GB:.1f} GB of the card is left for activations and logits: "
             "measure peak memory on a short run before a long one."
         )
+    if per_param == HALF:
+        warnings.append(
+            "the trainable weights are half precision with no fp32 master copy: an optimizer step under "
+            "2^-9 of a weight's size is rounded away (at learning rate 1e-6, nearly every weight of a "
+            "pretrained model); load the model in float32 (dtype: float32, bf16: true for bf16 compute) or use DeepSpeed."
+        )
     if generation == "vllm-colocate":
         warnings += _vllm_warnings(vllm_share, vllm_weights, kv_cache, kv_sequences)
     if (settings.per_device_train_batch_size * num_gpus * steps_per_generation) % settings.num_generations:
@@ -205,6 +212,8 @@ def plan_run(
     return RunPlan(
         params=total_params,
         trainable_params=trainable,
+        bytes_per_trainable_param=per_param.total,
+        state_precision=per_param.why,
         model_states_gb=_gb(states),
         offloaded_gb=_gb(offloaded),
         reference_gb=_gb(reference),
@@ -225,7 +234,9 @@ def plan_run(
         tokens_per_step=completions * length,
         completion_length=float(length),
         degenerate_share={f"{p:g}": degenerate_group_share(p, settings.num_generations) for p in pass_rates},
-        ppo_model_states_gb=None if settings.use_peft else _gb(36 * total_params),
+        # PPO at the same precision: a policy and a critic trained, a reference and a reward model frozen.
+        ppo_model_states_gb=None if settings.use_peft else _gb((2 * per_param.total + 2 * weight_bytes(settings))
+                                                                * total_params),
         warnings=tuple(warnings),
         assumed=tuple(assumed),
     )
@@ -243,8 +254,7 @@ def _trainable_and_frozen(settings: RecipeSettings, params: int, shape: ModelSha
         if module not in ("embed_tokens", "lm_head"):
             raise ValueError(f"lora_modules_to_save names {module!r}; the plan can size only embed_tokens and lm_head.")
         saved += shape.vocab_size * shape.hidden_size
-    precision = "4bit" if settings.load_in_4bit else "8bit" if settings.load_in_8bit else "bf16"
-    return adapters + saved, FROZEN_BYTES[precision] * params
+    return adapters + saved, weight_bytes(settings) * params
 
 
 def _steps_per_generation(settings: RecipeSettings, num_gpus: int) -> int:

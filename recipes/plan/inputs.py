@@ -42,6 +42,7 @@ RECIPE_DEFAULTS: dict[str, Any] = {
     "fsdp": None,
     "fsdp_config": None,
     "model_name_or_path": None,
+    "dtype": "float32",
 }
 # Not a GRPOConfig field in TRL 1.16; recipes may still set it for their dataset loader.
 _EXTRA_KEYS = ("max_prompt_length",)
@@ -87,6 +88,7 @@ class RecipeSettings:
     fsdp: bool | str | list[str] | None
     fsdp_config: str | dict[str, Any] | None
     model_name_or_path: str | None
+    dtype: str
     max_prompt_length: int | None = None
     assumed: tuple[str, ...] = field(default=(), compare=False)
     base_dir: Path = field(default=Path("."), compare=False)
@@ -146,6 +148,8 @@ def _checked(key: str, value: Any) -> Any:
         raise ValueError(f"recipe key {key}={value!r} is not a non-negative number; write it like {key}: 0.04.")
     if key == "vllm_gpu_memory_utilization" and not 0 < value <= 1:
         raise ValueError(f"vllm_gpu_memory_utilization={value} is not a share of the card; use a number in (0, 1].")
+    if key == "dtype" and value not in ("auto", "bfloat16", "float16", "float32"):
+        raise ValueError(f"dtype={value!r} is not one of auto, bfloat16, float16, float32 (TRL's ModelConfig choices).")
     if key == "vllm_mode" and value not in ("colocate", "server"):
         raise ValueError(f"vllm_mode={value!r} is not 'colocate' or 'server'; pick one of them.")
     return value

@@ -242,6 +242,7 @@ def build_trainer(recipe: Recipe) -> Any:
 
     from .datasets import load_training_dataset
     from ..common.loading import load_tokenizer
+    from .precision import warn_on_lost_updates
     from .trainer import RefereeGRPOTrainer
 
     script, training, model = recipe.script, recipe.training, recipe.model
@@ -266,6 +267,7 @@ def build_trainer(recipe: Recipe) -> Any:
     }
     trainer = RefereeGRPOTrainer(model=model.model_name_or_path, reward_funcs=reward_funcs, args=training,
                                  train_dataset=dataset, processing_class=tokenizer, peft_config=get_peft_config(model))
+    warn_on_lost_updates(trainer)
     if script.diagnostics:
         from ..diagnostics import DiagnosticsCallback
 

@@ -133,19 +133,38 @@ def test_hub_failure_is_one_clear_error(monkeypatch):
 # The seeds' worked numbers (seed 000 "Where the memory goes" / "Where the GPU time goes",
 # seed 003 section 5).
 
+# The seeds count mixed precision (fp32 master weights and moments), as DeepSpeed keeps them.
+MIXED = {"dtype": "bfloat16", "deepspeed": {"zero_optimization": {"stage": 0}}}
+
+
 def test_seed_7b_full_fine_tune_states_and_reference():
-    with_kl = plan_run(RecipeSettings.from_dict({"beta": 0.04, "use_vllm": False}), params=7_000_000_000)
-    assert with_kl.model_states_gb == 112.0
+    with_kl = plan_run(RecipeSettings.from_dict({**MIXED, "beta": 0.04, "use_vllm": False}), params=7_000_000_000)
+    assert with_kl.model_states_gb == 112.0 and with_kl.bytes_per_trainable_param == 16
     assert with_kl.reference_gb == 14.0
     assert with_kl.total_gb == 126.0
-    without_kl = plan_run(RecipeSettings.from_dict({"beta": 0.0, "use_vllm": False}), params=7_000_000_000)
+    without_kl = plan_run(RecipeSettings.from_dict({**MIXED, "beta": 0.0, "use_vllm": False}), params=7_000_000_000)
     assert without_kl.reference_gb == 0.0 and without_kl.total_gb == 112.0
     assert not with_kl.fits and not without_kl.fits
     assert "more than the 80 GB card" in with_kl.warnings[0]
 
 
+def test_a_plain_bf16_run_keeps_no_master_copy():
+    """HF Trainer's AdamW on bf16 weights: bf16 moments, no fp32 copy (8 B); fp32 weights: 16 B."""
+    plain = plan_run(RecipeSettings.from_dict({"dtype": "bfloat16", "beta": 0.04, "use_vllm": False}),
+                     params=7_000_000_000)
+    assert (plain.bytes_per_trainable_param, plain.model_states_gb, plain.reference_gb) == (8, 56.0, 14.0)
+    assert plain.fits and "master" in plain.state_precision
+    assert any("rounded away" in warning for warning in plain.warnings)
+    fp32 = plan_run(RecipeSettings.from_dict({"beta": 0.04, "use_vllm": False}), params=7_000_000_000)
+    assert (fp32.bytes_per_trainable_param, fp32.model_states_gb, fp32.reference_gb) == (16, 112.0, 28.0)
+    assert "dtype" in fp32.assumed  # TRL's ModelConfig loads float32 unless the recipe says otherwise
+    fsdp = plan_run(RecipeSettings.from_dict({"dtype": "bfloat16", "fsdp": "no_shard", "use_vllm": False}),
+                    params=7_000_000_000)
+    assert fsdp.bytes_per_trainable_param == 16  # accelerate upcasts FSDP's parameters to fp32
+
+
 def test_seed_1_5b_grpo_versus_ppo():
-    plan = plan_run(RecipeSettings.from_dict({"beta": 0.04}), params=1_500_000_000)
+    plan = plan_run(RecipeSettings.from_dict({**MIXED, "beta": 0.04}), params=1_500_000_000)
     assert plan.model_states_gb + plan.reference_gb == 27.0
     assert plan.ppo_model_states_gb == 54.0
 
@@ -187,14 +206,15 @@ def test_bad_pass_rate_is_refused():
 @pytest.mark.parametrize("stage, per_gpu", [(0, 16.0), (1, 2 + 2 + 12 / 8), (2, 2 + 14 / 8), (3, 16 / 8)])
 def test_zero_stages_shard_the_states_they_name(tmp_path, stage, per_gpu):
     (tmp_path / "ds.json").write_text(json.dumps({"zero_optimization": {"stage": stage}}))
-    settings = RecipeSettings.from_dict({"deepspeed": "ds.json", "beta": 0.04, "use_vllm": False}, base_dir=tmp_path)
+    settings = RecipeSettings.from_dict({"deepspeed": "ds.json", "beta": 0.04, "use_vllm": False, "dtype": "bfloat16"},
+                                        base_dir=tmp_path)
     plan = plan_run(settings, params=10**9, num_gpus=8)
     assert plan.model_states_gb == pytest.approx(per_gpu, abs=1e-3)
     assert plan.reference_gb == (2 / 8 if stage == 3 else 2.0)
 
 
 def test_offloaded_optimizer_leaves_the_card():
-    settings = RecipeSettings.from_dict({"use_vllm": False, "deepspeed": {
+    settings = RecipeSettings.from_dict({"use_vllm": False, "dtype": "bfloat16", "deepspeed": {
         "zero_optimization": {"stage": 2, "offload_optimizer": {"device": "cpu", "pin_memory": True}}}})
     plan = plan_run(settings, params=10**9, num_gpus=2)
     assert plan.model_states_gb == 2 + 2 / 2
@@ -257,6 +277,7 @@ def test_bad_deepspeed_configs_are_named(tmp_path):
 def test_lora_states_are_adapters_plus_frozen_base_and_no_reference():
     shape = model_shape(QWEN_1_5B)
     settings = RecipeSettings.from_dict({"use_peft": True, "lora_r": 16, "beta": 0.04, "use_vllm": False,
+                                         "dtype": "bfloat16",
                                          "lora_target_modules": ["q_proj", "k_proj", "v_proj", "o_proj"]})
     plan = plan_run(settings, shape=shape)
     adapters = count_lora_parameters(shape, ["q_proj", "k_proj", "v_proj", "o_proj"], 16)
@@ -264,7 +285,8 @@ def test_lora_states_are_adapters_plus_frozen_base_and_no_reference():
     assert plan.model_states_gb == pytest.approx((16 * adapters + 2 * 1_543_714_304) / GB, abs=1e-3)
     assert plan.reference_gb == 0.0
     quantized = plan_run(dataclasses.replace(settings, load_in_4bit=True), shape=shape)
-    assert quantized.model_states_gb == pytest.approx((16 * adapters + 0.5 * 1_543_714_304) / GB, abs=1e-3)
+    # TRL keeps a quantized base's adapters in bf16 (QLoRA): 8 B each.
+    assert quantized.model_states_gb == pytest.approx((8 * adapters + 0.5 * 1_543_714_304) / GB, abs=1e-3)
 
 
 def test_lora_needs_the_architecture():
@@ -330,6 +352,8 @@ def test_bad_recipe_values_are_named():
         RecipeSettings.from_dict({"vllm_gpu_memory_utilization": 1.5})
     with pytest.raises(ValueError, match="vllm_mode='remote'"):
         RecipeSettings.from_dict({"vllm_mode": "remote"})
+    with pytest.raises(ValueError, match="dtype='bf16' is not one of"):
+        RecipeSettings.from_dict({"dtype": "bf16"})
 
 
 def test_defaults_are_those_referee_train_uses():
@@ -345,6 +369,7 @@ def test_defaults_are_those_referee_train_uses():
 
 GSM8K_LIKE_RECIPE = """\
 model_name_or_path: Qwen/Qwen2.5-1.5B-Instruct
+dtype: bfloat16
 dataset_name: openai/gsm8k
 reward_funcs: [gsm8k_accuracy, answer_format]
 reward_weights: [1.0, 0.1]
@@ -378,14 +403,15 @@ def test_cli_json_has_the_stable_keys(tmp_path, qwen_folder, capsys):
     assert {"params", "model_states_gb", "reference_gb", "kv_cache_gb", "vllm_gb", "tokens_per_step",
             "fits"} <= set(data)
     assert data["params"] == 1_543_714_304
-    assert data["reference_gb"] == pytest.approx(3.087, abs=1e-3)
+    assert data["reference_gb"] == pytest.approx(3.087, abs=1e-3)  # the recipe's bf16 weights
+    assert data["bytes_per_trainable_param"] == 8 and data["state_precision"]
 
 
 def test_cli_params_only_and_a_plan_that_does_not_fit(capsys):
     assert main(["plan", "--params", "7B", "--set", "beta=0.04", "--set", "use_vllm=false"]) == 1
-    out = capsys.readouterr().out
-    assert "112.00 GB" in out and "14.00 GB" in out and "does NOT fit" in out
-    assert "252.0 GB" in out  # PPO: policy and critic 16 B each, reference and reward model 2 B each
+    out = capsys.readouterr().out  # no dtype: TRL loads float32, 16 B per parameter and a 4 B reference
+    assert "112.00 GB" in out and "28.00 GB" in out and "does NOT fit" in out and "16 B per trainable" in out
+    assert "280.0 GB" in out  # PPO in fp32: policy and critic 16 B each, reference and reward model 4 B each
 
 
 SHIPPED_CONFIGS = Path(referee.recipes.__file__).parent / "configs"
@@ -412,7 +438,7 @@ def test_shipped_gsm8k_recipe_plans_offline_on_an_80_gb_card(variant, qwen_folde
     assert data["vllm_gb"] == 80 * settings.vllm_gpu_memory_utilization
     if variant == "full":
         assert data["trainable_params"] == 1_543_714_304
-        assert data["model_states_gb"] == pytest.approx(16 * 1_543_714_304 / GB, abs=1e-3)
+        assert data["model_states_gb"] == pytest.approx(16 * 1_543_714_304 / GB, abs=1e-3)  # fp32 weights, bf16 compute
     else:
         adapters = count_lora_parameters(shape, settings.lora_target_modules, settings.lora_r)
         assert data["trainable_params"] == adapters

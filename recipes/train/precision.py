@@ -1,0 +1,84 @@
+"""Weights the learning rate cannot move: half-precision weights trained with no fp32 master copy.
+
+A plain ``Trainer`` run on a model loaded in bf16 updates the bf16 weights in place. An Adam
+step moves a weight by about the learning rate, and a bf16 weight only changes when the step
+is at least half its spacing (2^-8 of its size): at GRPO's usual learning rate of 1e-6, every
+weight larger than about 2.6e-4 stays exactly where it was, which is nearly all of a
+pretrained model. The run then logs rewards and losses as usual and learns next to nothing.
+DeepSpeed keeps fp32 master weights and accelerate's FSDP upcasts to fp32, so neither loses
+updates; loading the model in float32 with ``bf16: true`` (bf16 compute) does the same.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Iterable
+from typing import Any
+
+HALF_PRECISION_MANTISSA_BITS = {"bfloat16": 8, "float16": 11}  # significand bits, the leading one included
+WARN_SHARE = 0.1  # warn when at least this share of the trainable weights cannot move
+
+
+def lost_update_share(parameters: Iterable[Any], learning_rate: float) -> float:
+    """Share of the trainable elements of ``parameters`` that an update of size ``learning_rate``
+    leaves unchanged, because it is under half the spacing of their dtype at their value.
+
+    fp32 weights count as movable (their spacing is 2^-24 of their size).
+
+    Example:
+        >>> import torch
+        >>> weights = torch.nn.Parameter(torch.tensor([0.02, 1e-5, 0.0, 0.5], dtype=torch.bfloat16))
+        >>> lost_update_share([weights], 1e-6), lost_update_share([weights], 1e-2)
+        (0.5, 0.0)
+    """
+    import torch
+
+    lost = total = 0
+    for parameter in parameters:
+        if not parameter.requires_grad:
+            continue
+        total += parameter.numel()
+        bits = HALF_PRECISION_MANTISSA_BITS.get(str(parameter.dtype).removeprefix("torch."))
+        if bits is None or parameter.numel() == 0:
+            continue
+        info = torch.finfo(parameter.dtype)
+        subnormal_half_spacing = info.tiny * info.eps / 2  # below the smallest normal the spacing is fixed
+        for chunk in parameter.detach().reshape(-1).split(1 << 24):
+            # |w| = m * 2^e with m in [0.5, 1): the spacing there is 2^(e - bits); half of it is 2^(e - bits - 1).
+            _, exponent = torch.frexp(chunk.float().abs())
+            half_spacing = torch.exp2((exponent - bits - 1).float()).clamp(min=subnormal_half_spacing)
+            lost += int(((chunk != 0) & (half_spacing > learning_rate)).sum())
+    return lost / total if total else 0.0
+
+
+def warn_on_lost_updates(trainer: Any) -> str | None:
+    """Warn (and return the warning) when a share of ``trainer``'s trainable weights that no
+    optimizer step at its learning rate can move is at least ``WARN_SHARE``.
+
+    Example:
+        >>> import torch
+        >>> from types import SimpleNamespace
+        >>> model = torch.nn.Linear(64, 64).to(torch.bfloat16)
+        >>> trainer = SimpleNamespace(model=model, args=SimpleNamespace(learning_rate=1e-6),
+        ...                           is_deepspeed_enabled=False, is_fsdp_enabled=False)
+        >>> import warnings
+        >>> with warnings.catch_warnings(record=True):
+        ...     print(warn_on_lost_updates(trainer)[:58])
+        100% of the trainable weights are bf16 with no fp32 master
+    """
+    if getattr(trainer, "is_deepspeed_enabled", False) or getattr(trainer, "is_fsdp_enabled", False):
+        return None
+    learning_rate = trainer.args.learning_rate
+    share = lost_update_share(trainer.model.parameters(), learning_rate)
+    if share < WARN_SHARE:
+        return None
+    dtype = next((str(p.dtype).removeprefix("torch.") for p in trainer.model.parameters()
+                  if p.requires_grad and str(p.dtype).removeprefix("torch.") in HALF_PRECISION_MANTISSA_BITS), "half")
+    message = (
+        f"{share:.0%} of the trainable weights are {dtype.replace('bfloat16', 'bf16').replace('float16', 'fp16')} "
+        f"with no fp32 master copy, and a step of learning_rate={learning_rate:g} is under half their precision: "
+        "those weights will never change and the run will learn next to nothing. Load the model in float32 "
+        "(dtype: float32; keep bf16: true for bf16 compute), or train under DeepSpeed, which keeps fp32 master weights."
+    )
+    warnings.warn(message, RuntimeWarning, stacklevel=2)
+    return message
