@@ -73,6 +73,8 @@ _WORKER_MODULES = ("referee.verifiers.math_sympy:_warm_up",)
 _JUDGE = NamedFunction("referee.verifiers.math_sympy:judge")
 MAX_NESTING = 64  # deeper answers only exhaust the LaTeX parser's recursion
 _SHOWN = 80  # characters of an answer quoted in a reason
+# "or" between two answers inside one box or span: "x = 1 \text{ or } x = -2", "5 \quad \text{or} \quad 7"
+_OR_WORD_RE = re.compile(r"\s*(?:\\q?quad\s*)*(?:\\(?:text|mathrm|textrm|mbox)\s*\{\s*or\s*\}|(?<=\s)or(?=\s))\s*(?:\\q?quad\s*)*")
 _WORDS_ONLY_RE = re.compile(r"(?:\\text\s*\{[^{}0-9]*\}|[A-Za-z\s.,;:'])+")  # "\text{No solutions}", "all primes"
 
 
@@ -175,6 +177,7 @@ def _read(completion: Any, gold: Any, options: CompareOptions, max_answer_chars:
             "no_answer", details=details, reason=reason))
     several = len(top_level_parts(gold_text)) > 1
     read = answer.group if answer.group and several else answer.text
+    read = _OR_WORD_RE.sub(HEDGE, read)  # "\boxed{x = 1 \text{ or } x = -2}" offers two answers
     if several:  # "\boxed{f(x) = x} or \boxed{f(x) = 2 - x}" lists the solutions a gold of several asks for
         read = read.replace(HEDGE, ", ")
     alternatives = [comparable(part, gold_text) for part in read.split(HEDGE)]

@@ -10,6 +10,9 @@
 * **intervals**: ``x \\in [-2, 7]``, ``-2 \\le x \\le 7`` and ``[-2, 7]`` are one form when either
   side is an interval or an inequality (``k < -5`` -> ``(-\\infty, -5)``);
 * **functions**: ``f(y) = 1`` against ``f(x) = 1`` is read in the gold's variable;
+* **vectors**: a one-column or one-row matrix against a tuple (``(1, 2)``, ``\\langle 1, 2 \\rangle``)
+  of as many entries is that tuple;
+* **ordinals**: ``12^{\\text{th}}``, ``3rd`` -> ``12``, ``3``;
 * **choices**: against a gold that is a choice letter (``C``, ``(C)``, ``\\textbf{C}``) the answer's
   leading letter (``C. x = 42`` -> ``C``);
 * **decimal commas**: ``1000,99`` against ``1000.99`` (a comma that groups three digits stays a
@@ -57,6 +60,12 @@ _PLUS_MINUS_RE = re.compile(r"^(?:\\pm|±)\s*(?P<value>.+)$")
 _UNICODE_ROOT_RE = re.compile(r"√\s*(?:(?P<digits>[0-9]+(?:\.[0-9]+)?)|\((?P<group>[^()]*)\)|(?P<letter>[A-Za-z]))")
 _CHOICE_GOLD_RE = re.compile(r"^\s*\(?\s*(?P<letter>[A-J])\s*\)?\s*\.?\s*$")
 _CHOICE_ANSWER_RE = re.compile(r"^\s*\(?\s*(?P<letter>[A-J])\s*(?:\)|\.|:|$)")
+_ORDINAL_RE = re.compile(
+    r"(?<=[0-9])\s*(?:\^\s*\{?\s*(?:\\(?:text|mathrm|textrm)\s*\{\s*)?(?:st|nd|rd|th)\s*\}?\s*\}?"
+    r"|\\(?:text|mathrm|textrm)\s*\{\s*(?:st|nd|rd|th)\s*\}|(?:st|nd|rd|th)(?![A-Za-z]))")
+_VECTOR_RE = re.compile(r"^\s*\\begin\{(?P<env>[pbB]?matrix)\}(?P<body>.*)\\end\{(?P=env)\}\s*$", re.DOTALL)
+_ANGLE_RE = re.compile(r"^\s*(?:\\left\s*)?(?:\\langle|⟨)(?P<body>.*?)(?:\\right\s*)?(?:\\rangle|⟩)\s*$", re.DOTALL)
+_PAREN_RE = re.compile(r"^\s*(?:\\left\s*)?\((?P<body>.*)(?:\\right\s*)?\)\s*$", re.DOTALL)
 _COMMA_NUMBER_RE = re.compile(r"^\s*-?(?P<whole>[0-9]+),(?P<decimals>[0-9]+)\s*$")
 _POINT_NUMBER_RE = re.compile(r"^\s*-?[0-9]+\.[0-9]+\s*$")
 
@@ -71,6 +80,16 @@ def _depths(text: str) -> list[int]:
         if char in "([{":
             depth += 1
     return depths
+
+
+def _balanced(text: str) -> bool:
+    """Whether every bracket in ``text`` closes one opened in ``text`` and all are closed."""
+    depth = 0
+    for char in text:
+        depth += (char in "([{") - (char in ")]}")
+        if depth < 0:
+            return False
+    return depth == 0
 
 
 def top_level_parts(text: str) -> list[str]:
@@ -123,6 +142,7 @@ def _clean(text: str) -> str:
     text = _DIGIT_TYPO_RE.sub("", _CURRENCY_RE.sub("", text))
     text = _UNICODE_ROOT_RE.sub(lambda m: "\\sqrt{" + (m.group("digits") or m.group("group") or m.group("letter")) + "}", text)
     text = _PERCENT_WORD_RE.sub(r"\\%", text)
+    text = _ORDINAL_RE.sub("", text)
     text = _AND_RE.sub(", ", text)  # "7 \text{ and } -5" is the list 7, -5
     text = text.strip().rstrip(".").strip()
     while text.endswith("\\") and not text.endswith("\\\\"):
@@ -187,6 +207,38 @@ def _rename_function(answer: str, gold: str) -> str:
     return f"{ours.group('f')}({new})={rhs.strip()}"
 
 
+def _vector_entries(text: str) -> list[str] | None:
+    """The entries of a one-column or one-row matrix, else ``None``."""
+    match = _VECTOR_RE.match(text)
+    if match is None:
+        return None
+    rows = [row.strip() for row in re.split(r"\\\\", match.group("body")) if row.strip()]
+    if len(rows) > 1 and not any("&" in row for row in rows):
+        return rows
+    if len(rows) == 1:
+        return [entry.strip() for entry in rows[0].split("&")]
+    return None
+
+
+def _tuple_entries(text: str) -> list[str] | None:
+    """The entries of ``(a, b)``, ``\\left(a, b\\right)`` or ``\\langle a, b \\rangle``, else ``None``."""
+    match = _ANGLE_RE.match(text) or _PAREN_RE.match(text)
+    if match is None or not _balanced(match.group("body")):
+        return None
+    entries = top_level_parts(match.group("body"))
+    return entries if len(entries) > 1 else None
+
+
+def _vectors(answer: str, gold: str) -> tuple[str, str]:
+    """A one-column or one-row matrix against a tuple of as many entries: both as that tuple."""
+    for vector, other in ((answer, gold), (gold, answer)):
+        entries, others = _vector_entries(vector), _tuple_entries(other)
+        if entries and others and len(entries) == len(others):
+            as_tuple = f"({', '.join(entries)})", f"({', '.join(others)})"
+            return as_tuple if vector is answer else as_tuple[::-1]
+    return answer, gold
+
+
 def _decimal_commas(answer: str, gold: str) -> tuple[str, str]:
     """``1000,99`` against ``1000.99``: a comma that does not group three digits is a decimal comma."""
     for comma, point in ((answer, gold), (gold, answer)):
@@ -215,6 +267,7 @@ def comparable(answer: str, gold: str) -> tuple[str, str]:
     if choice:
         letter = _CHOICE_ANSWER_RE.match(answer)
         return (letter.group("letter") if letter else answer), choice.group("letter")
+    answer, gold = _vectors(answer, gold)
     answer, gold = _intervals(answer, gold)
     if not has_relation(gold):
         if "=" in answer:

@@ -111,6 +111,24 @@ GOLDEN = [
     (COT + r"\boxed{\pm 2}", "2", "wrong", "boxed"),
     (COT + r"\boxed{(9*√3)/2}", r"\frac{9\sqrt{3}}{2}", "correct", "boxed"),
     (COT + r"\boxed{\text{No real solutions}}", "(1, 2), (3, 4)", "wrong", "boxed"),
+    # Vectors written as tuples, against a column or row matrix of the same entries
+    (COT + r"So the result is \(\boxed{(-4, 7, 15)}\).", r"\begin{pmatrix} -4 \\ 7 \\ 15 \end{pmatrix}", "correct", "boxed"),
+    (COT + r"\boxed{\left(\frac{1}{2}, -3\right)}", r"\begin{pmatrix} 1/2 \\ -3 \end{pmatrix}", "correct", "boxed"),
+    (COT + r"\boxed{\langle 2, 0, -1 \rangle}", r"\begin{pmatrix} 2 \\ 0 \\ -1 \end{pmatrix}", "correct", "boxed"),
+    (COT + r"\boxed{\begin{pmatrix} 5 & 6 \end{pmatrix}}", "(5, 6)", "correct", "boxed"),
+    (COT + r"\boxed{(7, -4, 15)}", r"\begin{pmatrix} -4 \\ 7 \\ 15 \end{pmatrix}", "wrong", "boxed"),
+    (COT + r"\boxed{(-4, 7)}", r"\begin{pmatrix} -4 \\ 7 \\ 15 \end{pmatrix}", "wrong", "boxed"),
+    (COT + r"\boxed{(1, 2, 3, 4)}", r"\begin{pmatrix} 1 & 2 \\ 3 & 4 \end{pmatrix}", "wrong", "boxed"),
+    # Ordinals
+    (COT + r"\[ \boxed{9^{\text{th}} \text{ grade}} \]", "9", "correct", "boxed"),
+    (COT + r"\boxed{2^{nd}}", "2", "correct", "boxed"),
+    ("The winner finished 3rd.", "3", "correct", "last number"),
+    (COT + r"\boxed{4^{\text{th}}}", "3", "wrong", "boxed"),
+    # "or" inside one box: the list a gold of several asks for, else a hedge
+    (COT + r"\boxed{x = 3 \text{ or } x = -5}", "3, -5", "correct", "boxed"),
+    (COT + r"\boxed{4 \quad \text{or} \quad -2}", "-2, 4", "correct", "boxed"),
+    (COT + r"\boxed{x = 3 \text{ or } x = -5}", "3", "wrong", "boxed"),
+    (COT + r"\boxed{3 \text{ or } 3.0}", "3", "correct", "boxed"),
 ]
 
 
