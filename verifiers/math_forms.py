@@ -36,6 +36,8 @@ _NUMBER_WORDS = frozenset(
 _CURRENCY_RE = re.compile(r"\\\$\s?|(?<![\\$])\$(?=\s?[-0-9.])|[€£¥₹]|(?<=[0-9])\s?\\?\$(?=\s*$)")
 _DIGIT_TYPO_RE = re.compile(r"(?<![\\])\\(?=[0-9])")  # \boxed{\15}: a dollar sign lost its $
 _LETTER_WRAPPER_RE = re.compile(r"\\(?:mathrm|text|textbf|mathbf|textrm|mathit|textit)\s*\{\s*(\(?[A-Za-z]\)?)\s*\}")
+_AFTER_NUMBER_RE = re.compile(r"[0-9]\s*(?:\\[,;: ]\s*)*$")  # "50 \text{ m}": a unit, not a letter to unwrap
+_NUMBER_IN_TEXT_RE = re.compile(r"\\(?:text|textrm|mbox)\s*\{\s*(-?[0-9][0-9,.]*)\s+([A-Za-z][A-Za-z ./]*)\}")
 _SPACING_RE = re.compile(r"(?<![\\])\\[,;: ]|~")
 _NEGATIVE_SPACE_RE = re.compile(r"(?<![\\])\\!\s*")
 _PERCENT_WORD_RE = re.compile(r"(?<=[0-9}])\s*(?:\\text\{\s*)?(?:percent(?:age)?|pct)\b\}?", re.IGNORECASE)
@@ -134,10 +136,16 @@ def right_hand_side(text: str) -> str:
     return text
 
 
+def _unwrap_letter(match: re.Match[str]) -> str:
+    """``\\textbf{C}`` -> ``C``, ``\\mathrm{e}`` -> ``e``; a unit after a number (``5 \\text{ m}``) stays."""
+    return match.group() if _AFTER_NUMBER_RE.search(match.string, 0, match.start()) else match.group(1)
+
+
 def _clean(text: str) -> str:
     for char, replacement in _UNICODE_RELATIONS.items():
         text = text.replace(char, replacement)
-    text = _LETTER_WRAPPER_RE.sub(r"\1", text)
+    text = _LETTER_WRAPPER_RE.sub(_unwrap_letter, text)
+    text = _NUMBER_IN_TEXT_RE.sub(r"\1 \\text{ \2}", text)  # "\text{7 days}" is 7 with a unit
     text = _SPACING_RE.sub(" ", _NEGATIVE_SPACE_RE.sub("", text))
     text = _DIGIT_TYPO_RE.sub("", _CURRENCY_RE.sub("", text))
     text = _UNICODE_ROOT_RE.sub(lambda m: "\\sqrt{" + (m.group("digits") or m.group("group") or m.group("letter")) + "}", text)

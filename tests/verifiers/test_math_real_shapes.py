@@ -119,6 +119,14 @@ GOLDEN = [
     (COT + r"\boxed{(7, -4, 15)}", r"\begin{pmatrix} -4 \\ 7 \\ 15 \end{pmatrix}", "wrong", "boxed"),
     (COT + r"\boxed{(-4, 7)}", r"\begin{pmatrix} -4 \\ 7 \\ 15 \end{pmatrix}", "wrong", "boxed"),
     (COT + r"\boxed{(1, 2, 3, 4)}", r"\begin{pmatrix} 1 & 2 \\ 3 & 4 \end{pmatrix}", "wrong", "boxed"),
+    # Units in the box: rates, a single letter, parentheses, the number inside the text
+    (COT + r"\boxed{45 \text{ km/h}}", "45", "correct", "boxed"),
+    (COT + r"\boxed{50 \text{ m}^2}", "50", "correct", "boxed"),
+    (COT + r"\boxed{50 \text{ m}^2}", "5", "wrong", "boxed"),
+    (COT + r"\boxed{16 \text{ (years)}}", "16", "correct", "boxed"),
+    (COT + r"\boxed{\text{9 days}}", "9", "correct", "boxed"),
+    (COT + r"\boxed{\text{8 days}}", "9", "wrong", "boxed"),
+    (COT + r"\boxed{\text{C}}", r"\text{(C)}", "correct", "boxed"),
     # Ordinals
     (COT + r"\[ \boxed{9^{\text{th}} \text{ grade}} \]", "9", "correct", "boxed"),
     (COT + r"\boxed{2^{nd}}", "2", "correct", "boxed"),
