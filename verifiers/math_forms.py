@@ -2,7 +2,7 @@
 
 :func:`comparable` rewrites an (answer, gold) pair before any comparison, in plain string work:
 
-* **clutter**: currency (``\\$15``, ``$129,200``, the typo ``\\15``), ``\\mathrm{e}``, a trailing ``\\``,
+* **clutter**: commands escaped twice (``\\\\frac``, JSON's doing), currency (``\\$15``, ``$129,200``, the typo ``\\15``), ``\\mathrm{e}``, a trailing ``\\``,
   spacing commands, percent words (``28 percent``, ``28 pct`` -> ``28\\%``), ``\\approx`` tails;
 * **equations**: against a gold that states no relation, an answer ``lhs = rhs`` is its last
   right-hand side (``E(2020, 1993) = 76`` -> ``76``, ``160 - 36 - 65 = 59`` -> ``59``), element by
@@ -37,6 +37,7 @@ _CURRENCY_RE = re.compile(r"\\\$\s?|(?<![\\$])\$(?=\s?[-0-9.])|[€£¥₹]|(?<=
 _DIGIT_TYPO_RE = re.compile(r"(?<![\\])\\(?=[0-9])")  # \boxed{\15}: a dollar sign lost its $
 _LETTER_WRAPPER_RE = re.compile(r"\\(?:mathrm|text|textbf|mathbf|textrm|mathit|textit)\s*\{\s*(\(?[A-Za-z]\)?)\s*\}")
 _AFTER_NUMBER_RE = re.compile(r"[0-9]\s*(?:\\[,;: ]\s*)*$")  # "50 \text{ m}": a unit, not a letter to unwrap
+_DOUBLED_COMMAND_RE = re.compile(r"(?<!\\)\\\\(?=[A-Za-z])")  # "\\\\frac" escaped twice (JSON) is "\\frac"
 _NUMBER_IN_TEXT_RE = re.compile(r"\\(?:text|textrm|mbox)\s*\{\s*(-?[0-9][0-9,.]*)\s+([A-Za-z][A-Za-z ./]*)\}")
 _SPACING_RE = re.compile(r"(?<![\\])\\[,;: ]|~")
 _NEGATIVE_SPACE_RE = re.compile(r"(?<![\\])\\!\s*")
@@ -142,6 +143,8 @@ def _unwrap_letter(match: re.Match[str]) -> str:
 
 
 def _clean(text: str) -> str:
+    if "\\begin" not in text:  # outside a matrix "\\\\" before a letter is never a line break
+        text = _DOUBLED_COMMAND_RE.sub(r"\\", text)
     for char, replacement in _UNICODE_RELATIONS.items():
         text = text.replace(char, replacement)
     text = _LETTER_WRAPPER_RE.sub(_unwrap_letter, text)

@@ -127,6 +127,11 @@ GOLDEN = [
     (COT + r"\boxed{\text{9 days}}", "9", "correct", "boxed"),
     (COT + r"\boxed{\text{8 days}}", "9", "wrong", "boxed"),
     (COT + r"\boxed{\text{C}}", r"\text{(C)}", "correct", "boxed"),
+    # LaTeX escaped twice (a JSON round trip too many)
+    (COT + r"so \\boxed{\\dfrac{3}{8}}", "0.375", "correct", "boxed"),
+    (COT + r"so \\boxed{\\dfrac{3}{7}}", "0.375", "wrong", "boxed"),
+    (r"$-3 \\le x \\le 4$", r"x \in [-3, 4]", "correct", "bare"),
+    (r"\begin{pmatrix} 1 \\x \end{pmatrix}", r"\begin{pmatrix} 1 \\ x \end{pmatrix}", "correct", "bare"),
     # Ordinals
     (COT + r"\[ \boxed{9^{\text{th}} \text{ grade}} \]", "9", "correct", "boxed"),
     (COT + r"\boxed{2^{nd}}", "2", "correct", "boxed"),
