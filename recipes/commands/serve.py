@@ -2,7 +2,9 @@
 
 ``POST /get_reward`` takes ``{"query": [...], "prompts": [...], "labels": [...]}`` (what
 OpenRLHF's ``--reward.remote_url http://host:port/get_reward`` sends) and answers
-``{"rewards": [...], "scores": [...], "extra_logs": {...}}``; ``GET /health`` says whether the
+``{"rewards": [...], "scores": [...], "extra_logs": {...}}``; ``POST /run_code`` answers Sandbox
+Fusion's requests for Python (verl's ``reward_model.sandbox_fusion.url`` can point at it, see
+:mod:`referee.rewards.sandbox_fusion`); ``GET /health`` says whether the
 server is up and how many recent samples were errors. One process serves every request with the
 same verifier pools (``--workers`` worker processes each for maths and code), so parallel
 requests share them instead of starting their own. Needs the ``serve`` extra (FastAPI, uvicorn).
@@ -12,6 +14,7 @@ requests share them instead of starting their own. Needs the ``serve`` extra (Fa
 # definition time, and `Request` is imported inside build_app().
 
 import argparse
+import asyncio
 import json
 import sys
 from typing import Any
@@ -24,11 +27,12 @@ from referee.verifiers import VERIFIER_NAMES
 def add_parser(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "serve",
-        help="serve rewards over HTTP (OpenRLHF's remote reward-model protocol)",
+        help="serve rewards over HTTP (OpenRLHF's remote reward-model protocol, Sandbox Fusion's /run_code)",
         description=(
             "Serve referee's verifiers over HTTP: POST /get_reward answers OpenRLHF's remote "
             "reward-model requests ({query, prompts, labels} -> {rewards, scores, extra_logs}), GET "
-            "/health reports the error count. Labels hold the gold answer, or a JSON object such as "
+            "/health reports the error count, POST /run_code runs a Python program as Sandbox Fusion's "
+            "/run_code does (for verl's sandbox_fusion.url). Labels hold the gold answer, or a JSON object such as "
             '{"data_source": "openai/gsm8k", "answer": "18"} or {"verifier": "code", "tests": {...}}. '
             "Exits 2 when the options are unusable or the serve extra is missing."
         ),
@@ -79,16 +83,18 @@ def options_from_args(args: argparse.Namespace) -> AdapterOptions:
 
 
 def build_app(scorer: Scorer) -> Any:
-    """The FastAPI app: ``POST /get_reward`` and ``GET /health``, every request sharing ``scorer``.
+    """The FastAPI app: ``POST /get_reward``, ``POST /run_code`` and ``GET /health``, every request
+    sharing ``scorer`` (and its code options for ``/run_code``).
 
     Example:
-        >>> sorted(route.path for route in build_app(Scorer()).routes if route.path.startswith(("/get", "/health")))
-        ['/get_reward', '/health']
+        >>> sorted(route.path for route in build_app(Scorer()).routes if route.path.startswith(("/get", "/run", "/health")))
+        ['/get_reward', '/health', '/run_code']
     """
     from fastapi import FastAPI, Request
     from fastapi.responses import JSONResponse
 
     from referee.rewards.openrlhf import handle_get_reward_async
+    from referee.rewards.sandbox_fusion import RunCodeRequestError, handle_run_code
 
     app = FastAPI(title="referee", description="Verifiable rewards in OpenRLHF's remote reward-model protocol.")
 
@@ -105,6 +111,20 @@ def build_app(scorer: Scorer) -> Any:
             return JSONResponse({"error": str(exc)}, status_code=400)
         except ErrorRateExceeded as exc:
             return JSONResponse({"error": str(exc)}, status_code=503)
+
+    @app.post("/run_code")
+    async def run_code(request: Request) -> JSONResponse:
+        try:
+            payload = await request.json()
+        except ValueError:
+            return JSONResponse({"error": "the body is not JSON; send Sandbox Fusion's {\"code\": ..., "
+                                          "\"language\": \"python\", \"stdin\": ...}."}, status_code=400)
+        code_options = scorer.options.verifier_options.get("code", {})
+        try:
+            reply = await asyncio.get_running_loop().run_in_executor(None, handle_run_code, payload, code_options)
+        except RunCodeRequestError as exc:
+            return JSONResponse({"error": str(exc)}, status_code=400)
+        return JSONResponse(reply)
 
     @app.get("/health")
     async def health() -> JSONResponse:
@@ -130,6 +150,7 @@ def run(args: argparse.Namespace) -> int:
     import uvicorn
 
     print(f"referee serve: POST http://{args.host}:{args.port}/get_reward (OpenRLHF: --reward.remote_url "
-          f"http://{args.host}:{args.port}/get_reward)", file=sys.stderr, flush=True)
+          f"http://{args.host}:{args.port}/get_reward); POST .../run_code (verl: "
+          f"reward_model.sandbox_fusion.url=http://{args.host}:{args.port}/run_code)", file=sys.stderr, flush=True)
     uvicorn.run(build_app(scorer), host=args.host, port=args.port, log_level="warning")
     return 0

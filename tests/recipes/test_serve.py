@@ -1,4 +1,5 @@
-"""``referee serve`` as a subprocess, called over HTTP with OpenRLHF's remote reward-model JSON."""
+"""``referee serve`` as a subprocess, called over HTTP with OpenRLHF's remote reward-model JSON and
+Sandbox Fusion's ``/run_code`` requests."""
 
 import json
 import socket
@@ -104,6 +105,19 @@ def test_parallel_requests_share_the_server(server):
 def test_bad_requests_are_400_with_one_sentence(server, body, message):
     status, reply = call(f"{server}/get_reward", body)
     assert status == 400 and message in reply["error"]
+
+
+def test_run_code_answers_verls_sandbox_fusion_requests(server):
+    body = {"compile_timeout": 5, "run_timeout": 5, "code": "a, b = map(int, input().split())\nprint(a * b)",
+            "stdin": "6 7\n", "memory_limit_MB": 1024, "language": "python", "files": {}, "fetch_files": []}
+    status, reply = call(f"{server}/run_code", body)
+    assert status == 200 and reply["status"] == "Success", reply
+    assert reply["run_result"]["status"] == "Finished" and reply["run_result"]["stdout"] == "42\n"
+    status, reply = call(f"{server}/run_code", {**body, "code": "import sys\nsys.exit(2)"})
+    assert status == 200 and reply["status"] == "Failed" and reply["run_result"]["return_code"] == 2
+    status, reply = call(f"{server}/run_code", {**body, "language": "rust"})
+    assert status == 400 and "Python only" in reply["error"]
+    assert call(f"{server}/run_code", b"{")[0] == 400
 
 
 def test_an_outage_answers_503_and_health_says_so():

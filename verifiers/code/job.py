@@ -156,30 +156,48 @@ def serve_calls(channel: socket.socket, code: str, names: Sequence[str], *, stan
 
 
 def run_main(channel: socket.socket, code: str) -> None:
-    """Run the program as ``__main__`` on its stdin, flush its stdout, and report how it ended.
+    """Run the program as ``__main__`` on its stdin, flush its output, and report how it ended:
+    ``("done", exception or None, exit code)``, the code Python itself would exit with.
 
-    ``SystemExit`` is a normal end whatever its code: exit codes never decide anything.
+    ``SystemExit`` is a normal end whatever its code: the judge never lets exit codes decide
+    (``referee.verifiers.code.run_program`` only reports them).
 
     Example:
         >>> judge, job = socket.socketpair()
         >>> run_main(job, "import sys\\nprint(6 * 7)\\nsys.exit(3)")
         42
         >>> recv_message(judge)
-        ('done', None)
+        ('done', None, 3)
     """
     outcome: tuple[str, str] | None = None
+    exit_code = 0
     try:
         _load(code, "__main__")
-    except SystemExit:
-        pass
+    except SystemExit as exc:
+        exit_code = _exit_code(exc)
     except BaseException as exc:
-        outcome = (type(exc).__name__, _message(exc))
+        outcome, exit_code = (type(exc).__name__, _message(exc)), 1
         try:
             traceback.print_exc()
         except BaseException:
             pass
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except BaseException:
+            pass
+    send_message(channel, ("done", outcome, exit_code))
+
+
+def _exit_code(exc: SystemExit) -> int:
+    """The status Python exits with for ``exc``: its int code, 0 for ``None``, else 1 (the message
+    goes to stderr, as Python prints it)."""
+    if exc.code is None:
+        return 0
+    if isinstance(exc.code, int):
+        return int(exc.code) & 0xFF
     try:
-        sys.stdout.flush()
+        print(exc.code, file=sys.stderr)
     except BaseException:
         pass
-    send_message(channel, ("done", outcome))
+    return 1

@@ -8,6 +8,7 @@ so the pool enforces each task's deadline from outside and replaces a worker tha
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from .formats import CallTests, TestsError, count_tests, parse_tests
@@ -77,12 +78,48 @@ def judge_program(sandbox: Sandbox, task: dict[str, Any]) -> dict[str, Any]:
             return {"error": f"the test code raised {type(exc).__name__}; fix the dataset row"}
 
 
+def run_in_sandbox(sandbox: Sandbox, task: dict[str, Any]) -> dict[str, Any]:
+    """Run ``task["code"]`` once on ``task["stdin"]`` with ``sandbox``, judging nothing.
+
+    Returns ``{"run": {...}}`` (see :meth:`ProgramSession.run_program`), or ``{"error": reason}``
+    when the sandbox failed or something outside killed the job.
+
+    Example:
+        >>> from referee.verifiers.code.isolation import resolve_isolation
+        >>> sandbox = Sandbox(resolve_isolation("basic"), uid=None)
+        >>> run = run_in_sandbox(sandbox, {"code": "print(int(input()) * 2)", "stdin": "21\\n", "timeout": 2.0})["run"]
+        >>> run["ended"], run["exit_code"], run["stdout"]
+        ('finished', 0, '42\\n')
+        >>> sandbox.close()
+    """
+    for attempt in range(2):
+        session = ProgramSession(sandbox, task["code"], timeout=float(task["timeout"]), tests=1,
+                                 memory_mb=int(task.get("memory_mb", 1024)),
+                                 output_bytes=int(task.get("output_bytes", 4 << 20)), tmp_mb=sandbox.tmp_mb)
+        try:
+            return {"run": session.run_program(str(task["stdin"]), time.monotonic() + float(task["timeout"]))}
+        except SandboxBroken as exc:
+            sandbox.close()
+            try:
+                sandbox.start()
+            except SandboxBroken as failure:
+                return {"error": f"the sandbox worker failed ({exc}) and cannot restart: {failure}"}
+            if attempt or sandbox.isolation.own_uid:
+                return {"error": f"the sandbox worker failed while running this program: {exc}"}
+        except KilledFromOutside as exc:
+            return {"error": str(exc)}
+        finally:
+            session.close()
+    raise AssertionError("unreachable")
+
+
 _SANDBOXES: dict[str, Sandbox] = {}
 _LEASES: dict[str, UidLease] = {}
 
 
 def judge_task(task: dict[str, Any]) -> dict[str, Any]:
-    """Judge one task in this judge worker, with this worker's sandbox for ``task["isolation"]``.
+    """Judge one task in this judge worker, with this worker's sandbox for ``task["isolation"]``
+    (a task with ``stdin`` and no tests is only run: :func:`run_in_sandbox`).
 
     The sandbox (and, when jobs get their own uid, the uid lease) is made on the first task
     and kept for the worker's life; the pool kills the worker when a task overruns its budget,
@@ -114,7 +151,7 @@ def judge_task(task: dict[str, Any]) -> dict[str, Any]:
         except SandboxBroken as exc:
             return {"error": f"the code sandbox cannot start: {exc}"}
         _SANDBOXES[level] = sandbox
-    return judge_program(sandbox, task)
+    return run_in_sandbox(sandbox, task) if "stdin" in task else judge_program(sandbox, task)
 
 
 def close_sandboxes() -> None:

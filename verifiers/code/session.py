@@ -288,9 +288,43 @@ class ProgramSession:
         report = self._end_job(_EXIT_GRACE if reply is None else 0.0)
         if report["killed"] or (reply is None and report["ended_alone"] and report["signal"] is not None):
             raise _death(report, self.limits, during)
-        if type(reply) is tuple and len(reply) == 2 and reply[0] == "done" and type(reply[1]) is tuple:
+        if type(reply) is tuple and len(reply) == 3 and reply[0] == "done" and type(reply[1]) is tuple:
             raise _raised(str(reply[1][0]), str(reply[1][1]), during)
         return report["stdout"].decode("utf-8", "replace")
+
+    def run_program(self, stdin: str, deadline: float) -> dict[str, Any]:
+        """Run the program once on ``stdin`` and report how it ended, judging nothing.
+
+        Returns ``ended`` (``finished``, ``timeout``, ``memory``, ``output``, ``crashed``), the
+        ``exit_code`` Python would give (``None`` when it did not finish), ``stdout``, the tail
+        of ``stderr``, ``seconds`` and a readable ``reason``. Raises :class:`KilledFromOutside`
+        for a kill the sandbox did not send.
+        """
+        self.channel = self.sandbox.start_job(self._request("stdio", stdin.encode("utf-8", "surrogateescape")))
+        self.jobs += 1
+        started = time.monotonic()
+        reply: Any = None
+        timed_out = False
+        try:
+            reply = recv_message(self.channel, deadline=deadline, max_bytes=1 << 16)
+        except ChannelTimeout:
+            timed_out = True
+        except (ChannelClosed, MessageTooLarge, WireError):
+            pass  # it ended without reporting (os._exit) or sent junk: its exit status still tells
+        report = self._end_job(0.0 if reply is not None or timed_out else _EXIT_GRACE)
+        result = {"stdout": report["stdout"].decode("utf-8", "replace"), "stderr": report["stderr"],
+                  "seconds": time.monotonic() - started}
+        if timed_out:
+            return {**result, "ended": "timeout", "exit_code": None,
+                    "reason": f"gave no answer within {self.timeout:g} s"}
+        if report["killed"] or report["killed_from_outside"] or (reply is None and report["signal"] is not None):
+            failure = _death(report, self.limits, "while running").outcome
+            return {**result, "ended": failure.kind, "exit_code": None, "reason": failure.reason}
+        well_formed = type(reply) is tuple and len(reply) == 3 and reply[0] == "done" and type(reply[2]) is int
+        exit_code = reply[2] if well_formed else report["exit_code"]
+        if well_formed and type(reply[1]) is tuple and reply[1][0] == "MemoryError":
+            return {**result, "ended": "memory", "exit_code": exit_code, "reason": "raised MemoryError"}
+        return {**result, "ended": "finished", "exit_code": exit_code, "reason": f"exited with code {exit_code}"}
 
     def close(self) -> None:
         """End the current job, if any."""

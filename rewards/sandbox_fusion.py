@@ -1,0 +1,106 @@
+"""Sandbox Fusion's ``POST /run_code``, answered by referee's sandbox (``referee serve``).
+
+verl judges code with a Sandbox Fusion service when its config sets
+``reward_model.sandbox_fusion.url``: it posts ``{"code", "language", "stdin", "run_timeout",
+"memory_limit_MB", ...}`` and compares the reply's ``run_result.stdout`` with the expected output.
+Pointing that URL at ``referee serve``'s ``/run_code`` runs those programs in referee's sandbox
+(isolation, limits, cleanup) with no service to deploy. Python only; a failure of the sandbox
+itself is a ``SandboxError`` reply, never a program's failure.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+from referee.verifiers.code.run import ProgramRun, run_program
+
+LANGUAGES = ("python", "python3")
+DEFAULT_RUN_TIMEOUT = 10.0
+DEFAULT_MEMORY_MB = 1024
+# Options of the code verifier that also apply to a plain run (``--verifier-options '{"code": ...}'``).
+RUN_OPTIONS = ("workers", "isolation", "tmp_mb", "max_output_bytes")
+
+
+class RunCodeRequestError(ValueError):
+    """A ``/run_code`` request referee cannot serve (the caller's to fix: HTTP 400).
+
+    Example:
+        >>> issubclass(RunCodeRequestError, ValueError)
+        True
+    """
+
+
+def handle_run_code(payload: Any, code_options: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """Run a Sandbox Fusion request's program and answer in Sandbox Fusion's reply shape.
+
+    ``code_options`` are the code verifier's options (only ``workers``, ``isolation``,
+    ``tmp_mb`` and ``max_output_bytes`` apply). Raises :class:`RunCodeRequestError` for a
+    request that is not one referee serves.
+
+    Example:
+        >>> reply = handle_run_code({"code": "print(int(input()) + 1)", "stdin": "41", "language": "python"})
+        >>> reply["status"], reply["run_result"]["status"], reply["run_result"]["stdout"]
+        ('Success', 'Finished', '42\\n')
+        >>> handle_run_code({"code": "while True: pass", "language": "python", "run_timeout": 0.5})["run_result"]["status"]
+        'TimeLimitExceeded'
+    """
+    request = _checked(payload)
+    options = {key: value for key, value in (code_options or {}).items() if key in RUN_OPTIONS}
+    run = run_program(request["code"], stdin=request["stdin"], timeout=request["run_timeout"],
+                      memory_mb=request["memory_mb"], **options)
+    return run_code_reply(run)
+
+
+def run_code_reply(run: ProgramRun) -> dict[str, Any]:
+    """``run`` in Sandbox Fusion's reply shape: ``Success`` for a run that finished with code 0,
+    ``Failed`` for the program's failures, ``SandboxError`` when the sandbox failed.
+
+    Example:
+        >>> run_code_reply(ProgramRun("finished", 1, "", "Traceback ...", 0.01, "exited with code 1"))["status"]
+        'Failed'
+    """
+    if run.ended == "error":
+        return {"status": "SandboxError", "message": run.reason, "compile_result": None, "run_result": None,
+                "executor_pod_name": None, "files": {}}
+    status = {"finished": "Finished", "timeout": "TimeLimitExceeded"}.get(run.ended, "Error")
+    return {
+        "status": "Success" if run.ok else "Failed",
+        "message": "" if run.ok else run.reason,
+        "compile_result": None,
+        "run_result": {"status": status, "execution_time": round(run.seconds, 4), "return_code": run.exit_code,
+                       "stdout": run.stdout, "stderr": run.stderr},
+        "executor_pod_name": None,
+        "files": {},
+    }
+
+
+def _checked(payload: Any) -> dict[str, Any]:
+    if not isinstance(payload, Mapping):
+        raise RunCodeRequestError("the body must be a JSON object such as {\"code\": \"print(1)\", \"language\": \"python\"}.")
+    code = payload.get("code")
+    if not isinstance(code, str):
+        raise RunCodeRequestError(f"'code' must be a string, got {type(code).__name__}.")
+    language = payload.get("language", "python")
+    if language not in LANGUAGES:
+        raise RunCodeRequestError(f"language {language!r} is not served: referee's sandbox runs Python only "
+                                  f"({', '.join(LANGUAGES)}).")
+    stdin = payload.get("stdin")
+    if stdin is None:
+        stdin = ""
+    if not isinstance(stdin, str):
+        raise RunCodeRequestError(f"'stdin' must be a string, got {type(stdin).__name__}.")
+    for key in ("files", "fetch_files"):
+        if payload.get(key):
+            raise RunCodeRequestError(f"'{key}' is not supported: the program gets only its code and stdin.")
+    run_timeout = payload.get("run_timeout")
+    run_timeout = DEFAULT_RUN_TIMEOUT if run_timeout is None else run_timeout
+    if isinstance(run_timeout, bool) or not isinstance(run_timeout, (int, float)) or not (
+            0 < run_timeout and math.isfinite(run_timeout)):
+        raise RunCodeRequestError(f"'run_timeout' must be a positive number of seconds, got {run_timeout!r}.")
+    memory = payload.get("memory_limit_MB")
+    memory = DEFAULT_MEMORY_MB if memory is None else memory
+    if isinstance(memory, bool) or not isinstance(memory, int) or memory < 1:
+        raise RunCodeRequestError(f"'memory_limit_MB' must be a positive integer, got {memory!r}.")
+    return {"code": code, "stdin": stdin, "run_timeout": float(run_timeout), "memory_mb": memory}

@@ -1,0 +1,78 @@
+"""Sandbox Fusion's /run_code shapes, answered as verl's sandbox_fusion client reads them."""
+
+import pytest
+
+from referee.rewards.sandbox_fusion import RunCodeRequestError, handle_run_code, run_code_reply
+from referee.verifiers.code.run import ProgramRun
+
+
+def verl_request(code, stdin, run_timeout=5, memory_limit_mb=1024):
+    """The body verl.utils.reward_score.sandbox_fusion.utils.call_sandbox_api posts."""
+    return {"compile_timeout": run_timeout, "run_timeout": run_timeout, "code": code, "stdin": stdin,
+            "memory_limit_MB": memory_limit_mb, "language": "python", "files": {}, "fetch_files": []}
+
+
+def verl_status(reply, expected_output):
+    """verl's check_correctness: True, False, or its error codes (-1 sandbox, -2 runtime, -3 timeout)."""
+    if reply["status"] == "SandboxError":
+        return -1
+    run = reply["run_result"]
+    if reply["status"] == "Failed":
+        if run["status"] == "TimeLimitExceeded":
+            return -3
+        if run["status"] == "Error" or (run["status"] == "Finished" and run["return_code"] != 0):
+            return -2
+        return -1
+    return run["stdout"].rstrip("\n") == expected_output.rstrip("\n")
+
+
+ADDER = "a, b = map(int, input().split())\nprint(a + b)"
+
+
+@pytest.mark.parametrize("code, stdin, expected, status", [
+    (ADDER, "1 2\n", "3\n", True),
+    (ADDER, "1 2\n", "4\n", False),
+    ("import sys\nprint(3)\nsys.exit(1)", "", "3", -2),
+    ("print(1 / 0)", "", "", -2),
+    ("while True:\n    pass", "", "", -3),
+    ("x = bytearray(10 ** 10)", "", "", -2),
+])
+def test_verls_client_reads_each_outcome(code, stdin, expected, status):
+    reply = handle_run_code(verl_request(code, stdin, run_timeout=1, memory_limit_mb=256))
+    assert verl_status(reply, expected) == status, reply
+    assert reply["compile_result"] is None and reply["files"] == {}
+
+
+def test_a_failed_sandbox_is_a_sandbox_error_never_the_programs_failure():
+    reply = handle_run_code(verl_request("print(1)", ""), {"isolation": "no-such-level"})
+    assert reply["status"] == "SandboxError" and reply["run_result"] is None and "isolation" in reply["message"]
+    assert verl_status(reply, "1") == -1
+
+
+def test_only_the_code_verifiers_run_options_apply():
+    reply = handle_run_code(verl_request("print('x' * 5000)", ""), {"max_output_bytes": 1000, "timeout": 0.001,
+                                                                      "abs_tol": 1.0})
+    assert reply["run_result"]["status"] == "Error" and "1000 bytes" in reply["message"]
+
+
+def test_the_reply_keeps_sandbox_fusions_keys():
+    reply = run_code_reply(ProgramRun("finished", 0, "ok\n", "", 0.25, "exited with code 0"))
+    assert reply == {"status": "Success", "message": "", "compile_result": None,
+                     "run_result": {"status": "Finished", "execution_time": 0.25, "return_code": 0, "stdout": "ok\n",
+                                    "stderr": ""},
+                     "executor_pod_name": None, "files": {}}
+
+
+@pytest.mark.parametrize("payload, message", [
+    ("print(1)", "JSON object"),
+    ({"language": "python"}, "'code' must be a string"),
+    ({"code": "print(1)", "language": "cpp"}, "Python only"),
+    ({"code": "print(1)", "stdin": 5}, "'stdin' must be a string"),
+    ({"code": "print(1)", "files": {"a.txt": "aGk="}}, "'files' is not supported"),
+    ({"code": "print(1)", "run_timeout": -1}, "'run_timeout'"),
+    ({"code": "print(1)", "run_timeout": float("inf")}, "'run_timeout'"),
+    ({"code": "print(1)", "memory_limit_MB": 1.5}, "'memory_limit_MB'"),
+])
+def test_requests_referee_cannot_serve_are_refused_with_the_reason(payload, message):
+    with pytest.raises(RunCodeRequestError, match=message):
+        handle_run_code(payload)
