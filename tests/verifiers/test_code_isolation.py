@@ -19,6 +19,7 @@ from referee.verifiers.code import isolation as iso
 from referee.verifiers.code.channel import recv_message
 from referee.verifiers.code.cleanup import running_since
 from referee.verifiers.code.grading import judge_pool
+from referee.verifiers.code.run import run_program
 from referee.verifiers.code.uids import lease_uid
 
 BUBBLEWRAP_WORKS = iso.probe_bubblewrap()[0]
@@ -153,6 +154,14 @@ def test_the_pool_is_reused_and_restarted_when_damaged():
         os.kill(pid, signal.SIGKILL)  # and the judges and their template
     time.sleep(0.2)
     assert code.verify("def f(x):\n    return 2 * x\n", TWICE, workers=1).correct
+
+
+def test_a_plain_run_restarts_a_damaged_sandbox_worker_too():
+    assert run_program("print(1)", workers=1).stdout == "1\n"
+    for pid in _forkservers(os.getpid()):
+        os.kill(pid, signal.SIGKILL)  # the worker the judge kept is dead before the next run
+    run = run_program("print(2)", workers=1)
+    assert (run.ended, run.stdout) == ("finished", "2\n"), run
 
 
 def _job_folders(pid: int) -> list[str]:

@@ -92,7 +92,7 @@ def run_in_sandbox(sandbox: Sandbox, task: dict[str, Any]) -> dict[str, Any]:
         ('finished', 0, '42\\n')
         >>> sandbox.close()
     """
-    for attempt in range(2):
+    for attempt in range(2):  # a worker found broken (by an earlier job) is restarted once
         session = ProgramSession(sandbox, task["code"], timeout=float(task["timeout"]), tests=1,
                                  memory_mb=int(task.get("memory_mb", 1024)),
                                  output_bytes=int(task.get("output_bytes", 4 << 20)), tmp_mb=sandbox.tmp_mb)
@@ -104,8 +104,8 @@ def run_in_sandbox(sandbox: Sandbox, task: dict[str, Any]) -> dict[str, Any]:
                 sandbox.start()
             except SandboxBroken as failure:
                 return {"error": f"the sandbox worker failed ({exc}) and cannot restart: {failure}"}
-            if attempt or sandbox.isolation.own_uid:
-                return {"error": f"the sandbox worker failed while running this program: {exc}"}
+            if attempt:  # a fresh worker failed too
+                return {"error": f"the sandbox worker failed twice while running this program: {exc}"}
         except KilledFromOutside as exc:
             return {"error": str(exc)}
         finally:
