@@ -53,8 +53,8 @@ from .math_answers import (
     never_a_number,
     numbers_match,
 )
-from .math_extract import HEDGE, after_reasoning
-from .math_forms import comparable, top_level_parts
+from .math_extract import HEDGE, after_reasoning, looks_cut_off
+from .math_forms import comparable, top_level_parts, union_of_alternatives
 from .math_values import (
     closed_form_value,
     definition,
@@ -170,6 +170,8 @@ def _read(completion: Any, gold: Any, options: CompareOptions, max_answer_chars:
     if answer is None:
         if after_think and after_reasoning(completion) is None:
             reason = "the <think> block is never closed by </think> (after_think=True): no final answer"
+        elif looks_cut_off(after_reasoning(completion) or "" if after_think else completion):
+            reason = "the completion stops mid-sentence (cut off at the length limit?) before stating a final answer"
         else:
             where = "after </think>" if after_think else "in the completion"
             reason = f"no \\boxed{{}}, answer phrase, <answer> tag, bold answer, maths or number {where}"
@@ -180,6 +182,8 @@ def _read(completion: Any, gold: Any, options: CompareOptions, max_answer_chars:
     read = _OR_WORD_RE.sub(HEDGE, read)  # "\boxed{x = 1 \text{ or } x = -2}" offers two answers
     if several:  # "\boxed{f(x) = x} or \boxed{f(x) = 2 - x}" lists the solutions a gold of several asks for
         read = read.replace(HEDGE, ", ")
+    elif HEDGE in read:  # "x < 2 or x > 3" is one union where the gold is one
+        read = union_of_alternatives(read.split(HEDGE), gold_text) or read
     alternatives = [comparable(part, gold_text) for part in read.split(HEDGE)]
     compared, gold_text = alternatives[-1]
     item = functools.partial(_Item, gold_text, *_gold_facts(gold_text, options), answer, read, compared)

@@ -46,7 +46,12 @@ _DELIMITER_RE = re.compile(r"(?<!\\)\$\$|(?<!\\)\$|\\\(|\\\)|\\\[|\\\]")
 _CLOSERS = {"$$": "$$", "$": "$", "\\(": "\\)", "\\[": "\\]"}
 _INLINE = ("$", "\\(")  # inline maths never spans a line (as in Markdown and math-verify)
 
-_PHRASE_RE = re.compile(r"\b(?P<final>final\s+)?answer\b[ \t*_]*(?P<mark>is\b|:)[ \t*_:]*", re.IGNORECASE)
+_PHRASE_RE = re.compile(r"\b(?:(?P<final>final\s+)?answer|(?P<option>(?:correct|right)\s+(?:option|choice)))\b"
+                        r"[ \t*_]*(?P<mark>is\b|:)[ \t*_:]*", re.IGNORECASE)
+_CHOICE_RE = re.compile(r"^\(?[A-J]\)?(?:[\s.:]|$)")
+# "The answer is 1, no matter how ...": the value that leads a longer sentence.
+_LEADING_VALUE_RE = re.compile(r"^(?P<value>[-+\u2212]?(?:\\?\$)?[0-9]+(?:,[0-9]{3})*(?:\.[0-9]+)?(?:/[0-9]+)?(?:\s?\\?%)?)"
+                               r"(?=\s*[,;(]|\s+(?:because|since|as|which|so|for|when|if|no)\b)")
 # After a plain "answer is" only maths counts ("so our answer is correct" is not an answer).
 _MATHS_START_RE = re.compile(r"[-+\u2212$\\(\[{0-9.]")
 _PHRASE_TAIL_RE = re.compile(r"(?:\.\s|\n|\.?\s*I hope it is correct|\.$)", re.IGNORECASE)
@@ -55,8 +60,34 @@ _PHRASE_SPAN_LIMIT = 300
 # Between two answers that are one answer: delimiters, spacing, commas and "and" only.
 _JOIN_NOISE_RE = re.compile(r"\\(?:quad|qquad|text|textbf|mathrm|mbox)\b|\\[,;:! ]|\\\(|\\\)|\\\[|\\\]|[${}\s,;.&]")
 _JOIN_WORD_RE = re.compile(r"^(?:and)?$", re.IGNORECASE)
+_INEQUALITY_RE = re.compile(r"<|>|\\(?:le|ge|leq|geq|lt|gt|ne|neq|leqslant|geqslant)(?![A-Za-z])|[≤≥≠]")
+_PARAGRAPH_END_RE = re.compile(r"[.!?]\s*\n\s*\n")  # a sentence that ends a paragraph: what follows is new
 _LOOSE_GAP = 240  # characters of prose between boxes of one paragraph that still group
 _MAX_GROUP = 8
+
+# Remarks after the answer, read only by the fallbacks (rule 6): a check, a justification, a
+# parenthetical in words. Nothing after a cut may conclude ("therefore", "so the answer").
+_CHECK_SENTENCE_RE = re.compile(
+    r"(?:(?<=[.!?:)]\s)|(?<=\n))\s*\(?\s*(?:(?:let'?s|let\s+us|we\s+can|to)\s+)?(?:check|verify|verification|double[- ]check)"
+    r"(?:ing)?\b|(?:(?<=[.!?)]\s)|(?<=\n))\s*(?:this\s+(?:makes\s+sense|is\s+consistent|agrees|checks\s+out)"
+    r"|as\s+a\s+(?:quick\s+)?(?:check|sanity\s+check))\b", re.IGNORECASE)
+_CLAUSE_MARKER_RE = re.compile(
+    r"[,;]?\s+(?:because|since|and\s+indeed|no\s+matter|which\s+agrees|note\s+that)\b|,\s+or\s+(?:about|approximately|roughly)\b",
+    re.IGNORECASE)
+_PAREN_TEXT = r"(?:[^()]|\\[()])*"  # inside a parenthetical: anything but bare parentheses (\( \) allowed)
+_TRAILING_REMARK_RE = re.compile(rf"\s*\((?={_PAREN_TEXT}[A-Za-z]{{2,}}\s{_PAREN_TEXT}[A-Za-z]{{2,}}){_PAREN_TEXT}\)\s*\.?\s*$")
+_SENTENCE_END_RE = re.compile(r"(?<!\bi\.e)(?<!\be\.g)(?<!\betc)[.!?]\s+|\n")
+# A completion cut off mid-sentence (see looks_cut_off): its last value is no answer.
+_OPEN_INLINE_RE, _CLOSE_INLINE_RE = re.compile(r"(?<!\\)\\\("), re.compile(r"(?<!\\)\\\)")
+_OPEN_DISPLAY_RE, _CLOSE_DISPLAY_RE = re.compile(r"(?<!\\)\\\["), re.compile(r"(?<!\\)\\\]")  # not "\\\\[4pt]"
+_OPEN_DOLLAR_RE = re.compile(r"(?<![0-9])(?<![0-9] )\$(?!\s?[0-9.])[^$]+$")  # not a price: "$5", "2,74 $"
+_DANGLING_END_RE = re.compile(
+    r"(?:[,=+\-/(:×÷]|\\(?:times|cdot|div|frac|sqrt)|\b(?:the|a|an|of|to|and|or|is|are|was|be|by|with|for|from|that"
+    r"|which|we|so|then|therefore|thus|hence|since|gives|giving|equals|as|at|in|on|into|its|this|these|get|find)\b)\s*$",
+    re.IGNORECASE)
+_LEADING_CLAUSE_RE = re.compile(r"\s*(?:since|if|when|because|as|given|substituting|now|once|after)\b", re.IGNORECASE)
+_VALUE_HINT_RE = re.compile(r"[0-9]|\\\(|\\\[|\$")
+_CONCLUDES_RE = re.compile(r"\b(?:therefore|thus|hence|so\s+the|the\s+(?:final\s+)?answer|in\s+conclusion)\b", re.IGNORECASE)
 
 _BOLD_RE = re.compile(r"\*\*([^*\n]{1,80})\*\*")
 _ENUMERATOR_RE = re.compile(r"^\s*(?:[0-9]+|[A-Za-z])[.)]\s*$")
@@ -248,13 +279,14 @@ def last_prose_number(text: str, start: int = 0) -> tuple[int, str] | None:
 def _joined(text: str, first_end: int, second_start: int) -> bool:
     """Whether the text between two answers joins them into one (``,``, ``and``, spacing)."""
     between = text[first_end:second_start]
-    return len(between) <= 80 and bool(_JOIN_WORD_RE.match(_JOIN_NOISE_RE.sub("", between)))
+    return len(between) <= 80 and bool(_JOIN_WORD_RE.match(_JOIN_NOISE_RE.sub("", between))) \
+        and not _PARAGRAPH_END_RE.search(between)
 
 
 def _offered_instead(text: str, first_end: int, second_start: int) -> bool:
     """Whether the text between two answers offers the second as an alternative (``or``)."""
     between = text[first_end:second_start]
-    return len(between) <= 80 and _JOIN_NOISE_RE.sub("", between).lower() == "or"
+    return len(between) <= 80 and _JOIN_NOISE_RE.sub("", between).lower() == "or" and not _PARAGRAPH_END_RE.search(between)
 
 
 def _joined_run(text: str, parts: list[tuple[int, int, str]]) -> tuple[int, str]:
@@ -264,11 +296,24 @@ def _joined_run(text: str, parts: list[tuple[int, int, str]]) -> tuple[int, str]
     for previous in reversed(parts[:-1]):
         if previous[1] > start or not _joined(text, previous[1], start):
             break
+        if bool(_INEQUALITY_RE.search(previous[2])) != bool(_INEQUALITY_RE.search(contents[0])):
+            break  # "Since $x > 0$, $x = 3$": a condition, then the answer
         contents.insert(0, previous[2].strip())
         start = previous[0]
     if len(contents) == 1:
         return start, contents[0]
     return start, ", ".join(part.strip(", ") for part in contents)  # "$-1, 0,$ and $1$"
+
+
+def _last_answer_run(text: str, parts: list[tuple[int, int, str]]) -> tuple[int, str]:
+    """:func:`_joined_run`, with the answers offered before it as alternatives joined by ``HEDGE``
+    (``\\boxed{5} or \\boxed{7}``, ``$x < 2$ or $x > 3$``)."""
+    start, content = _joined_run(text, parts)
+    for previous in reversed([part for part in parts if part[1] <= start]):
+        if not _offered_instead(text, previous[1], start):
+            break
+        start, content = previous[0], f"{previous[2].strip()}{HEDGE}{content}"
+    return start, content
 
 
 def last_boxed(text: str) -> tuple[int, str, str | None] | None:
@@ -285,11 +330,7 @@ def last_boxed(text: str) -> tuple[int, str, str | None] | None:
     spans = [span for span in boxed_spans(text) if span[2].strip()]
     if not spans:
         return None
-    start, content = _joined_run(text, spans)
-    for previous in reversed([span for span in spans if span[1] <= start]):  # "\boxed{5} or \boxed{7}"
-        if not _offered_instead(text, previous[1], start):
-            break
-        start, content = previous[0], f"{previous[2].strip()}{HEDGE}{content}"
+    start, content = _last_answer_run(text, spans)
     group = [spans[-1]]
     for previous in reversed(spans[:-1]):
         gap = text[previous[1]:group[0][0]]
@@ -331,13 +372,21 @@ def _last_phrase(text: str, *, final_only: bool = False) -> tuple[int, str] | No
         answer = strip_math_delimiters(_unemphasised(answer).rstrip(".").strip())
         if not answer or answer.lower().startswith("not "):
             continue
+        if phrase.group("option"):  # "The correct option is (C) Plane."
+            if _CHOICE_RE.match(answer):
+                return phrase.start(), answer
+            continue
+        colon = ":" in phrase.group()  # "Answer: X", "The answer is: X"
         if not is_bare_answer(answer):
-            if not (phrase.group("final") or phrase.group("mark") == ":"):
+            leading = _LEADING_VALUE_RE.match(answer)
+            if leading:
+                return phrase.start(), leading.group("value")
+            if not (phrase.group("final") or colon):
                 continue
             answer = _value_in_sentence(answer)
             if answer is None:
                 continue
-        elif not (phrase.group("final") or phrase.group("mark") == ":" or _MATHS_START_RE.match(answer)):
+        elif not (phrase.group("final") or colon or _MATHS_START_RE.match(answer)):
             continue
         return phrase.start(), answer
     return None
@@ -363,14 +412,88 @@ def _last_bold(text: str) -> str | None:
     return None
 
 
+def without_closing_remark(text: str) -> str:
+    """``text`` without a remark that follows its last statement of the answer: a check
+    (``Check: ...``, ``This makes sense because ...``), a justification in the same sentence
+    (``x = 2 because 2^2 = 4``, ``..., and indeed ...``, ``..., or about 33.3%``) or a closing
+    parenthetical in words (``8 new limbs (5 arms and 3 legs).``). Only the last paragraph is
+    read; a remark is cut only when a value comes before it and nothing after it concludes.
+
+    Example:
+        >>> without_closing_remark("So $x = 17$. Let's check: (7 + 2 + 17 + 10)/4 = 9.")
+        'So $x = 17$. '
+        >>> without_closing_remark("So $\\log_2 64 = 6$ because $2^6 = 64$.")
+        'So $\\\\log_2 64 = 6$'
+        >>> without_closing_remark("He grows 8 new limbs (5 arms and 3 legs).")
+        'He grows 8 new limbs'
+        >>> without_closing_remark("Since 2x = 8, x = 4.")  # the reasoning that leads to the answer stays
+        'Since 2x = 8, x = 4.'
+    """
+    body = text.rstrip()
+    paragraph = max(body.rfind("\n\n") + 2, 0) if "\n\n" in body else 0
+    check = _CHECK_SENTENCE_RE.search(body, paragraph)
+    if check and _VALUE_HINT_RE.search(body, 0, check.start()) and not _CONCLUDES_RE.search(body, check.start()):
+        body = body[:check.start()]
+    ends = [end.end() for end in _SENTENCE_END_RE.finditer(body.rstrip(), paragraph)]
+    sentence = ends[-1] if ends else paragraph
+    for marker in _CLAUSE_MARKER_RE.finditer(body, sentence):
+        if _VALUE_HINT_RE.search(body, sentence, marker.start()) and not _CONCLUDES_RE.search(body, marker.start()):
+            body = body[:marker.start()]
+            break
+    remark = _TRAILING_REMARK_RE.search(body, paragraph)
+    if remark and _VALUE_HINT_RE.search(body, paragraph, remark.start()):
+        body = body[:remark.start()]
+    return body if body.strip() != text.strip() else text
+
+
+def looks_cut_off(text: str) -> bool:
+    """Whether ``text`` stops in the middle of a sentence, as a completion cut at the length limit
+    does: inside maths it opened, on a word or sign that needs more, or in a clause that only
+    leads to one (``Since $f(5) = 7$``).
+
+    Example:
+        >>> looks_cut_off("so the total is \\(5 \\cdot 80 = 400"), looks_cut_off("Therefore, the")
+        (True, True)
+        >>> looks_cut_off("Since $f(5) = 7$"), looks_cut_off("Money: 9 * 2 = 18"), looks_cut_off("It costs $5")
+        (True, False, False)
+        >>> looks_cut_off("So $2 + 3 = 5$"), looks_cut_off("the set is $(2,12) \\cup (12,")
+        (False, True)
+    """
+    tail = text.rstrip()
+    line = tail[tail.rfind("\n") + 1:]
+    if len(_OPEN_INLINE_RE.findall(line)) > len(_CLOSE_INLINE_RE.findall(line)) or tail.count("$$") % 2 \
+            or len(_OPEN_DISPLAY_RE.findall(tail)) > len(_CLOSE_DISPLAY_RE.findall(tail)):
+        return True
+    dollars = line.replace("\\$", "").replace("$$", "")
+    if dollars.count("$") % 2 and _OPEN_DOLLAR_RE.search(dollars):  # "$x ..." left open ("$5" is a price)
+        return True
+    if _DANGLING_END_RE.search(tail):
+        return True
+    sentence = _SENTENCE_END_RE.split(tail)[-1]
+    return bool(_LEADING_CLAUSE_RE.match(sentence)) and not re.search(r"[,:]", sentence) \
+        and not sentence.rstrip().endswith((".", "!", "?"))
+
+
 def _fallback(text: str) -> Extraction | None:
-    """The last value stated in maths or in prose, whichever comes last."""
+    """The last value stated in maths or in prose, whichever comes last, before any closing remark;
+    none in a completion that :func:`looks_cut_off`."""
+    if looks_cut_off(text):
+        return None
+    trimmed = without_closing_remark(text)
+    if trimmed is not text:
+        found = _last_value(trimmed)
+        if found is not None:
+            return found
+    return _last_value(text)
+
+
+def _last_value(text: str) -> Extraction | None:
     spans = [span for span in math_spans(text) if _is_value(span[2])]
     number = last_prose_number(text, spans[-1][1] if spans else 0)
     if number is not None:
         return Extraction(number[1], "last number")
     if spans:
-        return Extraction(_joined_run(text, spans)[1], "math span")
+        return Extraction(_last_answer_run(text, spans)[1], "math span")
     return None
 
 

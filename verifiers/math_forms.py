@@ -37,6 +37,7 @@ _CURRENCY_RE = re.compile(r"\\\$\s?|(?<![\\$])\$(?=\s?[-0-9.])|[€£¥₹]|(?<=
 _DIGIT_TYPO_RE = re.compile(r"(?<![\\])\\(?=[0-9])")  # \boxed{\15}: a dollar sign lost its $
 _LETTER_WRAPPER_RE = re.compile(r"\\(?:mathrm|text|textbf|mathbf|textrm|mathit|textit)\s*\{\s*(\(?[A-Za-z]\)?)\s*\}")
 _AFTER_NUMBER_RE = re.compile(r"[0-9]\s*(?:\\[,;: ]\s*)*$")  # "50 \text{ m}": a unit, not a letter to unwrap
+_ROW_SPACING_RE = re.compile(r"\\\\\s*\[\s*-?[0-9.]+\s*(?:pt|em|ex|mm|cm)\s*\]")  # "\\\\[4pt]": a row break with spacing
 _DOUBLED_COMMAND_RE = re.compile(r"(?<!\\)\\\\(?=[A-Za-z])")  # "\\\\frac" escaped twice (JSON) is "\\frac"
 _NUMBER_IN_TEXT_RE = re.compile(r"\\(?:text|textrm|mbox)\s*\{\s*(-?[0-9][0-9,.]*)\s+([A-Za-z][A-Za-z ./]*)\}")
 _SPACING_RE = re.compile(r"(?<![\\])\\[,;: ]|~")
@@ -50,7 +51,7 @@ _APPROX_RE = re.compile(r"\\approx(?![A-Za-z])|≈")
 _LESS = {"\\le": "<=", "\\leq": "<=", "\\leqslant": "<=", "\\lt": "<", "<": "<", "<=": "<="}
 _GREATER = {"\\ge": ">=", "\\geq": ">=", "\\geqslant": ">=", "\\gt": ">", ">": ">", ">=": ">="}
 _INEQUALITY_TOKEN_RE = re.compile(r"\\(?:leqslant|geqslant|leq|geq|le|ge|lt|gt)(?![A-Za-z])|<=|>=|<|>")
-_VARIABLE = r"[A-Za-z](?:_\{?[A-Za-z0-9]+\}?)?"
+_VARIABLE = r"(?:[A-Za-z]|\\(?!infty(?![A-Za-z])|pi(?![A-Za-z]))[A-Za-z]+)(?:_\{?[A-Za-z0-9]+\}?)?"  # x, a_1, \lambda
 _BETWEEN_RE = re.compile(rf"^(?P<a>[^<>]+?)(?P<r1><=?)\s*(?P<v>{_VARIABLE})\s*(?P<r2><=?)(?P<b>[^<>]+)$")
 _BETWEEN_DOWN_RE = re.compile(rf"^(?P<a>[^<>]+?)(?P<r1>>=?)\s*(?P<v>{_VARIABLE})\s*(?P<r2>>=?)(?P<b>[^<>]+)$")
 _BOUND_RE = re.compile(rf"^\s*(?P<v>{_VARIABLE})\s*(?P<r>[<>]=?)(?P<a>[^<>]+)$")
@@ -145,6 +146,7 @@ def _unwrap_letter(match: re.Match[str]) -> str:
 def _clean(text: str) -> str:
     if "\\begin" not in text:  # outside a matrix "\\\\" before a letter is never a line break
         text = _DOUBLED_COMMAND_RE.sub(r"\\", text)
+    text = _ROW_SPACING_RE.sub(r"\\\\", text)
     for char, replacement in _UNICODE_RELATIONS.items():
         text = text.replace(char, replacement)
     text = _LETTER_WRAPPER_RE.sub(_unwrap_letter, text)
@@ -287,7 +289,27 @@ def comparable(answer: str, gold: str) -> tuple[str, str]:
         gold = ", ".join(right_hand_side(part) for part in top_level_parts(gold))  # gold "k=3", answer "3"
     else:
         answer = _rename_function(answer, gold)
+    answer, gold = _vectors(answer, gold)  # "\mathbf{v} = (1, 2)" once its right-hand side is read
     return _decimal_commas(answer, gold)
+
+
+def union_of_alternatives(alternatives: list[str], gold: str) -> str | None:
+    """Inequalities or intervals offered with "or" (``x < 2`` or ``x > 3``) as one union, when the
+    gold is an interval or a union; else ``None``.
+
+    Example:
+        >>> union_of_alternatives(["x<2", "x > 3"], r"(-\\infty, 2) \\cup (3, \\infty)")
+        '(-\\\\infty, 2) \\\\cup (3, \\\\infty)'
+        >>> union_of_alternatives(["x<2", "x > 3"], "2") is None
+        True
+    """
+    gold = _clean(gold)
+    if not (_INTERVAL_RE.search(gold) or _as_interval(gold)):
+        return None
+    intervals = [_as_interval(_clean(part)) or (part if _INTERVAL_RE.search(part) else None) for part in alternatives]
+    if any(interval is None for interval in intervals):
+        return None
+    return " \\cup ".join(intervals)  # type: ignore[arg-type]
 
 
 def _defines_values(text: str) -> bool:

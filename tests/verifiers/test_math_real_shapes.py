@@ -132,6 +132,47 @@ GOLDEN = [
     (COT + r"so \\boxed{\\dfrac{3}{7}}", "0.375", "wrong", "boxed"),
     (r"$-3 \\le x \\le 4$", r"x \in [-3, 4]", "correct", "bare"),
     (r"\begin{pmatrix} 1 \\x \end{pmatrix}", r"\begin{pmatrix} 1 \\ x \end{pmatrix}", "correct", "bare"),
+    # Remarks after an unboxed answer: a check, a justification, a parenthetical, a rounding
+    (COT + "So $x = 17$. Let's check: $(7 + 2 + 17 + 10)/4 = 9$.", "17", "correct", "math span"),
+    (COT + "So $x = 16$. Let's check: $(7 + 2 + 16 + 10)/4 = 8.75$.", "8.75", "wrong", "math span"),
+    (COT + r"So $\log_3 81 = 4$ because $3^4 = 81$.", "4", "correct", "math span"),
+    (COT + r"Thus \(x = 2\). (Check: \(2^{2 \cdot 2} = 16\) and \(\sqrt{256} = 16\).)", "2", "correct", "math span"),
+    (COT + "So the serum grows 8 new limbs (5 arms and 3 legs).", "8", "correct", "last number"),
+    (COT + "There are 5 sandwiches left. (Cody ate 4 and Trevor ate 3.)", "5", "correct", "last number"),
+    (COT + r"The probability is \(\frac{1}{3}\), or about 33.3%.", r"\frac{1}{3}", "correct", "math span"),
+    (COT + "So 21 melons were left. This makes sense because 36 + 63 + 21 = 120.", "21", "correct", "last number"),
+    (COT + r"So the digit is \(N = 6\), and indeed \(214206 = 6 \times 35701\).", "6", "correct", "math span"),
+    (COT + "The remainder is 0, since 54 = 6 × 9.", "0", "correct", "last number"),
+    (COT + r"We get $x = -3$ or $x = 3$. Since $x > 0$, $x = 3$.", "3", "correct", "math span"),
+    (COT + r"Since $2x = 6$, we get $x = 4$.", "6", "wrong", "math span"),
+    (COT + "So it is 10. Therefore, the answer is 12 because the check fails.", "12", "correct", "final answer"),
+    # Cut off at the length limit before any final answer: the last value met is no answer
+    (COT + r"so the numerator is \( 5 \cdot 80 = 400 \), giving \( \frac{400}{4} = 100", "100", "no_answer", None),
+    (COT + r"and the set is $(2,12) \cup (12,102)", r"(2,12) \cup (12,102)", "no_answer", None),
+    (COT + "Sum: \\(14 + 9 + 8 = 31\\)\n\nTherefore, the", "31", "no_answer", None),
+    (COT + "We need $f(5) - 1$ first. Since $f(5) = 7$", "7", "no_answer", None),
+    (COT + "Money: 9 * 2 = 18", "18", "correct", "last number"),
+    (COT + "When multiplying: $x = 18$", "18", "correct", "math span"),
+    (COT + "Le total est 2,74 $", "2.74", "correct", "last number"),
+    (COT + r"Thus \(\boxed{100}\) and the check gives \(400/4 =", "100", "correct", "boxed"),
+    # Answer phrases: a word after a colon, a choice, a value leading a longer sentence
+    (COT + "Because h(-x) = h(x), the function is even.\n\nThe answer is: even", r"\text{even}", "correct", "final answer"),
+    (COT + "It is not a cylinder. The correct option is (C) Plane.", r"\text{(C)}", "correct", "final answer"),
+    (COT + "It is not a cylinder. The correct option is (B) Cylinder.", r"\text{(C)}", "wrong", "final answer"),
+    (COT + r"The answer is 1, no matter how large the exponent $2^{1000}$ is.", "1", "correct", "final answer"),
+    (COT + r"The answer is 7, which is prime.", "7", "correct", "final answer"),
+    # Alternatives with "or": one union of inequalities, else a hedge
+    (COT + "So the domain is $x<2$ or $x>3$.", r"(-\infty, 2) \cup (3, \infty)", "correct", "math span"),
+    (COT + "So the domain is $x<2$ or $x>4$.", r"(-\infty, 2) \cup (3, \infty)", "wrong", "math span"),
+    (COT + "So $x = 2$ or $x = 3$.", "3", "wrong", "math span"),
+    (COT + r"the values are those with $3 < \lambda \le 4$.", "(3,4]", "correct", "math span"),
+    # Matrices and vectors written as models write them
+    (COT + r"\[ \mathbf{v} = \begin{pmatrix} -\dfrac{1}{3} \\[4pt] \dfrac{2}{3} \end{pmatrix} \]",
+     r"\begin{pmatrix} -1/3 \\ 2/3 \end{pmatrix}", "correct", "math span"),
+    (COT + r"**Final Answer:** \(\mathbf{v} = (-7, 16, 5)\)", r"\begin{pmatrix} -7 \\ 16 \\ 5 \end{pmatrix}", "correct",
+     "final answer"),
+    (COT + "leaving $-\\mathbf{I}$.\n\n$$\\mathbf{A}^{3} = \\begin{pmatrix} -1 & 0 \\\\ 0 & -1 \\end{pmatrix}$$",
+     r"\begin{pmatrix} -1 & 0 \\ 0 & -1 \end{pmatrix}", "correct", "math span"),
     # Ordinals
     (COT + r"\[ \boxed{9^{\text{th}} \text{ grade}} \]", "9", "correct", "boxed"),
     (COT + r"\boxed{2^{nd}}", "2", "correct", "boxed"),
@@ -148,6 +189,8 @@ GOLDEN = [
 @pytest.mark.parametrize(("completion", "gold", "status", "source"), GOLDEN)
 def test_real_answer_shapes(completion, gold, status, source):
     verdict = math_verifier.verify(completion, gold)
+    if status == "no_answer":
+        assert "cut off" in verdict.reason, verdict
     assert (verdict.status, verdict.details.get("source")) == (status, source), verdict
 
 
