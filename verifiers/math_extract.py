@@ -11,13 +11,16 @@ of precedence (the first that reads something wins; ``Extraction.source`` names 
 3. ``boxed``: the last ``\\boxed{}`` / ``\\fbox{}``; boxes joined by ``,``, ``and`` or spacing
    (``\\boxed{-1}$ and $\\boxed{-9}``, ``\\boxed{(2, 2)} \\quad \\text{and} \\quad \\boxed{(6, 2)}``)
    are one answer. A later *final answer* phrase overrides a box.
-4. ``final answer``: ``The final answer is $X$``, ``Answer: X``, ``**Answer:** X``; when the
-   phrase is followed by a sentence (``Final Answer: The largest $n$ is 34.``) the value in it.
+4. ``final answer``: ``The final answer is $X$``, ``Answer: X``, ``**Answer:** X``,
+   ``The correct option is (C)``; when the phrase is followed by a sentence (``Final Answer: The
+   largest $n$ is 34.``) the value in it.
 5. ``bold``: the last ``**X**`` whose content is an answer (``**6**``, ``**$7.00**``).
 6. ``math span`` / ``last number``: whichever comes last in the text, the last ``$...$``,
    ``\\(...\\)``, ``\\[...\\]`` that states a value (not a bare mention such as ``\\(n\\)``, not
    prose caught between two dollar signs; spans joined by ``,`` / ``and`` are one answer), or
-   the last number written in prose (``So it took James 2 hours.``, any script's digits).
+   the last number written in prose (``So it took James 2 hours.``, any script's digits). A
+   remark after the answer is skipped (``Check: ...``, ``x = 2 because ...``, ``8 limbs (5 arms
+   and 3 legs).``); a completion cut off mid-sentence (:func:`looks_cut_off`) has no answer.
 
 A final answer (rules 2-5) always beats a number met earlier in the reasoning; the fallbacks
 of rule 6 apply only when no final answer exists.
