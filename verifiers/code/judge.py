@@ -57,11 +57,9 @@ def judge_program(sandbox: Sandbox, task: dict[str, Any]) -> dict[str, Any]:
         except TestsError as exc:
             return {"error": str(exc)}
         except SandboxBroken as exc:
-            sandbox.close()
-            try:
-                sandbox.start()
-            except SandboxBroken as failure:
-                return {"error": f"the sandbox worker failed ({exc}) and cannot restart: {failure}"}
+            cannot_restart = _restart(sandbox, exc)
+            if cannot_restart:
+                return {"error": cannot_restart}
             if not retried:
                 retried = True
                 continue  # a fresh worker, and the whole program once more
@@ -92,25 +90,34 @@ def run_in_sandbox(sandbox: Sandbox, task: dict[str, Any]) -> dict[str, Any]:
         ('finished', 0, '42\\n')
         >>> sandbox.close()
     """
-    for attempt in range(2):  # a worker found broken (by an earlier job) is restarted once
+    failures = 0
+    while True:  # a worker found broken (by an earlier job) is restarted, and the program run once more
         session = ProgramSession(sandbox, task["code"], timeout=float(task["timeout"]), tests=1,
                                  memory_mb=int(task.get("memory_mb", 1024)),
                                  output_bytes=int(task.get("output_bytes", 4 << 20)), tmp_mb=sandbox.tmp_mb)
         try:
             return {"run": session.run_program(str(task["stdin"]), time.monotonic() + float(task["timeout"]))}
         except SandboxBroken as exc:
-            sandbox.close()
-            try:
-                sandbox.start()
-            except SandboxBroken as failure:
-                return {"error": f"the sandbox worker failed ({exc}) and cannot restart: {failure}"}
-            if attempt:  # a fresh worker failed too
-                return {"error": f"the sandbox worker failed twice while running this program: {exc}"}
+            failures += 1
+            cannot_restart = _restart(sandbox, exc)
+            if cannot_restart or failures == 2:
+                return {"error": cannot_restart or f"the sandbox worker failed twice while running this program: {exc}"}
         except KilledFromOutside as exc:
             return {"error": str(exc)}
+        except Exception as exc:  # a bug here: not the program's fault
+            return {"error": f"the judge failed: {type(exc).__name__}: {exc}"}
         finally:
             session.close()
-    raise AssertionError("unreachable")
+
+
+def _restart(sandbox: Sandbox, broken: SandboxBroken) -> str | None:
+    """Replace a broken sandbox worker; the error to report when a new one cannot start."""
+    sandbox.close()
+    try:
+        sandbox.start()
+    except SandboxBroken as failure:
+        return f"the sandbox worker failed ({broken}) and cannot restart: {failure}"
+    return None
 
 
 _SANDBOXES: dict[str, Sandbox] = {}
