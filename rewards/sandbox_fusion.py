@@ -19,6 +19,8 @@ from referee.verifiers.code.run import ProgramRun, run_program
 LANGUAGES = ("python", "python3")
 DEFAULT_RUN_TIMEOUT = 10.0
 DEFAULT_MEMORY_MB = 1024
+MAX_RUN_TIMEOUT = 300.0  # a request may not hold a judge worker longer
+MAX_MEMORY_MB = 65536
 # Options of the code verifier that also apply to a plain run (``--verifier-options '{"code": ...}'``).
 RUN_OPTIONS = ("workers", "isolation", "tmp_mb", "max_output_bytes")
 
@@ -97,10 +99,11 @@ def _checked(payload: Any) -> dict[str, Any]:
     run_timeout = payload.get("run_timeout")
     run_timeout = DEFAULT_RUN_TIMEOUT if run_timeout is None else run_timeout
     if isinstance(run_timeout, bool) or not isinstance(run_timeout, (int, float)) or not (
-            0 < run_timeout and math.isfinite(run_timeout)):
-        raise RunCodeRequestError(f"'run_timeout' must be a positive number of seconds, got {run_timeout!r}.")
+            0 < run_timeout <= MAX_RUN_TIMEOUT and math.isfinite(run_timeout)):
+        raise RunCodeRequestError(f"'run_timeout' must be a number of seconds in (0, {MAX_RUN_TIMEOUT:g}], "
+                                  f"got {run_timeout!r}.")
     memory = payload.get("memory_limit_MB")
     memory = DEFAULT_MEMORY_MB if memory is None else memory
-    if isinstance(memory, bool) or not isinstance(memory, int) or memory < 1:
-        raise RunCodeRequestError(f"'memory_limit_MB' must be a positive integer, got {memory!r}.")
+    if isinstance(memory, bool) or not isinstance(memory, int) or not 1 <= memory <= MAX_MEMORY_MB:
+        raise RunCodeRequestError(f"'memory_limit_MB' must be an integer in [1, {MAX_MEMORY_MB}], got {memory!r}.")
     return {"code": code, "stdin": stdin, "run_timeout": float(run_timeout), "memory_mb": memory}

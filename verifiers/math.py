@@ -53,7 +53,7 @@ from .math_answers import (
     never_a_number,
     numbers_match,
 )
-from .math_extract import HEDGE, after_reasoning, looks_cut_off
+from .math_extract import HEDGE, after_reasoning, looks_cut_off, strip_math_delimiters
 from .math_forms import comparable, top_level_parts, union_of_alternatives
 from .math_values import (
     closed_form_value,
@@ -160,7 +160,7 @@ def _one_value(alternatives: list[str]) -> bool:
 
 def _read(completion: Any, gold: Any, options: CompareOptions, max_answer_chars: int, after_think: bool) -> _Item | Verdict:
     try:
-        gold_text = gold_answer(gold)
+        gold_text = _OR_WORD_RE.sub(", ", gold_answer(gold))  # a gold "1 \text{ or } 2" lists both
     except UnusableGold as exc:
         return Verdict("error", reason=str(exc))
     if not isinstance(completion, str):
@@ -180,6 +180,8 @@ def _read(completion: Any, gold: Any, options: CompareOptions, max_answer_chars:
     several = len(top_level_parts(gold_text)) > 1
     read = answer.group if answer.group and several else answer.text
     read = _OR_WORD_RE.sub(HEDGE, read)  # "\boxed{x = 1 \text{ or } x = -2}" offers two answers
+    if HEDGE in read:  # "$x < 2$ or $x > 3$" read bare: each alternative without its delimiters
+        read = HEDGE.join(strip_math_delimiters(part) for part in read.split(HEDGE))
     if several:  # "\boxed{f(x) = x} or \boxed{f(x) = 2 - x}" lists the solutions a gold of several asks for
         read = read.replace(HEDGE, ", ")
     elif HEDGE in read:  # "x < 2 or x > 3" is one union where the gold is one

@@ -163,7 +163,9 @@ _SHORT_ARGUMENT_RE = re.compile(r"\\(sqrt|frac)\s*([0-9A-Za-z])(?:\s*([0-9A-Za-z
 _SHORT_NUMERATOR_RE = re.compile(r"\\frac\s*([0-9A-Za-z])\s*(?=\{)")  # \frac1{6} is \frac{1}{6}
 _BRACED_SCRIPT_RE = re.compile(r"([_^])\{([0-9A-Za-z])\}")  # x^{2} is x^2, a_{n} is a_n
 _DEGREES_RE = re.compile(r"\^\s*\{\s*\\circ\s*\}|\^\s*\\circ|\\circ|°|\\degree")
-_TRAILING_UNIT_RE = re.compile(r"(?<=[0-9])(?:\s|\\[,;: ])*\\(?:text|mbox|textrm|textnormal|mathrm)\s*\{\s*\(?[A-Za-z][A-Za-z ./]*\)?\s*\}(?:\^\{?[23]\}?)?\s*$")
+_TRAILING_UNIT_RE = re.compile(
+    r"(?<=[0-9])(?:\s|\\[,;: ])*\\(?:text|mbox|textrm|textnormal|mathrm)\s*\{\s*(?!(?:[ei]|hundred|thousand|million|billion"
+    r"|trillion|dozen|score)\s*\})\(?[A-Za-z][A-Za-z ./]*\)?\s*\}(?:\^\{?[23]\}?)?\s*$", re.IGNORECASE)
 _ASSIGNMENT_RE = re.compile(r"^[A-Za-z](?:_\{?[A-Za-z0-9]+\}?)?=(?!=)(.+)$")
 _PLAIN_NUMBER_RE = re.compile(
     r"""^[-+]?(?:\\\$)?

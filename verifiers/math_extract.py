@@ -51,10 +51,12 @@ _INLINE = ("$", "\\(")  # inline maths never spans a line (as in Markdown and ma
 
 _PHRASE_RE = re.compile(r"\b(?:(?P<final>final\s+)?answer|(?P<option>(?:correct|right)\s+(?:option|choice)))\b"
                         r"[ \t*_]*(?P<mark>is\b|:)[ \t*_:]*", re.IGNORECASE)
-_CHOICE_RE = re.compile(r"^\(?[A-J]\)?(?:[\s.:]|$)")
-# "The answer is 1, no matter how ...": the value that leads a longer sentence.
+_CHOICE_RE = re.compile(r"^(?!I\s+[a-z])\(?[A-J]\)?(?:[\s.:,;]|$)")
+# "The answer is 1, no matter how ...": the value that leads the last sentence, followed by an
+# elaboration (never "or", "no", "then": alternatives, corrections and hypotheses stay unread).
 _LEADING_VALUE_RE = re.compile(r"^(?P<value>[-+\u2212]?(?:\\?\$)?[0-9]+(?:,[0-9]{3})*(?:\.[0-9]+)?(?:/[0-9]+)?(?:\s?\\?%)?)"
-                               r"(?=\s*[,;(]|\s+(?:because|since|as|which|so|for|when|if|no)\b)")
+                               r"(?=,?\s+(?:because|since|which\s+is|no\s+matter)\b)")
+_HYPOTHESIS_RE = re.compile(r"\b(?:suppose|assume|assuming|if|guess|maybe|perhaps|say|think|whether)\b", re.IGNORECASE)
 # After a plain "answer is" only maths counts ("so our answer is correct" is not an answer).
 _MATHS_START_RE = re.compile(r"[-+\u2212$\\(\[{0-9.]")
 _PHRASE_TAIL_RE = re.compile(r"(?:\.\s|\n|\.?\s*I hope it is correct|\.$)", re.IGNORECASE)
@@ -75,22 +77,24 @@ _CHECK_SENTENCE_RE = re.compile(
     r"(?:ing)?\b|(?:(?<=[.!?)]\s)|(?<=\n))\s*(?:this\s+(?:makes\s+sense|is\s+consistent|agrees|checks\s+out)"
     r"|as\s+a\s+(?:quick\s+)?(?:check|sanity\s+check))\b", re.IGNORECASE)
 _CLAUSE_MARKER_RE = re.compile(
-    r"[,;]?\s+(?:because|since|and\s+indeed|no\s+matter|which\s+agrees|note\s+that)\b|,\s+or\s+(?:about|approximately|roughly)\b",
+    r"(?:[,;]\s*|(?<!\s)\s+)(?:because|since|and\s+indeed|no\s+matter|which\s+agrees|note\s+that)\b"
+    r"|,\s+or\s+(?:about|approximately|roughly)\b",
     re.IGNORECASE)
-_PAREN_TEXT = r"(?:[^()]|\\[()])*"  # inside a parenthetical: anything but bare parentheses (\( \) allowed)
-_TRAILING_REMARK_RE = re.compile(rf"\s*\((?={_PAREN_TEXT}[A-Za-z]{{2,}}\s{_PAREN_TEXT}[A-Za-z]{{2,}}){_PAREN_TEXT}\)\s*\.?\s*$")
+_REMARK_WORD_RE = re.compile(r"(?<![\\A-Za-z])[A-Za-z]{2,}")  # a word, not a command's name
 _SENTENCE_END_RE = re.compile(r"(?<!\bi\.e)(?<!\be\.g)(?<!\betc)[.!?]\s+|\n")
 # A completion cut off mid-sentence (see looks_cut_off): its last value is no answer.
 _OPEN_INLINE_RE, _CLOSE_INLINE_RE = re.compile(r"(?<!\\)\\\("), re.compile(r"(?<!\\)\\\)")
 _OPEN_DISPLAY_RE, _CLOSE_DISPLAY_RE = re.compile(r"(?<!\\)\\\["), re.compile(r"(?<!\\)\\\]")  # not "\\\\[4pt]"
 _OPEN_DOLLAR_RE = re.compile(r"(?<![0-9])(?<![0-9] )\$(?!\s?[0-9.])[^$]+$")  # not a price: "$5", "2,74 $"
 _DANGLING_END_RE = re.compile(
-    r"(?:[,=+\-/(:×÷]|\\(?:times|cdot|div|frac|sqrt)|\b(?:the|a|an|of|to|and|or|is|are|was|be|by|with|for|from|that"
-    r"|which|we|so|then|therefore|thus|hence|since|gives|giving|equals|as|at|in|on|into|its|this|these|get|find)\b)\s*$",
-    re.IGNORECASE)
-_LEADING_CLAUSE_RE = re.compile(r"\s*(?:since|if|when|because|as|given|substituting|now|once|after)\b", re.IGNORECASE)
+    r"(?:(?<![-=*_])[,=+\-/(:×÷]|\\(?:times|cdot|div|frac|sqrt)|\b(?:the|a|an|of|to|and|or|is|are|was|were|be|by|with"
+    r"|from|into|than|then|therefore|thus|hence|gives|giving|equals)\b)\s*$", re.IGNORECASE)
+_LEADING_CLAUSE_RE = re.compile(r"\s*(?:since|if|when|because|given|substituting|once|after|although|while|unless"
+                                r"|now\s+(?:substitute|plug|compute|calculate|we|let))\b", re.IGNORECASE)
+_RULE_LINE_RE = re.compile(r"(?:\n[ \t]*(?:[-*_=][ \t]*){3,})+\s*$")  # a Markdown rule closing the text
 _VALUE_HINT_RE = re.compile(r"[0-9]|\\\(|\\\[|\$")
-_CONCLUDES_RE = re.compile(r"\b(?:therefore|thus|hence|so\s+the|the\s+(?:final\s+)?answer|in\s+conclusion)\b", re.IGNORECASE)
+_CONCLUDES_RE = re.compile(r"\b(?:therefore|thus|hence|so|instead|actually|wait|correct(?:ed|ion)?|the\s+(?:final\s+)?answer"
+                           r"|in\s+conclusion|we\s+(?:take|get|obtain|choose|have))\b", re.IGNORECASE)
 
 _BOLD_RE = re.compile(r"\*\*([^*\n]{1,80})\*\*")
 _ENUMERATOR_RE = re.compile(r"^\s*(?:[0-9]+|[A-Za-z])[.)]\s*$")
@@ -382,7 +386,7 @@ def _last_phrase(text: str, *, final_only: bool = False) -> tuple[int, str] | No
         colon = ":" in phrase.group()  # "Answer: X", "The answer is: X"
         if not is_bare_answer(answer):
             leading = _LEADING_VALUE_RE.match(answer)
-            if leading:
+            if leading and _concludes_at(text, phrase.start(), phrase.end() + len(answer)):
                 return phrase.start(), leading.group("value")
             if not (phrase.group("final") or colon):
                 continue
@@ -393,6 +397,15 @@ def _last_phrase(text: str, *, final_only: bool = False) -> tuple[int, str] | No
             continue
         return phrase.start(), answer
     return None
+
+
+def _concludes_at(text: str, start: int, end: int) -> bool:
+    """Whether the sentence around ``text[start:end]`` concludes the text: no hypothesis before it
+    in its sentence (``Suppose the answer is 4, ...``) and no number after it."""
+    sentence_start = max(text.rfind(". ", 0, start), text.rfind("\n", 0, start), -1) + 1
+    after = text[end:]
+    return not _HYPOTHESIS_RE.search(text, sentence_start, start) and not re.search(r"[0-9]", after[after.find(".") + 1:]
+                                                                                      if "." in after else "")
 
 
 def _unemphasised(text: str) -> str:
@@ -443,10 +456,27 @@ def without_closing_remark(text: str) -> str:
         if _VALUE_HINT_RE.search(body, sentence, marker.start()) and not _CONCLUDES_RE.search(body, marker.start()):
             body = body[:marker.start()]
             break
-    remark = _TRAILING_REMARK_RE.search(body, paragraph)
-    if remark and _VALUE_HINT_RE.search(body, paragraph, remark.start()):
-        body = body[:remark.start()]
+    remark = _trailing_parenthetical(body, paragraph)
+    if remark is not None and _VALUE_HINT_RE.search(body, paragraph, remark):
+        body = body[:remark].rstrip()
     return body if body.strip() != text.strip() else text
+
+
+def _trailing_parenthetical(text: str, start: int) -> int | None:
+    """Where a parenthetical of at least two words that ends ``text`` opens (``\\(`` and ``\\)``
+    are maths, not parentheses), if it opens at or after ``start``."""
+    end = len(text.rstrip().rstrip(".").rstrip())
+    if end < 2 or text[end - 1] != ")" or text[end - 2] == "\\":
+        return None
+    depth = 0
+    for index in range(end - 1, start - 1, -1):
+        char = text[index]
+        if char not in "()" or (index and text[index - 1] == "\\"):
+            continue
+        depth += 1 if char == ")" else -1
+        if depth == 0:
+            return index if len(_REMARK_WORD_RE.findall(text, index, end)) >= 2 else None
+    return None
 
 
 def looks_cut_off(text: str) -> bool:
@@ -462,7 +492,7 @@ def looks_cut_off(text: str) -> bool:
         >>> looks_cut_off("So $2 + 3 = 5$"), looks_cut_off("the set is $(2,12) \\cup (12,")
         (False, True)
     """
-    tail = text.rstrip()
+    tail = _RULE_LINE_RE.sub("", text.rstrip()).rstrip()
     line = tail[tail.rfind("\n") + 1:]
     if len(_OPEN_INLINE_RE.findall(line)) > len(_CLOSE_INLINE_RE.findall(line)) or tail.count("$$") % 2 \
             or len(_OPEN_DISPLAY_RE.findall(tail)) > len(_CLOSE_DISPLAY_RE.findall(tail)):

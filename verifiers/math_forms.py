@@ -39,7 +39,8 @@ _LETTER_WRAPPER_RE = re.compile(r"\\(?:mathrm|text|textbf|mathbf|textrm|mathit|t
 _AFTER_NUMBER_RE = re.compile(r"[0-9]\s*(?:\\[,;: ]\s*)*$")  # "50 \text{ m}": a unit, not a letter to unwrap
 _ROW_SPACING_RE = re.compile(r"\\\\\s*\[\s*-?[0-9.]+\s*(?:pt|em|ex|mm|cm)\s*\]")  # "\\\\[4pt]": a row break with spacing
 _DOUBLED_COMMAND_RE = re.compile(r"(?<!\\)\\\\(?=[A-Za-z])")  # "\\\\frac" escaped twice (JSON) is "\\frac"
-_NUMBER_IN_TEXT_RE = re.compile(r"\\(?:text|textrm|mbox)\s*\{\s*(-?[0-9][0-9,.]*)\s+([A-Za-z][A-Za-z ./]*)\}")
+_NUMBER_IN_TEXT_RE = re.compile(r"\\(?:text|textrm|mbox)\s*\{\s*(-?[0-9][0-9,.]*)\s+(?!(?:hundred|thousand|million|billion"
+                                r"|trillion|dozen|score)\b)([A-Za-z][A-Za-z ./]*)\}", re.IGNORECASE)
 _SPACING_RE = re.compile(r"(?<![\\])\\[,;: ]|~")
 _NEGATIVE_SPACE_RE = re.compile(r"(?<![\\])\\!\s*")
 _PERCENT_WORD_RE = re.compile(r"(?<=[0-9}])\s*(?:\\text\{\s*)?(?:percent(?:age)?|pct)\b\}?", re.IGNORECASE)
@@ -51,12 +52,21 @@ _APPROX_RE = re.compile(r"\\approx(?![A-Za-z])|≈")
 _LESS = {"\\le": "<=", "\\leq": "<=", "\\leqslant": "<=", "\\lt": "<", "<": "<", "<=": "<="}
 _GREATER = {"\\ge": ">=", "\\geq": ">=", "\\geqslant": ">=", "\\gt": ">", ">": ">", ">=": ">="}
 _INEQUALITY_TOKEN_RE = re.compile(r"\\(?:leqslant|geqslant|leq|geq|le|ge|lt|gt)(?![A-Za-z])|<=|>=|<|>")
-_VARIABLE = r"(?:[A-Za-z]|\\(?!infty(?![A-Za-z])|pi(?![A-Za-z]))[A-Za-z]+)(?:_\{?[A-Za-z0-9]+\}?)?"  # x, a_1, \lambda
-_BETWEEN_RE = re.compile(rf"^(?P<a>[^<>]+?)(?P<r1><=?)\s*(?P<v>{_VARIABLE})\s*(?P<r2><=?)(?P<b>[^<>]+)$")
-_BETWEEN_DOWN_RE = re.compile(rf"^(?P<a>[^<>]+?)(?P<r1>>=?)\s*(?P<v>{_VARIABLE})\s*(?P<r2>>=?)(?P<b>[^<>]+)$")
-_BOUND_RE = re.compile(rf"^\s*(?P<v>{_VARIABLE})\s*(?P<r>[<>]=?)(?P<a>[^<>]+)$")
-_BOUND_LEFT_RE = re.compile(rf"^(?P<a>[^<>]+?)(?P<r>[<>]=?)\s*(?P<v>{_VARIABLE})\s*$")
-_MEMBER_RE = re.compile(rf"^\s*{_VARIABLE}\s*\\in(?![A-Za-z])\s*(?P<set>.+)$", re.DOTALL)
+_LATIN_VARIABLE = r"[A-Za-z](?:_\{?[A-Za-z0-9]+\}?)?"  # x, a_1
+_GREEK_VARIABLE = r"\\(?!infty(?![A-Za-z])|pi(?![A-Za-z]))[A-Za-z]+(?:_\{?[A-Za-z0-9]+\}?)?"  # \lambda, not \pi
+
+
+def _inequality_patterns(variable: str) -> tuple[re.Pattern[str], ...]:
+    """``a < v < b``, ``a > v > b``, ``v < a`` and ``a < v`` for a variable of this kind."""
+    return (re.compile(rf"^(?P<a>[^<>]+?)(?P<r1><=?)\s*(?P<v>{variable})\s*(?P<r2><=?)(?P<b>[^<>]+)$"),
+            re.compile(rf"^(?P<a>[^<>]+?)(?P<r1>>=?)\s*(?P<v>{variable})\s*(?P<r2>>=?)(?P<b>[^<>]+)$"),
+            re.compile(rf"^\s*(?P<v>{variable})\s*(?P<r>[<>]=?)(?P<a>[^<>]+)$"),
+            re.compile(rf"^(?P<a>[^<>]+?)(?P<r>[<>]=?)\s*(?P<v>{variable})\s*$"))
+
+
+# A Latin letter is the variable before a Greek one: "\phi > x" bounds x.
+_INEQUALITY_PATTERNS = (_inequality_patterns(_LATIN_VARIABLE), _inequality_patterns(_GREEK_VARIABLE))
+_MEMBER_RE = re.compile(rf"^\s*(?P<v>{_LATIN_VARIABLE}|{_GREEK_VARIABLE})\s*\\in(?![A-Za-z])\s*(?P<set>.+)$", re.DOTALL)
 _INTERVAL_RE = re.compile(r"^\s*(?:\\left)?\s*[\[(].*[\])]\s*$|\\cup", re.DOTALL)
 _FUNCTION_RE = re.compile(r"^\s*(?P<f>[A-Za-z])\s*\(\s*(?P<v>[A-Za-z])\s*\)\s*=(?!=)(?P<rhs>.+)$", re.DOTALL)
 _DEFINITION_RE = re.compile(r"^\s*[A-Za-z](?:_\{?[A-Za-z0-9]+\}?)?(?:\(\s*[A-Za-z]\s*\))?\s*=(?!=)[^=<>]+$")
@@ -139,8 +149,11 @@ def right_hand_side(text: str) -> str:
 
 
 def _unwrap_letter(match: re.Match[str]) -> str:
-    """``\\textbf{C}`` -> ``C``, ``\\mathrm{e}`` -> ``e``; a unit after a number (``5 \\text{ m}``) stays."""
-    return match.group() if _AFTER_NUMBER_RE.search(match.string, 0, match.start()) else match.group(1)
+    """``\\textbf{C}`` -> ``C``, ``\\mathrm{e}`` -> ``e``; a unit after a number (``5 \\text{ m}``) stays,
+    but never the constants ``e`` and ``i`` (``3\\,\\mathrm{i}`` is ``3i``)."""
+    if match.group(1) in ("e", "i") or not _AFTER_NUMBER_RE.search(match.string, 0, match.start()):
+        return match.group(1)
+    return match.group()
 
 
 def _clean(text: str) -> str:
@@ -173,28 +186,36 @@ def _clean(text: str) -> str:
 
 def _as_interval(text: str) -> str | None:
     """An inequality in one variable, or ``x \\in S``, as an interval (or ``S``); else ``None``."""
+    found = _interval_of(text)
+    return None if found is None else found[0]
+
+
+def _interval_of(text: str) -> tuple[str, str] | None:
+    """(interval, variable) of an inequality in one variable or of ``x \\in S``; else ``None``."""
     member = _MEMBER_RE.match(text)
     if member:
-        return member.group("set").strip()
+        return member.group("set").strip(), member.group("v")
     if not _INEQUALITY_TOKEN_RE.search(text):
         return None
     plain = _INEQUALITY_TOKEN_RE.sub(lambda m: " " + (_LESS.get(m.group()) or _GREATER[m.group()]) + " ", text)
-    for pattern, low, high in ((_BETWEEN_RE, "a", "b"), (_BETWEEN_DOWN_RE, "b", "a")):
-        match = pattern.match(plain)
-        if match:
-            r_low, r_high = (match.group("r1"), match.group("r2")) if low == "a" else (match.group("r2"), match.group("r1"))
-            return (f"{'[' if r_low.endswith('=') else '('}{match.group(low).strip()}, "
-                    f"{match.group(high).strip()}{']' if r_high.endswith('=') else ')'}")
-    bound = _BOUND_RE.match(plain) or _BOUND_LEFT_RE.match(plain)
-    if bound is None:
-        return None
-    relation, value = bound.group("r"), bound.group("a").strip()
-    if bound.re is _BOUND_LEFT_RE:  # "a < x" is "x > a"
-        relation = relation.replace("<", ">") if "<" in relation else relation.replace(">", "<")
-    closed = relation.endswith("=")
-    if relation.startswith("<"):
-        return f"(-\\infty, {value}{']' if closed else ')'}"
-    return f"{'[' if closed else '('}{value}, \\infty)"
+    for between, between_down, bound_right, bound_left in _INEQUALITY_PATTERNS:
+        for pattern, low, high in ((between, "a", "b"), (between_down, "b", "a")):
+            match = pattern.match(plain)
+            if match:
+                r_low, r_high = (match.group("r1"), match.group("r2")) if low == "a" else (match.group("r2"), match.group("r1"))
+                return (f"{'[' if r_low.endswith('=') else '('}{match.group(low).strip()}, "
+                        f"{match.group(high).strip()}{']' if r_high.endswith('=') else ')'}"), match.group("v")
+        bound = bound_right.match(plain) or bound_left.match(plain)
+        if bound is None:
+            continue
+        relation, value = bound.group("r"), bound.group("a").strip()
+        if bound.re is bound_left:  # "a < x" is "x > a"
+            relation = relation.replace("<", ">") if "<" in relation else relation.replace(">", "<")
+        closed = relation.endswith("=")
+        if relation.startswith("<"):
+            return f"(-\\infty, {value}{']' if closed else ')'}", bound.group("v")
+        return f"{'[' if closed else '('}{value}, \\infty)", bound.group("v")
+    return None
 
 
 def _intervals(answer: str, gold: str) -> tuple[str, str]:
@@ -306,10 +327,10 @@ def union_of_alternatives(alternatives: list[str], gold: str) -> str | None:
     gold = _clean(gold)
     if not (_INTERVAL_RE.search(gold) or _as_interval(gold)):
         return None
-    intervals = [_as_interval(_clean(part)) or (part if _INTERVAL_RE.search(part) else None) for part in alternatives]
-    if any(interval is None for interval in intervals):
+    found = [_interval_of(_clean(part)) for part in alternatives]  # inequalities only: "[0,2] or [0,3]" is a hedge
+    if any(interval is None for interval in found) or len({variable for _, variable in found}) != 1:  # type: ignore[misc]
         return None
-    return " \\cup ".join(intervals)  # type: ignore[arg-type]
+    return " \\cup ".join(interval for interval, _ in found)  # type: ignore[misc]
 
 
 def _defines_values(text: str) -> bool:

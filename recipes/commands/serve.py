@@ -16,7 +16,9 @@ requests share them instead of starting their own. Needs the ``serve`` extra (Fa
 import argparse
 import asyncio
 import json
+import os
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from referee.rewards.adapters import AdapterOptions, ErrorRateExceeded, Scorer
@@ -96,6 +98,10 @@ def build_app(scorer: Scorer) -> Any:
     from referee.rewards.openrlhf import handle_get_reward_async
     from referee.rewards.sandbox_fusion import RunCodeRequestError, handle_run_code
 
+    code_options = scorer.options.verifier_options.get("code", {})
+    # Their own threads: programs waiting for a judge worker must not hold the threads /get_reward uses.
+    run_code_threads = ThreadPoolExecutor(max_workers=2 * (code_options.get("workers") or os.cpu_count() or 1),
+                                          thread_name_prefix="referee-run-code")
     app = FastAPI(title="referee", description="Verifiable rewards in OpenRLHF's remote reward-model protocol.")
 
     @app.post("/get_reward")
@@ -119,9 +125,9 @@ def build_app(scorer: Scorer) -> Any:
         except ValueError:
             return JSONResponse({"error": "the body is not JSON; send Sandbox Fusion's {\"code\": ..., "
                                           "\"language\": \"python\", \"stdin\": ...}."}, status_code=400)
-        code_options = scorer.options.verifier_options.get("code", {})
         try:
-            reply = await asyncio.get_running_loop().run_in_executor(None, handle_run_code, payload, code_options)
+            reply = await asyncio.get_running_loop().run_in_executor(run_code_threads, handle_run_code, payload,
+                                                                     code_options)
         except RunCodeRequestError as exc:
             return JSONResponse({"error": str(exc)}, status_code=400)
         return JSONResponse(reply)

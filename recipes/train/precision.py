@@ -2,9 +2,9 @@
 
 A plain ``Trainer`` run on a model loaded in bf16 updates the bf16 weights in place. An Adam
 step moves a weight by about the learning rate, and a bf16 weight only changes when the step
-is at least half its spacing (2^-8 of its size): at GRPO's usual learning rate of 1e-6, every
-weight larger than about 2.6e-4 stays exactly where it was, which is nearly all of a
-pretrained model. The run then logs rewards and losses as usual and learns next to nothing.
+is at least half its spacing (2^-9 to 2^-8 of its size): at GRPO's usual learning rate of
+1e-6, every weight of magnitude 2^-11 (about 4.9e-4) or more stays exactly where it was, which
+is nearly all of a pretrained model. The run then logs rewards and losses as usual and learns next to nothing.
 DeepSpeed keeps fp32 master weights and accelerate's FSDP upcasts to fp32, so neither loses
 updates; loading the model in float32 with ``bf16: true`` (bf16 compute) does the same.
 """

@@ -71,6 +71,8 @@ def test_the_reply_keeps_sandbox_fusions_keys():
     ({"code": "print(1)", "files": {"a.txt": "aGk="}}, "'files' is not supported"),
     ({"code": "print(1)", "run_timeout": -1}, "'run_timeout'"),
     ({"code": "print(1)", "run_timeout": float("inf")}, "'run_timeout'"),
+    ({"code": "print(1)", "run_timeout": 1e9}, "'run_timeout'"),
+    ({"code": "print(1)", "memory_limit_MB": 10 ** 7}, "'memory_limit_MB'"),
     ({"code": "print(1)", "memory_limit_MB": 1.5}, "'memory_limit_MB'"),
 ])
 def test_requests_referee_cannot_serve_are_refused_with_the_reason(payload, message):

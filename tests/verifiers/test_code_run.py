@@ -11,6 +11,9 @@ from referee.verifiers.code.run import ProgramRun, run_program
     ("import sys\nsys.exit('bad input')", "", "finished", 1, "", "bad input"),
     ("import sys\nsys.exit(True)", "", "finished", 1, "", ""),
     ("raise SystemExit", "", "finished", 0, "", ""),
+    ("import sys\nsys.exit(2 ** 70)", "", "finished", 255, "", ""),
+    ("import sys\nsys.exit(259)", "", "finished", 3, "", ""),
+    ("raise KeyboardInterrupt", "", "finished", 130, "", "KeyboardInterrupt"),
     ("print('before')\n1 / 0", "", "finished", 1, "before\n", "ZeroDivisionError: division by zero"),
     ("import os\nprint(5, flush=True)\nos._exit(7)", "", "finished", 7, "5\n", ""),
     ("import sys\nprint('warn', file=sys.stderr)\nprint(sys.stdin.read().upper())", "abc", "finished", 0, "ABC\n", "warn"),
@@ -53,3 +56,22 @@ def test_unusable_options_are_an_error_not_a_run(options, message):
 
 def test_code_that_is_not_text_is_an_error():
     assert run_program(b"print(1)").ended == "error"  # type: ignore[arg-type]
+
+
+FORGED_DONE = ("import gc, socket, sys\nfrom referee.verifiers.code.channel import send_message\n"
+               "print({})\nsys.stdout.flush()\n"
+               "for o in gc.get_objects():\n"
+               "    if isinstance(o, socket.socket):\n"
+               "        try:\n            send_message(o, ('done', (), 0))\n        except Exception:\n            pass\n")
+
+
+def test_a_forged_malformed_report_is_no_report_not_a_judge_failure():
+    """A program that finds its channel and sends ("done", (), 0) must not turn its wrong output
+    into an error verdict (reward None): the report is ignored and its output decides."""
+    from referee.verifiers import code
+
+    verdict = code.verify(FORGED_DONE.format(41), {"format": "stdio", "inputs": [""], "outputs": ["42"]})
+    assert verdict.status == "wrong", verdict
+    assert code.verify(FORGED_DONE.format(42), {"format": "stdio", "inputs": [""], "outputs": ["42"]}).status == "correct"
+    run = run_program(FORGED_DONE.format(42))
+    assert run.ended == "finished" and run.stdout == "42\n", run

@@ -155,6 +155,29 @@ GOLDEN = [
     (COT + "When multiplying: $x = 18$", "18", "correct", "math span"),
     (COT + "Le total est 2,74 $", "2.74", "correct", "last number"),
     (COT + r"Thus \(\boxed{100}\) and the check gives \(400/4 =", "100", "correct", "boxed"),
+    # What follows a remark can correct the answer: then nothing is cut
+    (COT + "So x = 5. Let's verify: 2(5)+1 = 11, not 13. So x = 6.", "6", "correct", "last number"),
+    (COT + "Hmm, x = 3 is impossible since then y < 0, so x = 5.", "5", "correct", "last number"),
+    (COT + "x = 3 would fail because 3 is odd, so we take x = 4.", "4", "correct", "last number"),
+    (COT + r"She makes \(9 \times 2 = 18\). (She keeps \(16 - 3 - 4 = 9\) eggs.)", "18", "correct", "math span"),
+    (COT + r"leaving \(16 - 3 - 4 = 9\), so she makes \(9 \times 2 = 18\).", "18", "correct", "math span"),
+    # A value leading an answer sentence: an elaboration only, never a hypothesis or a correction
+    (COT + "Suppose the answer is 4, then 4^2 = 16 which is too big. So x = 3.", "3", "correct", "last number"),
+    (COT + "The answer is 3; no wait, it is 5.", "3", "wrong", "last number"),
+    (COT + "The answer is 3, or maybe 5.", "3", "wrong", "last number"),
+    # Ends that look unfinished but are not
+    (COT + "So the total is 18 dollars.\n\n---", "18", "correct", "last number"),
+    (COT + "Now the total is 42", "42", "correct", "last number"),
+    # Constants and scale words are never units; "or" in a gold lists both
+    (COT + r"\boxed{3\,\mathrm{i}}", "3", "wrong", "boxed"),
+    (COT + r"\boxed{2}", r"2\mathrm{e}", "wrong", "boxed"),
+    (COT + r"\boxed{\text{2 dozen}}", "2", "wrong", "boxed"),
+    (COT + r"\boxed{1 \text{ or } 2}", r"1 \text{ or } 2", "correct", "boxed"),
+    (COT + r"\boxed{2}", r"1 \text{ or } 2", "wrong", "boxed"),
+    ("$x < 2$ or $x > 3$", r"(-\infty,2)\cup(3,\infty)", "correct", "bare"),
+    (COT + r"\boxed{x<2 \text{ or } y>3}", r"(-\infty,2)\cup(3,\infty)", "wrong", "boxed"),
+    (COT + r"$[0,2]$ or $[0,3]$", "[0,3]", "wrong", "math span"),
+    (COT + r"\boxed{\phi > x}", r"x < \phi", "correct", "boxed"),
     # Answer phrases: a word after a colon, a choice, a value leading a longer sentence
     (COT + "Because h(-x) = h(x), the function is even.\n\nThe answer is: even", r"\text{even}", "correct", "final answer"),
     (COT + "It is not a cylinder. The correct option is (C) Plane.", r"\text{(C)}", "correct", "final answer"),

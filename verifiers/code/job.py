@@ -176,7 +176,7 @@ def run_main(channel: socket.socket, code: str) -> None:
     except SystemExit as exc:
         exit_code = _exit_code(exc)
     except BaseException as exc:
-        outcome, exit_code = (type(exc).__name__, _message(exc)), 1
+        outcome, exit_code = (type(exc).__name__, _message(exc)), 130 if isinstance(exc, KeyboardInterrupt) else 1
         try:
             traceback.print_exc()
         except BaseException:
@@ -194,8 +194,8 @@ def _exit_code(exc: SystemExit) -> int:
     goes to stderr, as Python prints it)."""
     if exc.code is None:
         return 0
-    if isinstance(exc.code, int):
-        return int(exc.code) & 0xFF
+    if isinstance(exc.code, int):  # past a C long, Python exits with -1 too
+        return (int(exc.code) if -(2**63) <= exc.code < 2**63 else -1) & 0xFF
     try:
         print(exc.code, file=sys.stderr)
     except BaseException:

@@ -143,6 +143,23 @@ def _well_formed(description: Any) -> tuple[Any, ...]:
     return ("missing",)
 
 
+def _done_report(reply: Any) -> tuple[tuple[str, str] | None, int] | None:
+    """``(exception or None, exit code)`` of the job's ``("done", exception, exit code)`` report;
+    ``None`` for anything malformed, which the program may have sent itself: it then counts as
+    no report, never as the judge's failure.
+
+    Example:
+        >>> _done_report(("done", ("ValueError", "bad"), 1)), _done_report(("done", (), 0))
+        ((('ValueError', 'bad'), 1), None)
+    """
+    if type(reply) is not tuple or len(reply) != 3 or reply[0] != "done" or type(reply[2]) is not int:
+        return None
+    raised = reply[1]
+    if raised is None or (type(raised) is tuple and len(raised) == 2 and all(type(part) is str for part in raised)):
+        return raised, reply[2]
+    return None
+
+
 def _raised(type_name: str, message: str, during: str) -> CandidateFailure:
     kind = "memory" if type_name == "MemoryError" else "exception"
     return CandidateFailure(kind, f"raised {type_name}{': ' + message if message else ''} {during}")
@@ -288,8 +305,9 @@ class ProgramSession:
         report = self._end_job(_EXIT_GRACE if reply is None else 0.0)
         if report["killed"] or (reply is None and report["ended_alone"] and report["signal"] is not None):
             raise _death(report, self.limits, during)
-        if type(reply) is tuple and len(reply) == 3 and reply[0] == "done" and type(reply[1]) is tuple:
-            raise _raised(str(reply[1][0]), str(reply[1][1]), during)
+        done = _done_report(reply)
+        if done is not None and done[0] is not None:
+            raise _raised(*done[0], during)
         return report["stdout"].decode("utf-8", "replace")
 
     def run_program(self, stdin: str, deadline: float) -> dict[str, Any]:
@@ -320,9 +338,9 @@ class ProgramSession:
         if report["killed"] or report["killed_from_outside"] or (reply is None and report["signal"] is not None):
             failure = _death(report, self.limits, "while running").outcome
             return {**result, "ended": failure.kind, "exit_code": None, "reason": failure.reason}
-        well_formed = type(reply) is tuple and len(reply) == 3 and reply[0] == "done" and type(reply[2]) is int
-        exit_code = reply[2] if well_formed else report["exit_code"]
-        if well_formed and type(reply[1]) is tuple and reply[1][0] == "MemoryError":
+        done = _done_report(reply)
+        exit_code = done[1] if done is not None else report["exit_code"]
+        if done is not None and done[0] is not None and done[0][0] == "MemoryError":
             return {**result, "ended": "memory", "exit_code": exit_code, "reason": "raised MemoryError"}
         return {**result, "ended": "finished", "exit_code": exit_code, "reason": f"exited with code {exit_code}"}
 
