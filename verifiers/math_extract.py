@@ -14,7 +14,8 @@ of precedence (the first that reads something wins; ``Extraction.source`` names 
 4. ``final answer``: ``The final answer is $X$``, ``Answer: X``, ``**Answer:** X``,
    ``The correct option is (C)``; when the phrase is followed by a sentence (``Final Answer: The
    largest $n$ is 34.``) the value in it.
-5. ``bold``: the last ``**X**`` whose content is an answer (``**6**``, ``**$7.00**``).
+5. ``bold``: the last ``**X**`` whose content is an answer (``**6**``, ``**$7.00**``), or the
+   value of a bold sentence that ends the text (``**There are 63 points.**``).
 6. ``math span`` / ``last number``: whichever comes last in the text, the last ``$...$``,
    ``\\(...\\)``, ``\\[...\\]`` that states a value (not a bare mention such as ``\\(n\\)``, not
    prose caught between two dollar signs; spans joined by ``,`` / ``and`` are one answer), or
@@ -414,8 +415,11 @@ def _unemphasised(text: str) -> str:
 
 
 def _last_bold(text: str) -> str | None:
+    """The last bold answer (``**6**``), or the value of a bold sentence that closes the text
+    (``**There are 63 points.**``); headings (``**Step 2:**``) are passed over."""
     if "**" not in text:
         return None
+    closing = text.rstrip()
     for bold in reversed(list(_BOLD_RE.finditer(text))):
         content = bold.group(1).strip()
         if _ENUMERATOR_RE.match(content) or content.endswith(":"):
@@ -425,6 +429,8 @@ def _last_bold(text: str) -> str | None:
             content = content[1:]
         if is_bare_answer(content):
             return content
+        if bold.end() >= len(closing.rstrip(".")) - 1:  # a bold sentence that ends the text states the answer
+            return _value_in_sentence(content)
     return None
 
 

@@ -178,6 +178,10 @@ GOLDEN = [
     (COT + r"\boxed{x<2 \text{ or } y>3}", r"(-\infty,2)\cup(3,\infty)", "wrong", "boxed"),
     (COT + r"$[0,2]$ or $[0,3]$", "[0,3]", "wrong", "math span"),
     (COT + r"\boxed{\phi > x}", r"x < \phi", "correct", "boxed"),
+    # A bold sentence that closes the text states the answer, not an earlier bold number
+    (COT + "which is **7** values.\n\nSo the total is \\[ 9 \\times 7 = 63 \\]\n\n**There are 63 points inside.**", "63",
+     "correct", "bold"),
+    (COT + "which is **7** values.\n\n**There are 62 points inside.**", "63", "wrong", "bold"),
     # Answer phrases: a word after a colon, a choice, a value leading a longer sentence
     (COT + "Because h(-x) = h(x), the function is even.\n\nThe answer is: even", r"\text{even}", "correct", "final answer"),
     (COT + "It is not a cylinder. The correct option is (C) Plane.", r"\text{(C)}", "correct", "final answer"),
