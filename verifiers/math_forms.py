@@ -44,7 +44,8 @@ _NUMBER_IN_TEXT_RE = re.compile(r"\\(?:text|textrm|mbox)\s*\{\s*(-?[0-9][0-9,.]*
 _SPACING_RE = re.compile(r"(?<![\\])\\[,;: ]|~")
 _NEGATIVE_SPACE_RE = re.compile(r"(?<![\\])\\!\s*")
 _PERCENT_WORD_RE = re.compile(r"(?<=[0-9}])\s*(?:\\text\{\s*)?(?:percent(?:age)?|pct)\b\}?", re.IGNORECASE)
-_UNICODE_RELATIONS = {"≤": "\\le ", "≥": "\\ge ", "≠": "\\ne ", "−": "-", "∞": "\\infty "}
+_UNICODE_RELATIONS = {"≤": "\\le ", "≥": "\\ge ", "≠": "\\ne ", "−": "-", "∞": "\\infty ", "∈": "\\in ", "∪": "\\cup ",
+                      "∩": "\\cap ", "×": "\\times ", "·": "\\cdot ", "÷": "\\div ", "π": "\\pi "}
 _RELATION_RE = re.compile(r"(?<![<>!:=])=(?!=)|<|>|\\(?:le|ge|leq|geq|leqslant|geqslant|lt|gt|ne|neq|in|approx)(?![A-Za-z])")
 _AND_RE = re.compile(r"(?<=[0-9)}\]])\s*,?\s*(?:\\text\{\s*and\s*\}|\band\b)\s*(?=[-+0-9(\[\\])")
 _APPROX_RE = re.compile(r"\\approx(?![A-Za-z])|≈")
@@ -219,9 +220,12 @@ def _interval_of(text: str) -> tuple[str, str] | None:
 
 
 def _intervals(answer: str, gold: str) -> tuple[str, str]:
-    answer_interval, gold_interval = _as_interval(answer), _as_interval(gold)
-    if answer_interval is None and gold_interval is None:
+    answer_found, gold_found = _interval_of(answer), _interval_of(gold)
+    if answer_found is None and gold_found is None:
         return answer, gold
+    if answer_found is not None and gold_found is not None and answer_found[1] != gold_found[1]:
+        return answer, gold  # "y \in [0, 1]" is not "x \in [0, 1]"
+    answer_interval, gold_interval = (None if found is None else found[0] for found in (answer_found, gold_found))
     answer_side = answer_interval or (answer if _INTERVAL_RE.search(answer) else None)
     gold_side = gold_interval or (gold if _INTERVAL_RE.search(gold) else None)
     if answer_side is None or gold_side is None:

@@ -200,6 +200,11 @@ GOLDEN = [
      "final answer"),
     (COT + "leaving $-\\mathbf{I}$.\n\n$$\\mathbf{A}^{3} = \\begin{pmatrix} -1 & 0 \\\\ 0 & -1 \\end{pmatrix}$$",
      r"\begin{pmatrix} -1 & 0 \\ 0 & -1 \end{pmatrix}", "correct", "math span"),
+    # Unicode operators models write, and memberships in different variables
+    ("x ∈ [-0.2,0.5]", r"x \in [-0.2, 0.5]", "correct", "bare"),
+    ("x ∈ [-0.2,0.5]", r"y \in [-0.2, 0.5]", "wrong", "bare"),
+    (COT + r"\boxed{(-\infty, 1) ∪ (2, \infty)}", r"(-\infty,1)\cup(2,\infty)", "correct", "boxed"),
+    (COT + r"\boxed{2π}", r"2\pi", "correct", "boxed"),
     # Ordinals
     (COT + r"\[ \boxed{9^{\text{th}} \text{ grade}} \]", "9", "correct", "boxed"),
     (COT + r"\boxed{2^{nd}}", "2", "correct", "boxed"),
