@@ -6,7 +6,9 @@ Extraction is a short declarative pipeline, tried in order:
   start with a number (a markdown heading such as ``#### Step 1``) is not an answer line.
 * ``flexible``: the later of the last ``\\boxed{...}`` and the last final-answer phrase
   (``The answer is``, ``Answer:``, ``Final answer:``), so a self-correction wins; else the last
-  bold number (``**18**``); else the last number in the text.
+  bold number (``**18**``) or a bold sentence that ends the text; else the last number in the
+  text before a closing remark (``Check: ...``, ``(5 arms and 3 legs)``), none in a completion
+  cut off mid-sentence.
 * ``auto`` (default): ``strict`` when the completion has an answer line, else ``flexible``.
 
 Numbers compare exactly as fractions (``18 == 18.00``, ``1,000 == 1000``), optionally
@@ -27,6 +29,7 @@ from typing import Any, Literal, NamedTuple, TypeVar
 
 from .latex import boxed_spans
 from .math_answers import UnusableGold
+from .math_extract import looks_cut_off, without_closing_remark
 from .numeric import Exact, NumberMatch, exact, first_number, format_number, iter_numbers, last_number, parse_number
 from .ray_host import on_backend
 from .verdict import Verdict
@@ -229,14 +232,18 @@ def _last_phrase(text: str, lowered: str | None) -> tuple[int, Extraction] | Non
 
 
 def _last_bold(text: str) -> NumberMatch | None:
+    """The last bold number (``**18**``), or the number a bold sentence ending the text states."""
     if "*" not in text or "**" not in text:
         return None
+    closing = len(text.rstrip().rstrip("."))
     for bold in reversed(list(_BOLD_RE.finditer(text))):
         content = bold.group(1)
         if _BOLD_ANSWER_RE.match(content):
             number = first_number(content, whole_as_int=True)
             if number is not None:
                 return number
+        elif bold.end() >= closing - 1:  # "**There are 63 points inside.**" ends the text: its number
+            return last_number(without_closing_remark(content), whole_as_int=True)
     return None
 
 
@@ -255,7 +262,9 @@ def _flexible(text: str) -> Extraction | None:
     bold = _last_bold(text)
     if bold is not None:
         return Extraction(bold, "bold")
-    number = last_number(text, whole_as_int=True)
+    if looks_cut_off(text):  # cut at the length limit: its last number is no answer
+        return None
+    number = last_number(without_closing_remark(text), whole_as_int=True) or last_number(text, whole_as_int=True)
     return Extraction(number, "last number") if number is not None else None
 
 
@@ -414,8 +423,13 @@ def verify(
         return Verdict("error", reason=f"completion must be a str, got {type(completion).__name__}")
     found = extract(completion)
     if found is None:
-        where = "no '#### N' answer line" if mode == "strict" else "no number"
-        return Verdict("no_answer", reason=f"{where} in the completion", details={"mode": mode, "gold": gold_text})
+        if mode == "strict":
+            reason = "no '#### N' answer line in the completion"
+        elif looks_cut_off(completion):
+            reason = "the completion stops mid-sentence (cut off at the length limit?) before stating a final answer"
+        else:
+            reason = "no number in the completion"
+        return Verdict("no_answer", reason=reason, details={"mode": mode, "gold": gold_text})
     value = found.number.value
     equal = value == gold_number
     value_text = gold_text if equal else format_number(value)

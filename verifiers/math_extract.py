@@ -81,17 +81,25 @@ _CLAUSE_MARKER_RE = re.compile(
     r"(?:[,;]\s*|(?<!\s)\s+)(?:because|since|and\s+indeed|no\s+matter|which\s+agrees|note\s+that)\b"
     r"|,\s+or\s+(?:about|approximately|roughly)\b",
     re.IGNORECASE)
+_REMARK_WINDOW = 600  # characters from the end where a closing remark may start
+_REMARK_WORDS = ("check", "verif", "because", "since", "indeed", "no matter", "agrees", "note that", "or about",
+                 "approximately", "roughly", "makes sense", "consistent")
 _REMARK_WORD_RE = re.compile(r"(?<![\\A-Za-z])[A-Za-z]{2,}")  # a word, not a command's name
 _SENTENCE_END_RE = re.compile(r"(?<!\bi\.e)(?<!\be\.g)(?<!\betc)[.!?]\s+|\n")
 # A completion cut off mid-sentence (see looks_cut_off): its last value is no answer.
 _OPEN_INLINE_RE, _CLOSE_INLINE_RE = re.compile(r"(?<!\\)\\\("), re.compile(r"(?<!\\)\\\)")
 _OPEN_DISPLAY_RE, _CLOSE_DISPLAY_RE = re.compile(r"(?<!\\)\\\["), re.compile(r"(?<!\\)\\\]")  # not "\\\\[4pt]"
+_CUT_OFF_WINDOW = 2000  # characters from the end that looks_cut_off reads
+_OPENS_MATHS_RE = re.compile(r"\s*[\\A-Za-z(\[{]")  # "$$x = ..." opens maths; "$$<<16+27=43>>" (GSM8K notes) does not
 _OPEN_DOLLAR_RE = re.compile(r"(?<![0-9])(?<![0-9] )\$(?!\s?[0-9.])[^$]+$")  # not a price: "$5", "2,74 $"
-_DANGLING_END_RE = re.compile(
-    r"(?:(?<![-=*_])[,=+\-/(:×÷]|\\(?:times|cdot|div|frac|sqrt)|\b(?:the|a|an|of|to|and|or|is|are|was|were|be|by|with"
-    r"|from|into|than|then|therefore|thus|hence|gives|giving|equals)\b)\s*$", re.IGNORECASE)
+_DANGLING_SIGNS = frozenset(",=+-/(:×÷")  # a sign that needs what follows it
+_DANGLING_COMMANDS = ("\\times", "\\cdot", "\\div", "\\frac", "\\sqrt")
+_DANGLING_WORDS = frozenset("the a an of to and or is are was were be by with from into than then therefore thus hence "
+                            "gives giving equals".split())
+# A clause that only leads to a statement, then one maths statement and nothing more: "Since $f(5) = 7$".
 _LEADING_CLAUSE_RE = re.compile(r"\s*(?:since|if|when|because|given|substituting|once|after|although|while|unless"
-                                r"|now\s+(?:substitute|plug|compute|calculate|we|let))\b", re.IGNORECASE)
+                                r"|now\s+(?:substitute|plug|compute|calculate))\s+(?:\$[^$]+\$|\\\(.+?\\\)|\S+\s*=\s*\S+)\s*$",
+                                re.IGNORECASE)
 _RULE_LINE_RE = re.compile(r"(?:\n[ \t]*(?:[-*_=][ \t]*){3,})+\s*$")  # a Markdown rule closing the text
 _VALUE_HINT_RE = re.compile(r"[0-9]|\\\(|\\\[|\$")
 _CONCLUDES_RE = re.compile(r"\b(?:therefore|thus|hence|so|instead|actually|wait|correct(?:ed|ion)?|the\s+(?:final\s+)?answer"
@@ -452,7 +460,12 @@ def without_closing_remark(text: str) -> str:
         'Since 2x = 8, x = 4.'
     """
     body = text.rstrip()
-    paragraph = max(body.rfind("\n\n") + 2, 0) if "\n\n" in body else 0
+    # A closing remark is short: only the end of the last paragraph is read, and only when it
+    # holds a word that opens one (most completions have none: no regex work then).
+    paragraph = max(body.rfind("\n\n") + 2, len(body) - _REMARK_WINDOW, 0)
+    window = body[paragraph:].lower()
+    if not (body.endswith((")", ").")) or any(word in window for word in _REMARK_WORDS)):
+        return text
     check = _CHECK_SENTENCE_RE.search(body, paragraph)
     if check and _VALUE_HINT_RE.search(body, 0, check.start()) and not _CONCLUDES_RE.search(body, check.start()):
         body = body[:check.start()]
@@ -498,19 +511,25 @@ def looks_cut_off(text: str) -> bool:
         >>> looks_cut_off("So $2 + 3 = 5$"), looks_cut_off("the set is $(2,12) \\cup (12,")
         (False, True)
     """
-    tail = _RULE_LINE_RE.sub("", text.rstrip()).rstrip()
+    tail = text[-_CUT_OFF_WINDOW:].rstrip()  # the end decides: linear, cheap
+    if tail[-1:] in ("-", "*", "_", "="):
+        tail = _RULE_LINE_RE.sub("", tail).rstrip()
     line = tail[tail.rfind("\n") + 1:]
-    if len(_OPEN_INLINE_RE.findall(line)) > len(_CLOSE_INLINE_RE.findall(line)) or tail.count("$$") % 2 \
-            or len(_OPEN_DISPLAY_RE.findall(tail)) > len(_CLOSE_DISPLAY_RE.findall(tail)):
+    paragraph = tail[tail.rfind("\n\n") + 1:]
+    opened_display = paragraph.count("$$") % 2 and _OPENS_MATHS_RE.match(paragraph, paragraph.rfind("$$") + 2)
+    if len(_OPEN_INLINE_RE.findall(line)) > len(_CLOSE_INLINE_RE.findall(line)) or opened_display \
+            or len(_OPEN_DISPLAY_RE.findall(paragraph)) > len(_CLOSE_DISPLAY_RE.findall(paragraph)):
         return True
-    dollars = line.replace("\\$", "").replace("$$", "")
+    dollars = line.replace("\\$", "").replace("$$", "") if "$" in line else ""
     if dollars.count("$") % 2 and _OPEN_DOLLAR_RE.search(dollars):  # "$x ..." left open ("$5" is a price)
         return True
-    if _DANGLING_END_RE.search(tail):
+    last_word = tail[-40:].rsplit(None, 1)[-1] if tail.strip() else ""
+    if (tail[-1:] in _DANGLING_SIGNS and tail[-2:-1] not in ("-", "=", "*", "_")) or last_word.endswith(_DANGLING_COMMANDS) \
+            or last_word.lower().lstrip("(") in _DANGLING_WORDS:
         return True
-    sentence = _SENTENCE_END_RE.split(tail)[-1]
-    return bool(_LEADING_CLAUSE_RE.match(sentence)) and not re.search(r"[,:]", sentence) \
-        and not sentence.rstrip().endswith((".", "!", "?"))
+    window = tail[-400:]
+    sentence = window[max(window.rfind(". "), window.rfind("! "), window.rfind("? "), window.rfind("\n")) + 1:]
+    return bool(_LEADING_CLAUSE_RE.match(sentence))
 
 
 def _fallback(text: str) -> Extraction | None:

@@ -46,6 +46,12 @@ GOLDEN = [
     ("The answer is $\\boxed{\\$18.00}$.", "18", "correct", "boxed"),
     ("It costs 0.5 dollars, the answer is \\frac{1}{2}", "0.5", "correct", "answer phrase"),
     ("The answer is \u221218", "-18", "correct", "answer phrase"),
+    # Unboxed endings: a closing remark, a bold closing sentence, a completion cut off
+    ("She makes 9 * 2 = 18 dollars. Check: 16 - 3 - 4 = 9 and 9 * 2 = 18, plus her 4 muffins.", "18", "correct",
+     "last number"),
+    ("So she has 5 sandwiches left. (Cody ate 4 and Trevor ate 3.)", "5", "correct", "last number"),
+    ("She keeps **9** eggs.\n\n**She makes 18 dollars every day.**", "18", "correct", "bold"),
+    ("She keeps 16 - 3 - 4 = 9 eggs and sells them for 9 * 2 = 18", "18", "correct", "last number"),
     ("The answer is 17.", "18", "wrong", "answer phrase"),
     ("#### 180", "18", "wrong", "####"),
     ("The answer is 1.8", "18", "wrong", "answer phrase"),
@@ -319,3 +325,10 @@ def test_a_gold_whose_answer_line_is_glued_to_letters_is_unusable():
 def test_tolerances_must_be_finite_non_negative_numbers(options):
     verdict = gsm8k.verify("#### 3", 1, **options)  # inf used to raise OverflowError
     assert verdict.status == "error" and "tolerances" in verdict.reason
+
+
+@pytest.mark.parametrize("completion", ["She keeps 16 - 3 - 4 = 9 eggs, so she makes 9 * 2 =", "She sells them for \\(9 \\times 2",
+                                        "She keeps 9 eggs. Therefore, the"])
+def test_a_completion_cut_off_before_its_answer_has_none(completion):
+    verdict = gsm8k.verify(completion, "9")
+    assert verdict.status == "no_answer" and "cut off" in verdict.reason, verdict
