@@ -36,8 +36,8 @@ def test_fp32_weights_and_frozen_weights_never_count_as_lost():
     assert lost_update_share([], 1e-6) == 0.0
 
 
-def _trainer(model, learning_rate, **engine):
-    return SimpleNamespace(model=model, args=SimpleNamespace(learning_rate=learning_rate),
+def _trainer(model, learning_rate, args=None, **engine):
+    return SimpleNamespace(model=model, args=SimpleNamespace(learning_rate=learning_rate, **(args or {})),
                            **{"is_deepspeed_enabled": False, "is_fsdp_enabled": False, **engine})
 
 
@@ -60,3 +60,22 @@ def test_no_warning_where_updates_land(model_dtype, learning_rate, engine):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert warn_on_lost_updates(_trainer(model, learning_rate, **engine)) is None
+
+
+def test_continuous_batching_casts_fp32_weights_and_is_warned_about():
+    """TRL 1.16's continuous-batching generation runs model.to(bfloat16) in place under bf16."""
+    torch.manual_seed(0)
+    model = torch.nn.Linear(256, 256)  # fp32: fine on its own
+    cast = {"use_transformers_continuous_batching": True, "bf16": True, "fp16": False}
+    with pytest.warns(RuntimeWarning, match=r"casts the model to bfloat16 in place .* 9\d% of the trainable weights"):
+        assert "use_transformers_continuous_batching: false" in warn_on_lost_updates(_trainer(model, 1e-6, cast))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert warn_on_lost_updates(_trainer(model, 1e-6, {**cast, "bf16": False})) is None  # no cast without bf16
+        assert warn_on_lost_updates(_trainer(model, 1e-6, cast, is_deepspeed_enabled=True)) is None
+
+
+def test_a_share_computed_as_if_cast_matches_the_cast_weights():
+    weights = torch.randn(4096, generator=torch.Generator().manual_seed(2)) * 0.05
+    as_cast = lost_update_share([torch.nn.Parameter(weights)], 1e-5, as_dtype="bfloat16")
+    assert as_cast == pytest.approx(lost_update_share([torch.nn.Parameter(weights.to(torch.bfloat16))], 1e-5), abs=0.01)
