@@ -7,8 +7,8 @@ Extraction is a short declarative pipeline, tried in order:
 * ``flexible``: the later of the last ``\\boxed{...}`` and the last final-answer phrase
   (``The answer is``, ``Answer:``, ``Final answer:``), so a self-correction wins; else the last
   bold number (``**18**``) or a bold sentence that ends the text; else the last number in the
-  text before a closing remark (``Check: ...``, ``(5 arms and 3 legs)``), none in a completion
-  cut off mid-sentence.
+  text before a closing remark (``Check: ...``, ``(5 arms and 3 legs)``), or the one before it
+  when it only qualifies it (``$36 for the 2 shirts``); none in a completion cut off mid-sentence.
 * ``auto`` (default): ``strict`` when the completion has an answer line, else ``flexible``.
 
 Numbers compare exactly as fractions (``18 == 18.00``, ``1,000 == 1000``), optionally
@@ -29,7 +29,7 @@ from typing import Any, Literal, NamedTuple, TypeVar
 
 from .latex import boxed_spans
 from .math_answers import UnusableGold
-from .math_extract import looks_cut_off, without_closing_remark
+from .math_extract import before_modifier, looks_cut_off, without_closing_remark
 from .numeric import Exact, NumberMatch, exact, first_number, format_number, iter_numbers, last_number, parse_number
 from .ray_host import on_backend
 from .verdict import Verdict
@@ -264,8 +264,14 @@ def _flexible(text: str) -> Extraction | None:
         return Extraction(bold, "bold")
     if looks_cut_off(text):  # cut at the length limit: its last number is no answer
         return None
-    number = last_number(without_closing_remark(text), whole_as_int=True) or last_number(text, whole_as_int=True)
-    return Extraction(number, "last number") if number is not None else None
+    body = without_closing_remark(text)
+    number = last_number(body, whole_as_int=True) or last_number(text, whole_as_int=True)
+    if number is None:
+        return None
+    answer = before_modifier(body, number.start) if text.isascii() else None  # "$36 for the 2 shirts": 36
+    if answer is not None:
+        number = first_number(body[answer[0]:answer[0] + 40], whole_as_int=True) or number
+    return Extraction(number, "last number")
 
 
 def extract_answer(completion: str, *, mode: Mode = "auto") -> Extraction | None:

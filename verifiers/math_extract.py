@@ -131,6 +131,11 @@ _PROSE_NUMBER_RE = re.compile(
     r"(?:\s?(?P<percent>\\?%|percent\b|pct\b))?"
 )
 _HEDGE_GAP_RE = re.compile(r"[\s,$]*or\b[\w\s$]{0,15}")  # "5 or 7", "5, or maybe 7": alternatives
+# A number that only qualifies the answer before it: "... for the 2 shirts", "... 10 years from now".
+_MODIFIER_BEFORE_RE = re.compile(r"\b(?:in|for|of|from|to|during|within|over|per|after|by)\s+"
+                                 r"(?:(?:the|his|her|their|its|all|each|every)\s+)?(?:\\?\$\s?)?$", re.IGNORECASE)
+_MODIFIER_AFTER_RE = re.compile(r"\s*[A-Za-z-]*\s*(?:from\s+now|ago|later|earlier)\b", re.IGNORECASE)
+_OPERAND_RE = re.compile(r"\s*(?:[-+*/×÷=]|x(?![A-Za-z])|\\times|\\cdot)")
 _THOUSANDS_RE = re.compile(r"^[0-9]{1,3}(?:,[0-9]{3})+(?:\.[0-9]+)?$")
 _DECIMAL_COMMA_RE = re.compile(r"^(?P<whole>[0-9]+),(?P<decimals>[0-9]+)$")
 
@@ -290,6 +295,32 @@ def last_prose_number(text: str, start: int = 0) -> tuple[int, str] | None:
     if previous is not None and _HEDGE_GAP_RE.fullmatch(text, previous.end(), found.start("number")):
         return previous.start("number"), f"{prose_number(previous)}{HEDGE}{prose_number(found)}"
     return found.start("number"), prose_number(found)
+
+
+def before_modifier(text: str, start: int) -> tuple[int, str] | None:
+    """When the prose number at ``start`` only qualifies the sentence's answer (``$36 for the 2
+    shirts``, ``26 inches in 13 years``, ``109 years old 10 years from now``), the answer: the
+    number before it in the sentence that is no operand and no modifier itself; else ``None``.
+
+    Example:
+        >>> text = "So, Davos paid $36 for the 2 shirts."
+        >>> before_modifier(text, text.index("2 shirts"))
+        (16, '36')
+        >>> text = "She has 5 + 3 = 8 in 2 bags."
+        >>> before_modifier(text, text.index("2 bags")), before_modifier("It takes 4 hours.", 9)
+        ((16, '8'), None)
+    """
+    found = next(_PROSE_NUMBER_RE.finditer(text, start), None)
+    if found is None or found.start("number") != start:
+        return None
+    sentence = max(text.rfind(". ", 0, start), text.rfind("\n", 0, start)) + 1
+    if not (_MODIFIER_BEFORE_RE.search(text, sentence, found.start()) or _MODIFIER_AFTER_RE.match(text, found.end())):
+        return None
+    for candidate in reversed(list(_PROSE_NUMBER_RE.finditer(text, sentence, found.start()))):
+        if _OPERAND_RE.match(text, candidate.end()) or _MODIFIER_BEFORE_RE.search(text, sentence, candidate.start()):
+            continue
+        return candidate.start("number"), prose_number(candidate)
+    return None
 
 
 def _joined(text: str, first_end: int, second_start: int) -> bool:
@@ -549,6 +580,8 @@ def _last_value(text: str) -> Extraction | None:
     spans = [span for span in math_spans(text) if _is_value(span[2])]
     number = last_prose_number(text, spans[-1][1] if spans else 0)
     if number is not None:
+        if HEDGE not in number[1]:
+            number = before_modifier(_ascii_digits(text), number[0]) or number
         return Extraction(number[1], "last number")
     if spans:
         return Extraction(_last_answer_run(text, spans)[1], "math span")

@@ -52,6 +52,8 @@ GOLDEN = [
     ("So she has 5 sandwiches left. (Cody ate 4 and Trevor ate 3.)", "5", "correct", "last number"),
     ("She keeps **9** eggs.\n\n**She makes 18 dollars every day.**", "18", "correct", "bold"),
     ("She keeps 16 - 3 - 4 = 9 eggs and sells them for 9 * 2 = 18", "18", "correct", "last number"),
+    ("Step 3: 60 - 24 = 36.\n\nSo, Davos paid $36 for the 2 shirts.", "36", "correct", "last number"),
+    ("Step 3: 60 - 24 = 36.\n\nSo, Davos paid $34 for the 2 shirts.", "36", "wrong", "last number"),
     ("The answer is 17.", "18", "wrong", "answer phrase"),
     ("#### 180", "18", "wrong", "####"),
     ("The answer is 1.8", "18", "wrong", "answer phrase"),

@@ -182,6 +182,14 @@ GOLDEN = [
     (COT + "which is **7** values.\n\nSo the total is \\[ 9 \\times 7 = 63 \\]\n\n**There are 63 points inside.**", "63",
      "correct", "bold"),
     (COT + "which is **7** values.\n\n**There are 62 points inside.**", "63", "wrong", "bold"),
+    # A last number that only qualifies the answer before it
+    (COT + "So, Davos paid $36 for the 2 shirts.", "36", "correct", "last number"),
+    (COT + "So, Davos paid $38 for the 2 shirts.", "36", "wrong", "last number"),
+    (COT + "The crocodile will grow 26 inches in 13 years.", "26", "correct", "last number"),
+    (COT + "Allen will be 109 years old 10 years from now.", "109", "correct", "last number"),
+    (COT + "So she has 5 + 3 = 8 apples in 2 bags.", "8", "correct", "last number"),
+    (COT + "It takes 4 hours.", "4", "correct", "last number"),
+    (COT + "So the sisters need to go from 64 to 100.", "100", "correct", "last number"),
     # Answer phrases: a word after a colon, a choice, a value leading a longer sentence
     (COT + "Because h(-x) = h(x), the function is even.\n\nThe answer is: even", r"\text{even}", "correct", "final answer"),
     (COT + "It is not a cylinder. The correct option is (C) Plane.", r"\text{(C)}", "correct", "final answer"),
