@@ -29,7 +29,7 @@ from typing import Any, Literal, NamedTuple, TypeVar
 
 from .latex import boxed_spans
 from .math_answers import UnusableGold
-from .math_extract import before_modifier, looks_cut_off, without_closing_remark
+from .math_extract import CUT_OFF_REASON, before_modifier, looks_cut_off, without_closing_remark
 from .numeric import Exact, NumberMatch, exact, first_number, format_number, iter_numbers, last_number, parse_number
 from .ray_host import on_backend
 from .verdict import Verdict
@@ -268,7 +268,7 @@ def _flexible(text: str) -> Extraction | None:
     number = last_number(body, whole_as_int=True) or last_number(text, whole_as_int=True)
     if number is None:
         return None
-    answer = before_modifier(body, number.start) if text.isascii() else None  # "$36 for the 2 shirts": 36
+    answer = before_modifier(body, number.start)  # "$36 for the 2 shirts": 36
     if answer is not None:
         number = first_number(body[answer[0]:answer[0] + 40], whole_as_int=True) or number
     return Extraction(number, "last number")
@@ -432,7 +432,7 @@ def verify(
         if mode == "strict":
             reason = "no '#### N' answer line in the completion"
         elif looks_cut_off(completion):
-            reason = "the completion stops mid-sentence (cut off at the length limit?) before stating a final answer"
+            reason = CUT_OFF_REASON
         else:
             reason = "no number in the completion"
         return Verdict("no_answer", reason=reason, details={"mode": mode, "gold": gold_text})

@@ -53,7 +53,7 @@ from .math_answers import (
     never_a_number,
     numbers_match,
 )
-from .math_extract import HEDGE, after_reasoning, looks_cut_off, strip_math_delimiters
+from .math_extract import CUT_OFF_REASON, HEDGE, after_reasoning, looks_cut_off, strip_math_delimiters
 from .math_forms import comparable, top_level_parts, union_of_alternatives
 from .math_values import (
     closed_form_value,
@@ -171,7 +171,7 @@ def _read(completion: Any, gold: Any, options: CompareOptions, max_answer_chars:
         if after_think and after_reasoning(completion) is None:
             reason = "the <think> block is never closed by </think> (after_think=True): no final answer"
         elif looks_cut_off(after_reasoning(completion) or "" if after_think else completion):
-            reason = "the completion stops mid-sentence (cut off at the length limit?) before stating a final answer"
+            reason = CUT_OFF_REASON
         else:
             where = "after </think>" if after_think else "in the completion"
             reason = f"no \\boxed{{}}, answer phrase, <answer> tag, bold answer, maths or number {where}"

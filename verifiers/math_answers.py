@@ -20,7 +20,7 @@ from typing import Any, Literal
 
 from .latex import BOXED_RE
 from .math_extract import Extraction, Source, extract_answer, is_bare_answer, last_boxed, strip_math_delimiters
-from .math_forms import number_words_only, top_level_parts
+from .math_forms import balanced, number_words_only, top_level_parts
 from .numeric import first_number, format_number
 
 Percent = Literal["either", "divide", "ignore"]
@@ -87,15 +87,6 @@ class UnusableGold(ValueError):
 # Gold
 
 
-def _balanced(text: str) -> bool:
-    depth = 0
-    for match in re.finditer(r"(?<!\\)[{}]", text):
-        depth += 1 if match.group() == "{" else -1
-        if depth < 0:
-            return False
-    return depth == 0
-
-
 def gold_answer(gold: Any) -> str:
     """The gold as answer text: bare LaTeX, a number, or a full solution (its last ``\\boxed{}``).
 
@@ -148,7 +139,7 @@ def gold_answer(gold: Any) -> str:
     text = text.strip()
     if not text:
         raise UnusableGold(f"gold {gold[:80]!r} is empty; pass the answer text, e.g. '\\frac{{1}}{{2}}'")
-    if not _balanced(text):
+    if not balanced(text, "{", "}"):
         raise UnusableGold(f"gold {text[:80]!r} has unbalanced braces; fix the gold's LaTeX")
     return text
 

@@ -310,6 +310,7 @@ def before_modifier(text: str, start: int) -> tuple[int, str] | None:
         >>> before_modifier(text, text.index("2 bags")), before_modifier("It takes 4 hours.", 9)
         ((16, '8'), None)
     """
+    text = _ascii_digits(text)  # same length: positions hold
     found = next(_PROSE_NUMBER_RE.finditer(text, start), None)
     if found is None or found.start("number") != start:
         return None
@@ -529,6 +530,9 @@ def _trailing_parenthetical(text: str, start: int) -> int | None:
     return None
 
 
+CUT_OFF_REASON = "the completion stops mid-sentence (cut off at the length limit?) before stating a final answer"
+
+
 def looks_cut_off(text: str) -> bool:
     """Whether ``text`` stops in the middle of a sentence, as a completion cut at the length limit
     does: inside maths it opened, on a word or sign that needs more, or in a clause that only
@@ -581,7 +585,7 @@ def _last_value(text: str) -> Extraction | None:
     number = last_prose_number(text, spans[-1][1] if spans else 0)
     if number is not None:
         if HEDGE not in number[1]:
-            number = before_modifier(_ascii_digits(text), number[0]) or number
+            number = before_modifier(text, number[0]) or number
         return Extraction(number[1], "last number")
     if spans:
         return Extraction(_last_answer_run(text, spans)[1], "math span")

@@ -97,11 +97,19 @@ def _depths(text: str) -> list[int]:
     return depths
 
 
-def _balanced(text: str) -> bool:
-    """Whether every bracket in ``text`` closes one opened in ``text`` and all are closed."""
+def balanced(text: str, opening: str = "([{", closing: str = ")]}") -> bool:
+    """Whether every bracket of ``opening`` / ``closing`` in ``text`` (not escaped: ``\\{`` is
+    a brace to print) closes one opened before it, and all are closed.
+
+    Example:
+        >>> balanced("(1, 2))"), balanced(r"\\frac{1}{2}", "{", "}"), balanced(r"\\{1\\}}", "{", "}")
+        (False, True, False)
+    """
     depth = 0
-    for char in text:
-        depth += (char in "([{") - (char in ")]}")
+    for index, char in enumerate(text):
+        if (char in opening or char in closing) and index and text[index - 1] == "\\":
+            continue
+        depth += (char in opening) - (char in closing)
         if depth < 0:
             return False
     return depth == 0
@@ -261,7 +269,7 @@ def _vector_entries(text: str) -> list[str] | None:
 def _tuple_entries(text: str) -> list[str] | None:
     """The entries of ``(a, b)``, ``\\left(a, b\\right)`` or ``\\langle a, b \\rangle``, else ``None``."""
     match = _ANGLE_RE.match(text) or _PAREN_RE.match(text)
-    if match is None or not _balanced(match.group("body")):
+    if match is None or not balanced(match.group("body")):
         return None
     entries = top_level_parts(match.group("body"))
     return entries if len(entries) > 1 else None
