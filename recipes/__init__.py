@@ -56,7 +56,7 @@ MOVED_MODULES = {
     "diagnostics_monitor": "diagnostics.monitor",
     "arithmetic": "demo.arithmetic", "warm_start": "demo.warm_start", "evaluation": "demo.evaluation",
     "reward_curve": "demo.reward_curve",
-    "loading": "common.loading", "tiny_model": "common.tiny_model", "config_flags": "common.config_flags",
+    "loading": "common.loading", "tiny_model": "common.tiny_model",
     "prefilter.data": "common.data", "prefilter.prompts": "common.prompts", "prefilter.generation": "common.generation",
     "prefilter.transformers_backend": "common.transformers_backend", "prefilter.vllm_backend": "common.vllm_backend",
 }

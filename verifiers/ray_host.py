@@ -52,8 +52,8 @@ HOST_PREFIX = "referee-host-"
 NAMESPACE = "referee"  # the hosts' Ray namespace, shared by every job of the cluster
 _VERIFIERS = ("gsm8k", "math", "code")
 _MIN_CHUNK = 32  # items per chunk at least: a chunk is one actor call
-_GRACE_SECONDS = 5.0
-_MONITOR = "monitor"  # the hosts' concurrency group for info()  # past batch_timeout, how long the caller waits for a host's own deadline to answer
+_GRACE_SECONDS = 5.0  # past batch_timeout, how long the caller waits for a host's own deadline to answer
+_MONITOR = "monitor"  # the hosts' concurrency group for info()
 
 
 @dataclass(frozen=True)

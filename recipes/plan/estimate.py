@@ -14,7 +14,7 @@ from typing import Any
 
 from .inputs import RecipeSettings
 from .model_params import ModelShape, count_lora_parameters, count_parameters, kv_cache_bytes_per_token
-from .precision import HALF, MIXED_PRECISION, StateBytes, trainable_state_bytes, weight_bytes
+from .precision import MIXED_PRECISION, StateBytes, trainable_state_bytes, weight_bytes
 from .sharding import Sharding, sharding_of
 
 GB = 1e9
@@ -196,7 +196,7 @@ def plan_run(
             f"only {headroom / GB:.1f} GB of the card is left for activations and logits: "
             "measure peak memory on a short run before a long one."
         )
-    if per_param == HALF:
+    if not per_param.master_copy and not settings.use_peft:  # LoRA's adapters: the runtime check measures them
         warnings.append(
             "the trainable weights are half precision with no fp32 master copy: an optimizer step under "
             "2^-9 of a weight's size is rounded away (at learning rate 1e-6, nearly every weight of a "

@@ -38,6 +38,16 @@ class StateBytes:
         """All three together."""
         return self.weights + self.gradients + self.optimizer
 
+    @property
+    def master_copy(self) -> bool:
+        """Whether updates land on fp32 values (fp32 weights, or fp32 master weights in the optimizer).
+
+        Example:
+            >>> MIXED_PRECISION.master_copy, HALF.master_copy
+            (True, False)
+        """
+        return self.weights >= 4 or self.optimizer >= 12
+
 
 MIXED_PRECISION = StateBytes(2, 2, 12, "bf16 weights and gradients, fp32 master weights and AdamW moments")
 HALF = StateBytes(2, 2, 4, "bf16 weights, gradients and AdamW moments (no fp32 master copy)")

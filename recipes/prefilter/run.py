@@ -143,10 +143,7 @@ class OpenedRun:
     manifest: dict[str, Any]
     assigned: list[int]
     pending: list[int]
-    chunk_size: int = 0  # rows per chunk (see rows_per_chunk); 0: config.chunk_size
-
-    def __post_init__(self) -> None:
-        self.chunk_size = self.chunk_size or self.config.chunk_size
+    chunk_size: int  # rows per chunk (see rows_per_chunk)
 
     def rows_in(self, chunks: Sequence[int]) -> int:
         """How many rows ``chunks`` hold."""
@@ -174,8 +171,8 @@ def open_run(config: PrefilterConfig) -> OpenedRun:
     size = rows_per_chunk(len(rows), config.chunk_size, config.num_shards)
     if config.num_shards == 1 and store.manifest_path.is_file():  # a merged run keeps its shards' chunks
         saved = store.manifest().get("settings", {})
-        if saved.get("chunk_size") == config.chunk_size and saved.get("rows_per_chunk"):
-            size = int(saved["rows_per_chunk"])
+        if saved.get("chunk_size") == config.chunk_size:
+            size = chunk_size_of(saved)
     manifest = build_manifest(config, rows, scorer, chunk_size=size)
     store.open(manifest)
     assigned = shard_chunks(math.ceil(len(rows) / size), config.shard_index, config.num_shards)

@@ -7,7 +7,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from ..deadline_pool import DeadlinePool, shared_pool
+from ..deadline_pool import DeadlinePool, Outcome, shared_pool
 from ..ray_host import on_backend
 from ..verdict import Verdict
 from .extract import extract_code
@@ -33,6 +33,47 @@ def judge_pool(workers: int | None = None) -> DeadlinePool:
 @functools.lru_cache(maxsize=8)
 def _isolation(requested: str) -> Isolation:
     return resolve_isolation(requested)
+
+
+def run_judges(tasks: list[dict[str, Any]], budget: float, workers: int | None,
+               batch_timeout: float | None = None) -> list[Outcome]:
+    """Each task through :func:`judge_task` in the judge pool, ``budget`` seconds each (plus a
+    sandbox's start); the tasks of a judge worker that died are tried once more on its replacement.
+
+    Example:
+        >>> task = {"code": "print(1)", "stdin": "", "timeout": 2.0, "isolation": "basic"}
+        >>> run_judges([task], judge_budget(2.0, 1), workers=1)[0].value["run"]["stdout"]
+        '1\\n'
+    """
+    pool, budget = judge_pool(workers), budget + _SANDBOX_START_SECONDS
+    ends = None if batch_timeout is None else time.monotonic() + batch_timeout
+    outcomes = pool.run(judge_task, [(task,) for task in tasks], timeout=budget, total_timeout=batch_timeout)
+    crashed = [i for i, outcome in enumerate(outcomes) if outcome.status == "crashed"]
+    if crashed and (ends is None or time.monotonic() < ends):
+        left = None if ends is None else max(1e-3, ends - time.monotonic())
+        for i, outcome in zip(crashed, pool.run(judge_task, [(tasks[i],) for i in crashed], timeout=budget,
+                                                total_timeout=left)):
+            outcomes[i] = outcome
+    return outcomes
+
+
+def check_options(timeout: Any, memory_mb: Any, max_output_bytes: Any, tmp_mb: Any, workers: Any,
+                  isolation: str, abs_tol: Any = 0.0, rel_tol: Any = 0.0) -> tuple[str | None, str]:
+    """(what is wrong with these options or ``None``, the isolation level they resolve to).
+
+    Example:
+        >>> check_options(3.0, 1024, 1 << 20, 64, None, "basic")
+        (None, 'basic')
+        >>> check_options(0, 1024, 1 << 20, 64, None, "basic")[0]
+        'timeout=0 must be a finite number of seconds above 0'
+    """
+    problem = _bad_options(timeout, memory_mb, max_output_bytes, abs_tol, rel_tol, workers, tmp_mb)
+    if problem is not None:
+        return problem, isolation
+    try:
+        return None, _isolation(isolation).level
+    except ValueError as exc:
+        return str(exc), isolation
 
 
 def judge_budget(timeout: float, tests: int) -> float:
@@ -141,16 +182,10 @@ def verify_batch(
     if backend != "local":
         return on_backend("code", backend, completions, tests_list, locals())
     verdicts: list[Verdict | None] = [None] * len(completions)
-    problem = _bad_options(timeout, memory_mb, max_output_bytes, abs_tol, rel_tol, workers, tmp_mb)
-    level = isolation
+    problem, level = check_options(timeout, memory_mb, max_output_bytes, tmp_mb, workers, isolation, abs_tol, rel_tol)
     if problem is None and batch_timeout is not None and not (
             isinstance(batch_timeout, (int, float)) and not isinstance(batch_timeout, bool) and batch_timeout > 0):
         problem = f"batch_timeout={batch_timeout!r} must be a positive number of seconds"
-    if problem is None:
-        try:
-            level = _isolation(isolation).level
-        except ValueError as exc:
-            problem = str(exc)
     if problem is not None:
         return [Verdict("error", 0.0, reason=problem) for _ in completions]
     tasks, budgets, where, codes = [], [], [], []
@@ -175,16 +210,7 @@ def verify_batch(
         where.append(index)
         codes.append(code)
     if tasks:
-        pool, budget = judge_pool(workers), max(budgets) + _SANDBOX_START_SECONDS
-        ends = None if batch_timeout is None else time.monotonic() + batch_timeout
-        outcomes = pool.run(judge_task, [(task,) for task in tasks], timeout=budget, total_timeout=batch_timeout)
-        crashed = [i for i, outcome in enumerate(outcomes) if outcome.status == "crashed"]
-        if crashed and (ends is None or time.monotonic() < ends):
-            # a judge worker that died (or was killed) is replaced: try its tasks once more
-            left = None if ends is None else max(1e-3, ends - time.monotonic())
-            for i, outcome in zip(crashed, pool.run(judge_task, [(tasks[i],) for i in crashed], timeout=budget,
-                                                    total_timeout=left)):
-                outcomes[i] = outcome
+        outcomes = run_judges(tasks, max(budgets), workers, batch_timeout)
         for index, code, outcome in zip(where, codes, outcomes):
             if outcome.status == "ok":
                 result = outcome.value

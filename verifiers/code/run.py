@@ -10,8 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from .grading import _SANDBOX_START_SECONDS, _bad_options, _isolation, judge_budget, judge_pool
-from .judge import judge_task
+from .grading import check_options, judge_budget, run_judges
 from .limits import DEFAULT_TMP_MB
 
 Ended = Literal["finished", "timeout", "memory", "output", "crashed", "exited", "error"]
@@ -66,20 +65,12 @@ def run_program(
     """
     if not isinstance(code, str) or not isinstance(stdin, str):
         return _error(f"code and stdin must be str, got {type(code).__name__} and {type(stdin).__name__}")
-    problem = _bad_options(timeout, memory_mb, max_output_bytes, 0.0, 0.0, workers, tmp_mb)
+    problem, level = check_options(timeout, memory_mb, max_output_bytes, tmp_mb, workers, isolation)
     if problem is not None:
         return _error(problem)
-    try:
-        level = _isolation(isolation).level
-    except ValueError as exc:
-        return _error(str(exc))
     task: dict[str, Any] = {"code": code, "stdin": stdin, "timeout": float(timeout), "memory_mb": memory_mb,
                             "output_bytes": max_output_bytes, "tmp_mb": tmp_mb, "isolation": level}
-    budget = judge_budget(float(timeout), 1) + _SANDBOX_START_SECONDS
-    pool = judge_pool(workers)
-    [outcome] = pool.run(judge_task, [(task,)], timeout=budget)
-    if outcome.status == "crashed":  # a judge worker that died is replaced: once more
-        [outcome] = pool.run(judge_task, [(task,)], timeout=budget)
+    [outcome] = run_judges([task], judge_budget(float(timeout), 1), workers)
     if outcome.status != "ok":
         return _error(f"the sandbox's worker failed: {outcome.status}: {outcome.message}")
     if "error" in outcome.value:
