@@ -475,7 +475,7 @@ def _last_bold(text: str) -> str | None:
 
 
 def without_closing_remark(text: str) -> str:
-    """``text`` without a remark that follows its last statement of the answer: a check
+    r"""``text`` without a remark that follows its last statement of the answer: a check
     (``Check: ...``, ``This makes sense because ...``), a justification in the same sentence
     (``x = 2 because 2^2 = 4``, ``..., and indeed ...``, ``..., or about 33.3%``) or a closing
     parenthetical in words (``8 new limbs (5 arms and 3 legs).``). Only the last paragraph is
@@ -485,7 +485,7 @@ def without_closing_remark(text: str) -> str:
         >>> without_closing_remark("So $x = 17$. Let's check: (7 + 2 + 17 + 10)/4 = 9.")
         'So $x = 17$. '
         >>> without_closing_remark("So $\\log_2 64 = 6$ because $2^6 = 64$.")
-        'So $\\\\log_2 64 = 6$'
+        'So $\\log_2 64 = 6$'
         >>> without_closing_remark("He grows 8 new limbs (5 arms and 3 legs).")
         'He grows 8 new limbs'
         >>> without_closing_remark("Since 2x = 8, x = 4.")  # the reasoning that leads to the answer stays
@@ -534,7 +534,7 @@ CUT_OFF_REASON = "the completion stops mid-sentence (cut off at the length limit
 
 
 def looks_cut_off(text: str) -> bool:
-    """Whether ``text`` stops in the middle of a sentence, as a completion cut at the length limit
+    r"""Whether ``text`` stops in the middle of a sentence, as a completion cut at the length limit
     does: inside maths it opened, on a word or sign that needs more, or in a clause that only
     leads to one (``Since $f(5) = 7$``).
 

@@ -17,7 +17,7 @@ from referee.recipes.cli import main as referee_main
 from referee.verifiers import code
 from referee.verifiers.code import isolation as iso
 from referee.verifiers.code.channel import recv_message
-from referee.verifiers.code.cleanup import running_since
+from referee.verifiers.code.cleanup import kill_job, running_since
 from referee.verifiers.code.grading import judge_pool
 from referee.verifiers.code.run import run_program
 from referee.verifiers.code.uids import lease_uid
@@ -231,6 +231,28 @@ def test_a_killed_worker_not_yet_reaped_or_whose_pid_was_reused_leaves_no_folder
         os.rmdir(live)
         if os.path.exists(reused):
             os.rmdir(reused)
+
+
+def test_a_killed_job_process_its_parent_never_reaps_is_not_a_survivor():
+    """A killed job process stays a zombie until its parent reaps it; where that parent is not
+    the cleaner (a container's init that does not reap, an outside process) the job is still clean."""
+    ready, say_ready = os.pipe()
+    parent = os.fork()
+    if parent == 0:  # outside the job; forks the job leader and never reaps it
+        leader = os.fork()
+        if leader == 0:
+            os.setsid()
+            os.write(say_ready, b"%d\n" % os.getpid())
+            time.sleep(60)
+        time.sleep(60)
+    try:
+        leader = int(os.read(ready, 32))
+        statuses, survivors = kill_job(session=leader, uid=None, timeout=1.0)
+        assert running_since(leader) is None and os.path.exists(f"/proc/{leader}")  # killed, not reaped
+        assert (statuses, survivors) == ({}, [])
+    finally:
+        os.kill(parent, signal.SIGKILL)
+        os.waitpid(parent, 0)
 
 
 def test_doctor_prints_the_level_and_proves_the_sandbox_works(capsys):

@@ -201,19 +201,23 @@ def kill_job(*, session: int | None, uid: int | None, pid_namespace: bool = Fals
         if status is not None:
             statuses[session] = status
     while True:
-        left = job_processes(session=session, uid=uid, reaper=reaper, pid_namespace=pid_namespace)
-        for pid in left:
+        alive = []
+        for pid in job_processes(session=session, uid=uid, reaper=reaper, pid_namespace=pid_namespace):
             try:
                 os.kill(pid, signal.SIGKILL)
                 done, status = os.waitpid(pid, os.WNOHANG)  # reap the job's processes that are ours
-            except (OSError, ChildProcessError):
+            except ProcessLookupError:  # gone
                 continue
+            except (OSError, ChildProcessError):  # not our child: only its parent can reap it
+                done = 0
             if done:
                 statuses[pid] = status
-        if not left:
+            elif running_since(pid) is not None:  # a zombie has ended: it holds nothing but its pid
+                alive.append(pid)
+        if not alive:
             return statuses, []
         if time.monotonic() > deadline:
-            return statuses, left
+            return statuses, alive
         time.sleep(0.0002)
 
 
