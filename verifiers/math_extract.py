@@ -19,9 +19,10 @@ of precedence (the first that reads something wins; ``Extraction.source`` names 
 6. ``math span`` / ``last number``: whichever comes last in the text, the last ``$...$``,
    ``\\(...\\)``, ``\\[...\\]`` that states a value (not a bare mention such as ``\\(n\\)``, not
    prose caught between two dollar signs; spans joined by ``,`` / ``and`` are one answer), or
-   the last number written in prose (``So it took James 2 hours.``, any script's digits). A
-   remark after the answer is skipped (``Check: ...``, ``x = 2 because ...``, ``8 limbs (5 arms
-   and 3 legs).``); a completion cut off mid-sentence (:func:`looks_cut_off`) has no answer.
+   the last number written in prose (``So it took James 2 hours.``, any script's digits,
+   ``12π``, ``3√13``, ``2^10``). A remark after the answer is skipped (``Check: ...``,
+   ``x = 2 because ...``, ``8 limbs (5 arms and 3 legs).``, ``12π ≈ 37.7``, ``227 minutes, or 3
+   hours and 47 minutes``); a completion cut off mid-sentence (:func:`looks_cut_off`) has no answer.
 
 A final answer (rules 2-5) always beats a number met earlier in the reasoning; the fallbacks
 of rule 6 apply only when no final answer exists.
@@ -79,11 +80,15 @@ _CHECK_SENTENCE_RE = re.compile(
     r"|as\s+a\s+(?:quick\s+)?(?:check|sanity\s+check))\b", re.IGNORECASE)
 _CLAUSE_MARKER_RE = re.compile(
     r"(?:[,;]\s*|(?<!\s)\s+)(?:because|since|and\s+indeed|no\s+matter|which\s+agrees|note\s+that)\b"
-    r"|,\s+or\s+(?:about|approximately|roughly)\b",
+    r"|,\s+or\s+(?:about|approximately|roughly)\b|\s*≈"
+    # the same value in other units: "227 minutes, or 3 hours and 47 minutes", "$0.29, or 29 cents"
+    r"|(?<=[0-9])(?:\s*(?P<unit>[A-Za-z]+))?,\s+or\s+(?:\$\s?)?[0-9][0-9,.]*\s*(?!(?P=unit)\b)"
+    r"(?:second|minute|hour|day|week|month|year|cent|dollar|foot|feet|inch|inches|yard|mile|(?:centi|milli|kilo)?(?:meter|gram)"
+    r"|pound|ounce|liter|gallon|quart|pint|cup|dozen|percent)s?\b",
     re.IGNORECASE)
 _REMARK_WINDOW = 600  # characters from the end where a closing remark may start
 _REMARK_WORDS = ("check", "verif", "because", "since", "indeed", "no matter", "agrees", "note that", "or about",
-                 "approximately", "roughly", "makes sense", "consistent")
+                 "approximately", "roughly", "makes sense", "consistent", "≈", ", or ")
 _REMARK_WORD_RE = re.compile(r"(?<![\\A-Za-z])[A-Za-z]{2,}")  # a word, not a command's name
 _SENTENCE_END_RE = re.compile(r"(?<!\bi\.e)(?<!\be\.g)(?<!\betc)[.!?]\s+|\n")
 # A completion cut off mid-sentence (see looks_cut_off): its last value is no answer.
@@ -124,10 +129,12 @@ _MENTION_RE = re.compile(
     r"|\\(?:angle|triangle|overline|mathcal|mathbb)\s*\{?[A-Za-z]{1,4}\}?)\s*$"
 )
 
-# A number in prose: sign, currency, digits with separators, fraction, percent word.
+# A number in prose: sign, currency, digits with separators, fraction, plain-text root, power or
+# π (``√117``, ``3√13``, ``2^10``, ``12π``: never only their digits), percent word.
 _PROSE_NUMBER_RE = re.compile(
-    r"(?<![A-Za-z0-9_.,^\\{}/|])(?P<sign>[-\u2212\u2013])?(?:\\?\$|[€£¥₹])?\s?"
+    r"(?<![A-Za-z0-9_.,^\\{}/|])(?P<sign>[-\u2212\u2013])?(?:\\?\$|[€£¥₹])?\s?(?P<root>√)?"
     r"(?P<number>[0-9]+(?:[.,][0-9]+)*|\.[0-9]+)(?:/(?P<denominator>[0-9]+))?(?![0-9])"
+    r"(?:√(?P<radicand>[0-9]+)|\^(?P<power>[0-9]+)(?![0-9.,]?[0-9])|\s?(?P<pi>π))?"
     r"(?:\s?(?P<percent>\\?%|percent\b|pct\b))?"
 )
 _HEDGE_GAP_RE = re.compile(r"[\s,$]*or\b[\w\s$]{0,15}")  # "5 or 7", "5, or maybe 7": alternatives
@@ -268,6 +275,14 @@ def prose_number(match: re.Match[str]) -> str:
         decimal = _DECIMAL_COMMA_RE.match(number)
         if decimal:
             number = f"{decimal.group('whole')}.{decimal.group('decimals')}"
+    if match.group("root"):
+        number = f"\\sqrt{{{number}}}"
+    if match.group("radicand"):
+        number += f"\\sqrt{{{match.group('radicand')}}}"
+    elif match.group("power"):
+        number += f"^{{{match.group('power')}}}"
+    elif match.group("pi"):
+        number += "\\pi"
     if match.group("denominator"):
         number = f"{number}/{match.group('denominator')}"
     sign = "-" if match.group("sign") else ""
@@ -275,7 +290,7 @@ def prose_number(match: re.Match[str]) -> str:
 
 
 def last_prose_number(text: str, start: int = 0) -> tuple[int, str] | None:
-    """Start and plain text of the last number written in ``text[start:]``, else ``None``.
+    r"""Start and plain text of the last number written in ``text[start:]``, else ``None``.
 
     Two numbers offered as alternatives (``5 or 7``, ``5, or maybe 7``) are read together, as a
     hedge that matches no single gold.
@@ -285,6 +300,8 @@ def last_prose_number(text: str, start: int = 0) -> tuple[int, str] | None:
         (17, '2')
         >>> last_prose_number("Soucis : 2,74 $ a.."), last_prose_number("AZYUK2A"), last_prose_number("It is 5 or 7.")
         ((9, '2.74'), None, (6, '5 ⟪or⟫ 7'))
+        >>> last_prose_number("The speed is 12π m/s."), last_prose_number("d = 3√13.")
+        ((13, '12\\pi'), (4, '3\\sqrt{13}'))
     """
     text = _ascii_digits(text)
     previous = found = None
@@ -477,9 +494,11 @@ def _last_bold(text: str) -> str | None:
 def without_closing_remark(text: str) -> str:
     r"""``text`` without a remark that follows its last statement of the answer: a check
     (``Check: ...``, ``This makes sense because ...``), a justification in the same sentence
-    (``x = 2 because 2^2 = 4``, ``..., and indeed ...``, ``..., or about 33.3%``) or a closing
-    parenthetical in words (``8 new limbs (5 arms and 3 legs).``). Only the last paragraph is
-    read; a remark is cut only when a value comes before it and nothing after it concludes.
+    (``x = 2 because 2^2 = 4``, ``..., and indeed ...``, ``..., or about 33.3%``), an approximation
+    (``12π ≈ 37.7``), the value restated in other units (``227 minutes, or 3 hours and 47
+    minutes``) or a closing parenthetical in words (``8 new limbs (5 arms and 3 legs).``). Only
+    the last paragraph is read; a remark is cut only when a value comes before it and nothing
+    after it concludes.
 
     Example:
         >>> without_closing_remark("So $x = 17$. Let's check: (7 + 2 + 17 + 10)/4 = 9.")
@@ -488,6 +507,8 @@ def without_closing_remark(text: str) -> str:
         'So $\\log_2 64 = 6$'
         >>> without_closing_remark("He grows 8 new limbs (5 arms and 3 legs).")
         'He grows 8 new limbs'
+        >>> without_closing_remark("It takes 90 minutes, or 1.5 hours, in all.")
+        'It takes 90'
         >>> without_closing_remark("Since 2x = 8, x = 4.")  # the reasoning that leads to the answer stays
         'Since 2x = 8, x = 4.'
     """

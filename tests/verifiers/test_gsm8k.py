@@ -54,6 +54,8 @@ GOLDEN = [
     ("She keeps 16 - 3 - 4 = 9 eggs and sells them for 9 * 2 = 18", "18", "correct", "last number"),
     ("Step 3: 60 - 24 = 36.\n\nSo, Davos paid $36 for the 2 shirts.", "36", "correct", "last number"),
     ("Step 3: 60 - 24 = 36.\n\nSo, Davos paid $34 for the 2 shirts.", "36", "wrong", "last number"),
+    ("90 + 125 = 215 minutes.\n\nIt takes Max 215 minutes, or 3 hours and 35 minutes, to watch them.", "215", "correct",
+     "last number"),
     ("The answer is 17.", "18", "wrong", "answer phrase"),
     ("#### 180", "18", "wrong", "####"),
     ("The answer is 1.8", "18", "wrong", "answer phrase"),

@@ -223,6 +223,20 @@ GOLDEN = [
     (COT + r"\boxed{4 \quad \text{or} \quad -2}", "-2, 4", "correct", "boxed"),
     (COT + r"\boxed{x = 3 \text{ or } x = -5}", "3", "wrong", "boxed"),
     (COT + r"\boxed{3 \text{ or } 3.0}", "3", "correct", "boxed"),
+    # Roots, powers and pi written in plain text are read whole, never as their digits
+    (COT + "So the unicycle's speed is 12π inches per second.", r"12\pi", "correct", "last number"),
+    (COT + "So the unicycle's speed is 12π inches per second.", "12", "wrong", "last number"),
+    (COT + "Therefore, the distance between the points is 3√13 units.", r"3\sqrt{13}", "correct", "last number"),
+    (COT + "Therefore, the distance between the points is √117 units.", "117", "wrong", "last number"),
+    (COT + "So there are 2^10 subsets.", "1024", "correct", "last number"),
+    # An exact value with its approximation, or restated in other units: the value first stated
+    (COT + "So, the unicycle's speed is 12π ≈ 37.7 inches per second.", r"12\pi", "correct", "last number"),
+    (COT + "It will take Andy 227 minutes, or 3 hours and 47 minutes, to string the racquets.", "227", "correct",
+     "last number"),
+    (COT + "It will take Andy 227 minutes, or 3 hours and 47 minutes, to string the racquets.", "47", "wrong",
+     "last number"),
+    (COT + "So the bus needs 1.5 hours, or 90 minutes.", "1.5", "correct", "last number"),
+    (COT + "So the answer is 5, or 15 if we count both ends.", "5", "wrong", "last number"),
 ]
 
 

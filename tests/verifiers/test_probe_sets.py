@@ -12,7 +12,7 @@ from referee.verifiers import math as maths
 PROBES = Path(__file__).resolve().parents[2] / "benchmarks" / "probes"
 
 # set: (most false accepts, most misses) allowed
-BOUNDS = {"gsm8k": (0, 3), "math": (0, 1), "unboxed": (0, 7), "precision": (11, 0), "mixed": (0, 0),
+BOUNDS = {"gsm8k": (0, 2), "math": (0, 1), "unboxed": (0, 5), "precision": (11, 0), "mixed": (0, 0),
           "small_models": (0, 2)}
 
 
