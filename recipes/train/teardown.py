@@ -22,8 +22,9 @@ def holding_process_group() -> Iterator[None]:
     (unless the block did that itself); the block's garbage (the DDP model and its Reducer) is
     collected while this function still holds the group, and dropping that last reference
     destroys the group through torch's binding, which releases the GIL first. An exception
-    skips all of it (the other ranks may be gone) and propagates. Without an initialised
-    process group this is a no-op.
+    skips all of it (the other ranks may be gone) and propagates; the failed rank's exit may
+    then end in SIGABRT instead of exit code 1, a failure either way for the launcher. Without
+    an initialised process group this is a no-op.
 
     Example:
         >>> with holding_process_group():
