@@ -247,19 +247,6 @@ _init_lock = threading.Lock()
 _remote_class: Any = None
 
 
-def _ray() -> Any:
-    """Ray, imported and connected (``ray.init()`` when this process has not done it)."""
-    try:
-        import ray
-    except ImportError:
-        raise ImportError("backend='ray' needs Ray: pip install 'referee[ray]'.") from None
-    if not ray.is_initialized():
-        with _init_lock:
-            if not ray.is_initialized():
-                ray.init(ignore_reinit_error=True, log_to_driver=False)
-    return ray
-
-
 def _host_class() -> Any:
     global _remote_class
     if _remote_class is None:
@@ -277,7 +264,7 @@ def cpu_nodes() -> dict[str, float]:
         >>> callable(cpu_nodes)  # needs a Ray cluster; see tests/verifiers/test_ray_host.py
         True
     """
-    ray = _ray()
+    ray = connect()
     return {node["NodeID"]: node["Resources"].get("CPU", 0.0) for node in ray.nodes()
             if node.get("Alive") and node.get("Resources", {}).get("CPU", 0.0) > 0}
 
@@ -306,7 +293,7 @@ def host_for_node(node_id: str, node_cpus: float | None = None, wait: float | No
         handle = _handles.get(node_id)
     if handle is not None:
         return handle
-    ray = _ray()
+    ray = connect()
     from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
     settings = _settings
@@ -370,7 +357,7 @@ def stop_hosts() -> int:
         >>> callable(stop_hosts)  # needs a Ray cluster; see tests/verifiers/test_ray_host.py
         True
     """
-    ray = _ray()
+    ray = connect()
     handles = _all_hosts(ray)
     for handle in handles:
         ray.kill(handle)
@@ -398,7 +385,7 @@ def describe_hosts(start: bool = True) -> list[dict[str, Any]]:
         >>> callable(describe_hosts)  # needs a Ray cluster; see tests/verifiers/test_ray_host.py
         True
     """
-    ray = _ray()
+    ray = connect()
     if start:
         ensure_hosts()
     handles = _all_hosts(ray)
@@ -463,7 +450,7 @@ def run_batch(verifier: str, completions: Sequence[Any], golds: Sequence[Any], o
     started = time.monotonic()
     deadline = None if batch_timeout is None else started + batch_timeout
     try:
-        ray = _ray()
+        ray = connect()
         nodes = cpu_nodes()
     except Exception as exc:  # Ray missing or the cluster unreachable: not the completions' fault
         return [Verdict("error", reason=f"backend='ray' could not reach Ray: {type(exc).__name__}: {exc}")] * count
@@ -610,13 +597,13 @@ def connect(address: str | None = None) -> Any:
     Raises ``ImportError`` without Ray and ``ConnectionError`` when the cluster cannot be reached.
 
     Example:
-        >>> callable(connect)  # needs Ray; see tests/recipes/test_score_ray.py
+        >>> callable(connect)  # needs Ray; see tests/verifiers/test_ray_cluster.py
         True
     """
     try:
         import ray
     except ImportError:
-        raise ImportError("--ray needs Ray: pip install 'referee[ray]'.") from None
+        raise ImportError("Ray is not installed: pip install 'referee[ray]'.") from None
     if ray.is_initialized():
         return ray
     problem = _unreachable(address)
@@ -624,6 +611,8 @@ def connect(address: str | None = None) -> Any:
         raise ConnectionError(f"cannot reach the Ray cluster at {address}: {problem}")
     try:
         with _init_lock:
+            if ray.is_initialized():  # another thread connected while this one waited
+                return ray
             if address == "local":
                 ray.init(address="local", log_to_driver=False, include_dashboard=False)
             else:
@@ -668,10 +657,10 @@ def spread_batches(verifier: str, batches: Any, options: dict[str, Any], *, wind
     has no side effects); one that still fails is ``error`` items.
 
     Example:
-        >>> callable(spread_batches)  # needs a Ray cluster; see tests/recipes/test_score_ray.py
+        >>> callable(spread_batches)  # needs a Ray cluster; see tests/verifiers/test_ray_cluster.py
         True
     """
-    ray = _ray()
+    ray = connect()
     from collections import deque
 
     task = ray.remote(num_cpus=0, scheduling_strategy="SPREAD", max_retries=2)(_on_node)
