@@ -37,6 +37,7 @@ Ray is the optional ``ray`` extra (``pip install 'referee[ray]'``) and is import
 from __future__ import annotations
 
 import asyncio
+import functools
 import math
 import os
 import threading
@@ -682,27 +683,21 @@ def spread_batches(verifier: str, batches: Any, options: dict[str, Any], *, wind
         yield result(*flight.popleft())
 
 
-class _JudgeBatch:
-    """``map_batches`` body of :func:`verify_dataset` (a picklable callable, run as a Ray task)."""
+def _judge_batch(batch: dict[str, Any], *, verifier: str, completion_column: str, gold_column: str,
+                 options: dict[str, Any]) -> dict[str, Any]:
+    """``map_batches`` body of :func:`verify_dataset` (run as a Ray task): the batch with its verdict columns."""
+    import json
 
-    def __init__(self, verifier: str, completion_column: str, gold_column: str, options: dict[str, Any]) -> None:
-        self.verifier, self.completion_column, self.gold_column = verifier, completion_column, gold_column
-        self.options = options
+    import numpy as np
 
-    def __call__(self, batch: dict[str, Any]) -> dict[str, Any]:
-        import json
-
-        import numpy as np
-
-        options = dict(self.options)
-        verdicts = run_batch(self.verifier, [_plain(c) for c in batch[self.completion_column]],
-                             [_plain(g) for g in batch[self.gold_column]], options,
-                             batch_timeout=options.pop("batch_timeout", None))
-        return {**batch, "status": np.array([v.status for v in verdicts], dtype=object),
-                "score": np.array([v.score for v in verdicts], dtype=float),
-                "reason": np.array([v.reason for v in verdicts], dtype=object),
-                "verdict": np.array([json.dumps(v.to_dict(), ensure_ascii=False, default=str) for v in verdicts],
-                                    dtype=object)}
+    options = dict(options)
+    verdicts = run_batch(verifier, [_plain(c) for c in batch[completion_column]], [_plain(g) for g in batch[gold_column]],
+                         options, batch_timeout=options.pop("batch_timeout", None))
+    return {**batch, "status": np.array([v.status for v in verdicts], dtype=object),
+            "score": np.array([v.score for v in verdicts], dtype=float),
+            "reason": np.array([v.reason for v in verdicts], dtype=object),
+            "verdict": np.array([json.dumps(v.to_dict(), ensure_ascii=False, default=str) for v in verdicts],
+                                dtype=object)}
 
 
 def _plain(value: Any) -> Any:
@@ -738,5 +733,6 @@ def verify_dataset(dataset: Any, verifier: str, *, completion_column: str = "com
     """
     from .registry import default_gold_field
 
-    judge = _JudgeBatch(verifier, completion_column, gold_column or default_gold_field(verifier), dict(options))
+    judge = functools.partial(_judge_batch, verifier=verifier, completion_column=completion_column,
+                              gold_column=gold_column or default_gold_field(verifier), options=dict(options))
     return dataset.map_batches(judge, batch_size=batch_size, num_cpus=0, batch_format="numpy")
