@@ -171,8 +171,9 @@ def kill_job(*, session: int | None, uid: int | None, pid_namespace: bool = Fals
     ``session`` is the job leader's pid (it called ``setsid``), or ``None`` to sweep only the
     uid. ``children``: every child of this process is a job process, so orphans re-parented to
     it are killed too (only a fork server, a child subreaper, may say so). Returns the wait
-    statuses of the job processes this process reaped, and the pids still alive after
-    ``timeout`` seconds (empty when the cleanup succeeded).
+    statuses of the job processes this process reaped, and the pids still running after
+    ``timeout`` seconds (empty when the cleanup succeeded). A killed process that another
+    parent has not reaped yet (a zombie) has ended: it is no survivor.
 
     Example:
         >>> ready, say_ready = os.pipe()
