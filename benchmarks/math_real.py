@@ -1,8 +1,9 @@
-"""Maths answer checking on REAL model completions: referee beside math-verify and TRL, in one run.
+"""Maths answer checking on labelled model completions: referee beside math-verify and TRL, in one run.
 
-The data is a JSONL of real completions with a correctness label each (``completion``,
-``gold``, ``label``; ``id`` and ``generator`` when present), such as the OlympiadBench part of
-ProcessBench. Every checker judges every completion against the same gold:
+The data is a JSONL of completions with a correctness label each (``completion``, ``gold``,
+``label``; ``id`` and ``generator`` when present): real ones such as the OlympiadBench part of
+ProcessBench, or the imitation probe sets in ``benchmarks/probes/``. Every checker judges every completion
+against the same gold:
 
 * ``referee math``: ``referee.verifiers.math.verify_batch`` with its defaults;
 * ``math-verify``: ``verify(parse("\\boxed{gold}"), parse(completion))``, the gold boxed as its
@@ -76,7 +77,7 @@ def main() -> None:
 
     rows = load(args.data)
     completions = [row["completion"] for row in rows]
-    print(f"{len(rows)} real completions, {sum(bool(r['label']) for r in rows)} labelled correct\n")
+    print(f"{len(rows)} labelled completions ({args.data}), {sum(bool(r['label']) for r in rows)} labelled correct\n")
 
     results = []
     started = time.perf_counter()
