@@ -1,13 +1,18 @@
 """Fixtures shared by the tests: one tiny local model for the whole session (recipes, examples),
-and a local TCP listener that counts the connections sandboxed programs make (code verifier)."""
+and a local TCP listener that counts the connections sandboxed programs make (code verifier).
+Property tests have no per-example deadline: they test behaviour, and a loaded CI machine is slow."""
 
 import socket
 import threading
 
 import pytest
+from hypothesis import settings
 
 from referee.recipes.common.loading import load_tokenizer
 from referee.recipes.common.tiny_model import save_tiny_model
+
+settings.register_profile("referee", deadline=None)
+settings.load_profile("referee")
 
 
 @pytest.fixture(scope="session")
@@ -48,13 +53,6 @@ class Listener:
 
     def close(self) -> None:
         self.server.close()
-
-
-@pytest.fixture(scope="module")
-def listener():
-    server = Listener()
-    yield server
-    server.close()
 
 
 @pytest.fixture()

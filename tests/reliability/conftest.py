@@ -5,6 +5,8 @@ import time
 
 import pytest
 
+from referee.verifiers.code.cleanup import running_since
+
 FORKSERVER = b"referee.verifiers.code.forkserver"
 
 
@@ -71,7 +73,9 @@ class Sandboxes:
             servers = set(self.forkservers())
             mine = self.descendants()
             left = [pid for pid, (ppid, argv, _) in mine.items() if _is_worker(argv) and pid not in servers]
-            orphans = [pid for pid, (ppid, argv, uid) in _tree().items() if uid in self.job_uids() and ppid == 1]
+            # a zombie has ended (it holds nothing but its pid): a container init that never reaps keeps it forever
+            orphans = [pid for pid, (ppid, argv, uid) in _tree().items()
+                       if uid in self.job_uids() and ppid == 1 and running_since(pid) is not None]
             if not (left or orphans) or time.monotonic() > deadline:
                 return left + orphans
             time.sleep(0.05)

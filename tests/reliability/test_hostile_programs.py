@@ -39,16 +39,24 @@ def hostile(level_protected: bool, port: int) -> list[tuple[str, str, set]]:
         ("closed stdio", "import os\ndef f(x):\n    os.closerange(0, 3)\n    return 2 * x\n", {"correct"}),
         ("closed fds", "import os\ndef f(x):\n    os.closerange(0, 1024)\n    return 2 * x\n", {"wrong"}),
         ("segfault", "import ctypes\ndef f(x):\n    ctypes.string_at(0)\n    return 2 * x\n", {"wrong"}),
-        ("daemon", "import os, time\ndef f(x):\n    if os.fork() == 0:\n        os.setsid()\n        if os.fork() == 0:\n"
-                   f"            time.sleep(1.0)\n            open('/tmp/{TOKEN}-daemon', 'w').close()\n"
+        # the daemon acts 0.5 s after its job has ended (EOF on a pipe the job leader holds), however
+        # long the job took to be ended on a loaded machine
+        ("daemon", "import os, time\ndef f(x):\n    r, w = os.pipe()\n    if os.fork() == 0:\n        os.setsid()\n"
+                   "        if os.fork() == 0:\n            os.close(w)\n            os.read(r, 1)\n            time.sleep(0.5)\n"
+                   f"            open('/tmp/{TOKEN}-daemon', 'w').close()\n"
                    "        os._exit(0)\n    return 2 * x\n", {"correct"}),
         ("socket to a local listener", f"import socket\ndef f(x):\n    socket.create_connection(('127.0.0.1', {port}), "
                                        "timeout=0.5).close()\n    return 2 * x\n",
          {"wrong"} if level_protected else {"correct"}),
-        ("/tmp filler", f"import os\ndef f(x):\n    total = 0\n    try:\n        for i in range(10 ** 6):\n"
-                        f"            with open(f'{TOKEN}-{{i}}', 'wb') as handle:\n"
-                        "                for _ in range(4):\n                    handle.write(b'x' * (1 << 20))\n"
-                        "                    handle.flush()\n                    total += 1\n"
+        # unprotected (basic), only the worker's 50 ms sampling bounds the job folder: a full host
+        # /dev/shm (Docker's 64 MiB) is not the bound, so the filler holds its files until measured
+        ("/tmp filler", f"import errno, os, time\ndef f(x):\n    total = 0\n    try:\n        for i in range(10 ** 6):\n"
+                        "            try:\n"
+                        f"                with open(f'{TOKEN}-{{i}}', 'wb') as handle:\n"
+                        "                    for _ in range(4):\n                        handle.write(b'x' * (1 << 20))\n"
+                        "                        handle.flush()\n                        total += 1\n"
+                        f"            except OSError as exc:\n                if {not level_protected} and exc.errno == errno.ENOSPC:\n"
+                        "                    time.sleep(0.01)\n                    continue\n                raise\n"
                         f"    except OSError:\n        pass\n    return 2 * x if total > {2 * TMP_MB} else 0\n",
          {"wrong"}),
         ("right after all that", RIGHT, {"correct"}),

@@ -9,6 +9,7 @@ attributes of ``args``.
 
 import asyncio
 import importlib
+import threading
 from dataclasses import dataclass, field
 from types import SimpleNamespace
 from typing import Any
@@ -108,28 +109,37 @@ def test_an_unknown_source_stops_at_the_first_sample():
         asyncio.run(async_rm(make_args(), Sample(response="#### 18", label="18", metadata={"data_source": "mine"})))
 
 
-def test_rollout_keeps_generating_while_referee_judges():
-    """slime awaits rewards on its rollout loop: a code judgement must not stall other coroutines."""
+def test_rollout_keeps_generating_while_referee_judges(monkeypatch):
+    """slime awaits rewards on its rollout loop: a code judgement must not stall other coroutines.
+    The judgement waits, in its thread, for a coroutine on the loop to answer: on the loop itself it
+    never would (no tick counting)."""
+    from referee.rewards.adapters import Scorer
+
     args = make_args()
     slow = Sample(response="import time\ndef f(x):\n    time.sleep(1.0)\n    return x + 1",
                   label={"verifier": "code", "tests": {"fn_name": "f", "inputs": [[1]], "outputs": [2]}})
+    started, answered = threading.Event(), threading.Event()
+    score = Scorer.score
+
+    def score_once_the_loop_answers(self, samples):
+        started.set()
+        assert answered.wait(timeout=30), "the rollout loop was blocked while referee judged"
+        return score(self, samples)
+
+    monkeypatch.setattr(Scorer, "score", score_once_the_loop_answers)
 
     async def main():
-        ticks = 0
-
         async def generation():
-            nonlocal ticks
-            while True:
-                await asyncio.sleep(0.01)
-                ticks += 1
+            while not started.is_set():
+                await asyncio.sleep(0.001)
+            answered.set()
 
         task = asyncio.create_task(generation())
         reward = await async_rm(args, slow)
-        task.cancel()
-        return reward, ticks
+        await task
+        return reward
 
-    reward, ticks = asyncio.run(main())
-    assert reward == 1.0 and ticks >= 5  # about 100 while the program sleeps; a stalled loop makes 0 or 1
+    assert asyncio.run(main()) == 1.0
 
 
 def test_an_outage_stops_the_rollout():

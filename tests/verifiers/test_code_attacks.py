@@ -117,6 +117,8 @@ ESCAPES = [
            "        return True\n    except OSError:\n        return False\n", wins_if(True), needs_protection=True),
     Attack("kill every process it can", "import os, signal\ndef f():\n    killed = 0\n    for name in os.listdir('/proc'):\n"
            "        if name.isdigit() and int(name) != os.getpid():\n            try:\n"
+           "                if open(f'/proc/{name}/stat').read().rsplit(')', 1)[1].split()[0] in 'ZX':\n"
+           "                    continue  # an ended process (a zombie an init never reaped): nothing to kill\n"
            "                os.kill(int(name), signal.SIGKILL)\n                killed += 1\n"
            "            except OSError:\n                pass\n    try:\n        os.kill(-1, signal.SIGKILL)\n"
            "    except OSError:\n        pass\n    return killed > 0\n", wins_if(True), needs_protection=True),
@@ -214,7 +216,8 @@ def _status(pid: str) -> dict:
             cmdline = handle.read().replace(b"\0", b" ").decode(errors="replace")
     except OSError:
         return {}
-    return {"ppid": int(fields["PPid"]), "uid": int(fields["Uid"].split()[0]), "cmdline": cmdline}
+    return {"ppid": int(fields["PPid"]), "uid": int(fields["Uid"].split()[0]), "cmdline": cmdline,
+            "state": fields["State"].split()[0]}
 
 
 def _processes() -> dict:
@@ -247,7 +250,7 @@ def sandbox_state() -> tuple[set, list, list]:
     forkservers = {pid for pid in ours if "referee.verifiers.code.forkserver" in processes[pid]["cmdline"]
                    and "bwrap" not in processes[pid]["cmdline"].split()[0]}  # not the bwrap that starts one
     uids = {int(m.group(1)) for pid in forkservers for m in [re.search(r"--uid (\d+)", processes[pid]["cmdline"])] if m}
-    as_job_uid = [pid for pid, info in processes.items() if info["uid"] in uids]
+    as_job_uid = [pid for pid, info in processes.items() if info["uid"] in uids and info["state"] not in ("Z", "X")]
     left_jobs = [pid for pid, info in processes.items() if info["ppid"] in forkservers]
     return uids, as_job_uid, left_jobs
 

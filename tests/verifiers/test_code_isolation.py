@@ -10,6 +10,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from types import SimpleNamespace
 
 import pytest
 
@@ -18,6 +19,7 @@ from referee.verifiers import code
 from referee.verifiers.code import isolation as iso
 from referee.verifiers.code.channel import recv_message
 from referee.verifiers.code.cleanup import kill_job, running_since
+from referee.verifiers.code.forkserver import jobs_base
 from referee.verifiers.code.grading import judge_pool
 from referee.verifiers.code.run import run_program
 from referee.verifiers.code.uids import lease_uid
@@ -231,6 +233,31 @@ def test_a_killed_worker_not_yet_reaped_or_whose_pid_was_reused_leaves_no_folder
         os.rmdir(live)
         if os.path.exists(reused):
             os.rmdir(reused)
+
+
+def test_job_folders_leave_a_dev_shm_without_room_for_a_few_jobs(monkeypatch):
+    """A container's 64 MiB /dev/shm that one job could fill would fail the jobs beside it."""
+    if not os.access("/dev/shm", os.W_OK):
+        pytest.skip("no writable /dev/shm here")
+    assert jobs_base(tmp_bytes=1 << 20) == "/dev/shm"
+    monkeypatch.setattr(os, "statvfs", lambda path: SimpleNamespace(f_bavail=16 << 10, f_frsize=4096))  # 64 MiB free
+    assert jobs_base(tmp_bytes=64 << 20) == tempfile.gettempdir() and jobs_base(tmp_bytes=4 << 20) == "/dev/shm"
+
+
+def test_a_stale_job_folder_is_removed_from_either_place_a_worker_may_have_used():
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()  # its pid names a worker that has ended
+    stale = [tempfile.mkdtemp(prefix=f"referee-jobs-{dead.pid}-1-", dir=base)
+             for base in {jobs_base(), tempfile.gettempdir()}]
+    worker, control = _bare_worker()
+    try:
+        assert [path for path in stale if os.path.exists(path)] == []
+    finally:
+        control.close()
+        worker.wait(timeout=10)
+        for path in stale:
+            if os.path.exists(path):
+                os.rmdir(path)
 
 
 def test_a_killed_job_process_its_parent_never_reaps_is_not_a_survivor():

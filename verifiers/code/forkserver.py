@@ -55,6 +55,7 @@ _CLONE_NEWNET = 0x40000000
 _STDERR_TAIL = 2000
 _TMP_CHECK_SECONDS = 0.05  # how often a job's folder is measured where no private /tmp bounds it
 _JOBS_FOLDER_NAME = re.compile(r"referee-jobs-(?P<pid>\d+)-(?:(?P<start>\d+)-)?[^-]+")  # no start: older releases
+_SHM_ROOM_JOBS = 4  # /dev/shm holds the job folders only with room for this many jobs at their bound
 _LIBC = ctypes.CDLL(None, use_errno=True)
 
 
@@ -330,34 +331,42 @@ class _ForkServer:
                 return  # a job we cannot clean up taints the worker: stop, the judge starts a fresh one
 
 
-def jobs_base() -> str:
-    """Where workers without a private /tmp make their job folders: in memory when /dev/shm is
-    writable (removing a folder on disk is slow), else the system's temporary folder.
+def jobs_base(tmp_bytes: int = 0) -> str:
+    """Where workers without a private /tmp make their job folders, for jobs that may keep
+    ``tmp_bytes`` in files: in memory when /dev/shm is writable and has room for a few such jobs
+    (removing a folder on disk is slow), else the system's temporary folder. A small /dev/shm (a
+    container's 64 MiB) that one job could fill would make the jobs beside it fail for want of
+    space, through no fault of theirs.
 
     Example:
-        >>> jobs_base() in ("/dev/shm", tempfile.gettempdir())
-        True
+        >>> jobs_base() in ("/dev/shm", tempfile.gettempdir()), jobs_base(tmp_bytes=1 << 60) == tempfile.gettempdir()
+        (True, True)
     """
-    return "/dev/shm" if os.access("/dev/shm", os.W_OK) else tempfile.gettempdir()
+    if os.access("/dev/shm", os.W_OK):
+        shm = os.statvfs("/dev/shm")
+        if shm.f_bavail * shm.f_frsize >= _SHM_ROOM_JOBS * tmp_bytes:  # each may overshoot until the next check
+            return "/dev/shm"
+    return tempfile.gettempdir()
 
 
-def _jobs_folder() -> str:
-    """A fresh folder for job folders on the host (no private /tmp without bubblewrap), in memory
-    when /dev/shm is there, after removing those that workers killed before they could clean up
-    left behind. The folder is named after its worker's pid and start time: a worker that was
-    killed and not yet reaped by its judge (a zombie) has ended too, and a pid used again by
-    another process does not keep the folder."""
-    base = jobs_base()
-    for name in os.listdir(base):
-        owner = _JOBS_FOLDER_NAME.fullmatch(name)
-        if owner is None:
-            continue
-        started = running_since(int(owner["pid"]))
-        path = os.path.join(base, name)
-        if ((started is None or owner["start"] not in (None, str(started)))
-                and os.lstat(path).st_uid == os.getuid()):
-            remove_tree(path)
-    folder = tempfile.mkdtemp(prefix=f"referee-jobs-{os.getpid()}-{running_since(os.getpid())}-", dir=base)
+def _jobs_folder(tmp_bytes: int) -> str:
+    """A fresh folder for job folders on the host (no private /tmp without bubblewrap), where
+    :func:`jobs_base` says for jobs that may keep ``tmp_bytes``, after removing those that workers killed before they
+    could clean up left behind (in either place). The folder is named after its worker's pid and
+    start time: a worker that was killed and not yet reaped by its judge (a zombie) has ended
+    too, and a pid used again by another process does not keep the folder."""
+    for base in {jobs_base(), tempfile.gettempdir()}:
+        for name in os.listdir(base):
+            owner = _JOBS_FOLDER_NAME.fullmatch(name)
+            if owner is None:
+                continue
+            started = running_since(int(owner["pid"]))
+            path = os.path.join(base, name)
+            if ((started is None or owner["start"] not in (None, str(started)))
+                    and os.lstat(path).st_uid == os.getuid()):
+                remove_tree(path)
+    folder = tempfile.mkdtemp(prefix=f"referee-jobs-{os.getpid()}-{running_since(os.getpid())}-",
+                              dir=jobs_base(tmp_bytes))
     os.chmod(folder, 0o711)  # the jobs' uid may pass through to its own folder, not list the others
     return folder
 
@@ -423,7 +432,7 @@ def main(argv: list[str] | None = None) -> int:
         importlib.import_module(name)
     gc.collect()
     gc.freeze()  # fewer copy-on-write faults in every job
-    jobs = "/tmp" if args.pid_namespace else _jobs_folder()
+    jobs = "/tmp" if args.pid_namespace else _jobs_folder(args.tmp_bytes)
     server = _ForkServer(control, uid=args.uid, jobs=jobs, sweep_shared=args.sweep_shared,
                          pid_namespace=args.pid_namespace and os.getpid() == 2,
                          check_tmp=not (args.pid_namespace or layers.get("private /tmp")))
