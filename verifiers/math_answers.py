@@ -443,16 +443,23 @@ def may_end_in_unit(text: str) -> bool:
     return _TRAILING_WORD_RE.search(text) is not None
 
 
+_ZERO_RE = re.compile(r"(?<![0-9.])0+(?:\.0*)?(?![0-9])")  # a zero may make a variable vanish: 0x, x0, x^0
+
+
 def never_a_number(text: str) -> bool:
     """Whether a (non-numeric) answer can never equal a plain number, for math-verify as for sympy.
 
     True for lists, tuples, sets, intervals and matrices, for words (``\\text{Evelyn}``), and for
     expressions in a free variable (``3R^2``, ``x^5 - 1``) that state no relation. Closed forms
-    such as ``2\\sqrt{5}``, ``8\\pi`` or ``1+2i`` may, and are left to sympy.
+    such as ``2\\sqrt{5}``, ``8\\pi`` or ``1+2i`` may, and are left to sympy; so is an expression
+    whose variable could cancel (one written twice, ``x - x``, ``x/x``) or vanish (``0x``, ``x^0``:
+    any zero).
 
     Example:
         >>> [never_a_number(t) for t in ("(1, 2)", r"\\text{Evelyn}", "3R^2", r"2\\sqrt{5}", "1+2i", "x = 5", "5 cm")]
         [True, True, True, False, False, False, False]
+        >>> [never_a_number(t) for t in ("x-x", r"\\frac{y}{y}", "0x", "x^0", "x^2+2y+1")]
+        [False, False, False, False, True]
     """
     raw, text = text, canonical(text)
     if _top_level_comma(text) or "\\cup" in text or "\\begin{" in text or _WORD_RE.fullmatch(text):
@@ -460,7 +467,8 @@ def never_a_number(text: str) -> bool:
     if _RELATION_RE.search(text) or may_end_in_unit(raw) or may_end_in_unit(text):
         return False
     bare = re.sub(r"\\[A-Za-z]+", "", _TEXT_BLOCK_RE.sub("", text))
-    return re.search(r"[A-Za-df-hj-z]", bare) is not None  # a letter other than e and i
+    variables = re.findall(r"[A-Za-df-hj-z]", bare)  # letters other than e and i
+    return bool(variables) and len(set(variables)) == len(variables) and not _ZERO_RE.search(bare)
 
 
 def brace_depth(text: str) -> int:

@@ -309,8 +309,14 @@ def test_text_layer_never_raises(text):
     exact_number(text)
 
 
-_EXPRESSIONS = st.lists(st.sampled_from(["x", "y", "2", "13", r"\pi", r"\sqrt{3}", "+", "-", "^2", r"\frac{1}{2}", "i"]),
+_EXPRESSIONS = st.lists(st.sampled_from(["x", "y", "2", "13", r"\pi", r"\sqrt{3}", "+", "-", "^2", r"\frac{1}{2}", "i",
+                                         "0", "*", "/", "(", ")"]),
                        min_size=1, max_size=8).map("".join)
+
+
+@pytest.mark.parametrize("expression", ["x-x", "x/x", r"\frac{y}{y}", "x0", "x00", "0*y", "x^0", r"\sin^2 x + \cos^2 x"])
+def test_an_expression_whose_variable_may_cancel_or_vanish_may_be_a_number(expression):
+    assert not never_a_number(expression)
 
 
 @given(_EXPRESSIONS, st.integers(-50, 50))
