@@ -14,17 +14,18 @@
   of as many entries is that tuple;
 * **ordinals**: ``12^{\\text{th}}``, ``3rd`` -> ``12``, ``3``;
 * **choices**: against a gold that is a choice letter (``C``, ``(C)``, ``\\textbf{C}``) the answer's
-  leading letter (``C. x = 42`` -> ``C``);
+  leading letter (``C. x = 42``, ``\\text{(E) Hyperbola}`` -> ``C``, ``E``);
 * **decimal commas**: ``1000,99`` against ``1000.99`` (a comma that groups three digits stays a
-  thousands separator: ``1,000``).
+  thousands separator: ``1,000``);
+* **repeating decimals**: ``0.1\\overline{6}`` -> ``\\frac{1}{6}``.
 
-Each rewrite keeps the value; none turns a wrong answer into a right one that math-verify
-would not also accept.
+Each rewrite keeps the value: none turns a wrong answer into a right one.
 """
 
 from __future__ import annotations
 
 import re
+from fractions import Fraction
 
 from .math_extract import is_mention
 
@@ -49,6 +50,7 @@ _UNICODE_RELATIONS = {"≤": "\\le ", "≥": "\\ge ", "≠": "\\ne ", "−": "-"
 _RELATION_RE = re.compile(r"(?<![<>!:=])=(?!=)|<|>|\\(?:le|ge|leq|geq|leqslant|geqslant|lt|gt|ne|neq|in|approx)(?![A-Za-z])")
 _AND_RE = re.compile(r"(?<=[0-9)}\]])\s*,?\s*(?:\\text\{\s*and\s*\}|\band\b)\s*(?=[-+0-9(\[\\])")
 _APPROX_RE = re.compile(r"\\approx(?![A-Za-z])|≈")
+_REPEATING_RE = re.compile(r"(?<![0-9.])(?P<whole>[0-9]*)\.(?P<fixed>[0-9]*)\\overline\s*(?:\{\s*(?P<braced>[0-9]+)\s*\}|(?P<digit>[0-9]))")
 
 _LESS = {"\\le": "<=", "\\leq": "<=", "\\leqslant": "<=", "\\lt": "<", "<": "<", "<=": "<="}
 _GREATER = {"\\ge": ">=", "\\geq": ">=", "\\geqslant": ">=", "\\gt": ">", ">": ">", ">=": ">="}
@@ -74,7 +76,8 @@ _DEFINITION_RE = re.compile(r"^\s*[A-Za-z](?:_\{?[A-Za-z0-9]+\}?)?(?:\(\s*[A-Za-
 _PLUS_MINUS_RE = re.compile(r"^(?:\\pm|±)\s*(?P<value>.+)$")
 _UNICODE_ROOT_RE = re.compile(r"√\s*(?:(?P<digits>[0-9]+(?:\.[0-9]+)?)|\((?P<group>[^()]*)\)|(?P<letter>[A-Za-z]))")
 _CHOICE_GOLD_RE = re.compile(r"^\s*\(?\s*(?P<letter>[A-J])\s*\)?\s*\.?\s*$")
-_CHOICE_ANSWER_RE = re.compile(r"^\s*\(?\s*(?P<letter>[A-J])\s*(?:\)|\.|:|$)")
+_CHOICE_ANSWER_RE = re.compile(  # "C. x = 42", "(C)", "\text{(E) Hyperbola}"
+    r"^\s*(?:\\(?:text|textbf|mathrm|mbox)\s*\{\s*)?\(?\s*(?P<letter>[A-J])\s*(?:\)|\.|:|\}|$)")
 _ORDINAL_RE = re.compile(
     r"(?<=[0-9])\s*(?:\^\s*\{?\s*(?:\\(?:text|mathrm|textrm)\s*\{\s*)?(?:st|nd|rd|th)\s*\}?\s*\}?"
     r"|\\(?:text|mathrm|textrm)\s*\{\s*(?:st|nd|rd|th)\s*\}|(?:st|nd|rd|th)(?![A-Za-z]))")
@@ -165,6 +168,13 @@ def _unwrap_letter(match: re.Match[str]) -> str:
     return match.group()
 
 
+def _repeating_as_fraction(match: re.Match[str]) -> str:
+    """A repeating decimal as the fraction it is: ``0.1\\overline{6}`` -> ``\\frac{1}{6}``."""
+    whole, fixed, repeating = match.group("whole") or "0", match.group("fixed"), match.group("braced") or match.group("digit")
+    value = Fraction(int(whole + fixed + repeating) - int(whole + fixed), 10 ** len(fixed) * (10 ** len(repeating) - 1))
+    return str(value.numerator) if value.denominator == 1 else f"\\frac{{{value.numerator}}}{{{value.denominator}}}"
+
+
 def _clean(text: str) -> str:
     if "\\begin" not in text:  # outside a matrix "\\\\" before a letter is never a line break
         text = _DOUBLED_COMMAND_RE.sub(r"\\", text)
@@ -174,6 +184,7 @@ def _clean(text: str) -> str:
     text = _LETTER_WRAPPER_RE.sub(_unwrap_letter, text)
     text = _NUMBER_IN_TEXT_RE.sub(r"\1 \\text{ \2}", text)  # "\text{7 days}" is 7 with a unit
     text = _SPACING_RE.sub(" ", _NEGATIVE_SPACE_RE.sub("", text))
+    text = _REPEATING_RE.sub(_repeating_as_fraction, text)
     text = _DIGIT_TYPO_RE.sub("", _CURRENCY_RE.sub("", text))
     text = _UNICODE_ROOT_RE.sub(lambda m: "\\sqrt{" + (m.group("digits") or m.group("group") or m.group("letter")) + "}", text)
     text = _PERCENT_WORD_RE.sub(r"\\%", text)

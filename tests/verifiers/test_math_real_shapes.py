@@ -237,6 +237,13 @@ GOLDEN = [
      "last number"),
     (COT + "So the bus needs 1.5 hours, or 90 minutes.", "1.5", "correct", "last number"),
     (COT + "So the answer is 5, or 15 if we count both ends.", "5", "wrong", "last number"),
+    # Repeating decimals are the fractions they are; a choice letter may carry its option's text
+    (COT + r"so the probability is \(\boxed{0.\overline{3}}\).", r"\frac{1}{3}", "correct", "boxed"),
+    (COT + r"The final answer is: $\boxed{1.\overline{3}}$", r"\frac43", "correct", "boxed"),
+    (COT + r"so it is $\boxed{0.1\overline{6}}$.", r"\frac{1}{6}", "correct", "boxed"),
+    (COT + r"so it is $\boxed{0.\overline{16}}$.", r"\frac{1}{6}", "wrong", "boxed"),
+    (COT + r"Therefore, the answer is \(\boxed{\text{(E) Hyperbola}}\).", r"\text{(E)}", "correct", "boxed"),
+    (COT + r"Therefore, the answer is \(\boxed{\text{(D) Ellipse}}\).", r"\text{(E)}", "wrong", "boxed"),
 ]
 
 
