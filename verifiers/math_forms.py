@@ -8,7 +8,8 @@
   right-hand side (``E(2020, 1993) = 76`` -> ``76``, ``160 - 36 - 65 = 59`` -> ``59``), element by
   element in a list (``x = -1, x = 2`` -> ``-1, 2``);
 * **intervals**: ``x \\in [-2, 7]``, ``-2 \\le x \\le 7`` and ``[-2, 7]`` are one form when either
-  side is an interval or an inequality (``k < -5`` -> ``(-\\infty, -5)``);
+  side is an interval or an inequality (``k < -5`` -> ``(-\\infty, -5)``); points left out make
+  the union they are (``0 < x < 36, x \\ne 9`` -> ``(0, 9) \\cup (9, 36)``);
 * **functions**: ``f(y) = 1`` against ``f(x) = 1`` is read in the gold's variable;
 * **vectors**: a one-column or one-row matrix against a tuple (``(1, 2)``, ``\\langle 1, 2 \\rangle``)
   of as many entries is that tuple;
@@ -238,7 +239,70 @@ def _interval_of(text: str) -> tuple[str, str] | None:
     return None
 
 
+_EXCLUSION_RE = re.compile(rf"^\s*(?P<v>{_LATIN_VARIABLE})\s*\\neq?(?![A-Za-z])\s*(?P<a>[^,]+?)\s*$")
+_BOUNDS_RE = re.compile(r"^(?P<open>[\[(])\s*(?P<low>[^,]+?)\s*,\s*(?P<high>[^,]+?)\s*(?P<close>[\])])$")
+_SIMPLE_VALUE_RE = re.compile(r"^(?P<sign>-?)\s*(?:(?P<number>[0-9]+(?:\.[0-9]+)?)|\\[dt]?frac\{(?P<p>[0-9]+)\}\{(?P<q>[0-9]+)\}"
+                              r"|(?P<p2>[0-9]+)/(?P<q2>[0-9]+)|(?P<infinity>\\infty))$")
+
+
+def _simple_value(text: str) -> float | None:
+    """The value of a plain number, ``\\frac{p}{q}`` or ``\\infty`` (with its sign), else ``None``."""
+    match = _SIMPLE_VALUE_RE.match(text.strip())
+    if match is None:
+        return None
+    if match.group("infinity") or match.group("number"):
+        value = float("inf") if match.group("infinity") else float(match.group("number"))
+    else:
+        denominator = int(match.group("q") or match.group("q2"))
+        if denominator == 0:
+            return None
+        value = int(match.group("p") or match.group("p2")) / denominator
+    return -value if match.group("sign") else value
+
+
+def _with_exclusions(text: str) -> str | None:
+    """An interval with points left out, as the union it is (``0 < x < 36, x \\ne 9`` ->
+    ``(0, 9) \\cup (9, 36)``, ``x \\ne 2`` -> ``(-\\infty, 2) \\cup (2, \\infty)``), else ``None``."""
+    intervals, excluded, variables = [], [], set()
+    for part in top_level_parts(text):
+        exclusion = _EXCLUSION_RE.match(part)
+        if exclusion:
+            variables.add(exclusion.group("v"))
+            excluded.append(exclusion.group("a"))
+            continue
+        found = _interval_of(part)
+        if found is None:
+            return None
+        intervals.append(found[0])
+        variables.add(found[1])
+    if not excluded or len(intervals) > 1 or len(variables) != 1:
+        return None
+    bounds = _BOUNDS_RE.match(intervals[0] if intervals else "(-\\infty, \\infty)")
+    if bounds is None:
+        return None
+    low, high = _simple_value(bounds.group("low")), _simple_value(bounds.group("high"))
+    points = sorted(((_simple_value(point), point) for point in excluded), key=lambda point: point[0] or 0.0)
+    if low is None or high is None or any(value is None for value, _ in points):
+        return None
+    pieces, start, opening, closing = [], bounds.group("low"), bounds.group("open"), bounds.group("close")
+    for value, point in points:
+        if value == low:  # an end left out is an open end
+            opening = "("
+        elif value == high:
+            closing = ")"
+        elif low < value < high:  # type: ignore[operator]
+            pieces.append(f"{opening}{start}, {point.strip()})")
+            start, opening = point.strip(), "("
+    pieces.append(f"{opening}{start}, {bounds.group('high')}{closing}")
+    return " \\cup ".join(pieces)
+
+
 def _intervals(answer: str, gold: str) -> tuple[str, str]:
+    if "\\ne" in answer or "\\ne" in gold:  # against a set of reals only: "x \ne 2" is no answer to "2"
+        answer_set, gold_set = _with_exclusions(answer), _with_exclusions(gold)
+        if (answer_set or gold_set) and all(found or _INTERVAL_RE.search(side) or _interval_of(side)
+                                            for found, side in ((answer_set, answer), (gold_set, gold))):
+            answer, gold = answer_set or answer, gold_set or gold
     answer_found, gold_found = _interval_of(answer), _interval_of(gold)
     if answer_found is None and gold_found is None:
         return answer, gold

@@ -244,6 +244,13 @@ GOLDEN = [
     (COT + r"so it is $\boxed{0.\overline{16}}$.", r"\frac{1}{6}", "wrong", "boxed"),
     (COT + r"Therefore, the answer is \(\boxed{\text{(E) Hyperbola}}\).", r"\text{(E)}", "correct", "boxed"),
     (COT + r"Therefore, the answer is \(\boxed{\text{(D) Ellipse}}\).", r"\text{(E)}", "wrong", "boxed"),
+    # An interval with points left out is the union it is, against a set of reals only
+    (COT + r"\[\boxed{0 < x < 36,\ x \neq 9}\]", r"(0,9) \cup (9,36)", "correct", "boxed"),
+    (COT + r"\[\boxed{0 < x < 36}\]", r"(0,9) \cup (9,36)", "wrong", "boxed"),
+    (COT + r"So the domain is $\boxed{x \neq 2, x \neq -3}$.", r"(-\infty,-3)\cup(-3,2)\cup(2,\infty)", "correct", "boxed"),
+    (COT + r"So the domain is $\boxed{x \neq 2}$.", r"(-\infty,-3)\cup(-3,2)\cup(2,\infty)", "wrong", "boxed"),
+    (COT + r"$\boxed{-2 \le x \le 7,\ x \ne 7}$", "[-2, 7)", "correct", "boxed"),
+    (COT + r"$\boxed{x \ne 2}$", "2", "wrong", "boxed"),
 ]
 
 
