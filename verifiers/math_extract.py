@@ -129,12 +129,14 @@ _MENTION_RE = re.compile(
     r"|\\(?:angle|triangle|overline|mathcal|mathbb)\s*\{?[A-Za-z]{1,4}\}?)\s*$"
 )
 
-# A number in prose: sign, currency, digits with separators, fraction, plain-text root, power or
-# π (``√117``, ``3√13``, ``2^10``, ``12π``: never only their digits), percent word.
+# A number in prose: sign, currency, digits with separators, fraction, plain-text root, power,
+# π or scale word (``√117``, ``3√13``, ``2^10``, ``12π``, ``1.45 million``: never only their
+# digits), percent word.
 _PROSE_NUMBER_RE = re.compile(
     r"(?<![A-Za-z0-9_.,^\\{}/|])(?P<sign>[-\u2212\u2013])?(?:\\?\$|[€£¥₹])?\s?(?P<root>√)?"
     r"(?P<number>[0-9]+(?:[.,][0-9]+)*|\.[0-9]+)(?:/(?P<denominator>[0-9]+))?(?![0-9])"
-    r"(?:√(?P<radicand>[0-9]+)|\^(?P<power>[0-9]+)(?![0-9.,]?[0-9])|\s?(?P<pi>π))?"
+    r"(?:√(?P<radicand>[0-9]+)|\^(?P<power>[0-9]+)(?![0-9.,]?[0-9])|\s?(?P<pi>π)"
+    r"|\s(?P<scale>hundred|thousand|million|billion|trillion|dozen)s?\b)?"
     r"(?:\s?(?P<percent>\\?%|percent\b|pct\b))?"
 )
 _HEDGE_GAP_RE = re.compile(r"[\s,$]*or\b[\w\s$]{0,15}")  # "5 or 7", "5, or maybe 7": alternatives
@@ -283,6 +285,8 @@ def prose_number(match: re.Match[str]) -> str:
         number += f"^{{{match.group('power')}}}"
     elif match.group("pi"):
         number += "\\pi"
+    elif match.group("scale"):
+        number += f" {match.group('scale')}"  # read as the number it scales to (math_forms)
     if match.group("denominator"):
         number = f"{number}/{match.group('denominator')}"
     sign = "-" if match.group("sign") else ""

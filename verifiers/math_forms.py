@@ -18,7 +18,8 @@
   leading letter (``C. x = 42``, ``\\text{(E) Hyperbola}`` -> ``C``, ``E``);
 * **decimal commas**: ``1000,99`` against ``1000.99`` (a comma that groups three digits stays a
   thousands separator: ``1,000``);
-* **repeating decimals**: ``0.1\\overline{6}`` -> ``\\frac{1}{6}``.
+* **repeating decimals**: ``0.1\\overline{6}`` -> ``\\frac{1}{6}``;
+* **scale words**: a whole answer ``1.45 million``, ``\\text{2 dozen}`` -> ``1450000``, ``24``.
 
 Each rewrite keeps the value: none turns a wrong answer into a right one.
 """
@@ -26,6 +27,7 @@ Each rewrite keeps the value: none turns a wrong answer into a right one.
 from __future__ import annotations
 
 import re
+from decimal import Decimal
 from fractions import Fraction
 
 from .math_extract import is_mention
@@ -51,6 +53,11 @@ _UNICODE_RELATIONS = {"≤": "\\le ", "≥": "\\ge ", "≠": "\\ne ", "−": "-"
 _RELATION_RE = re.compile(r"(?<![<>!:=])=(?!=)|<|>|\\(?:le|ge|leq|geq|leqslant|geqslant|lt|gt|ne|neq|in|approx)(?![A-Za-z])")
 _AND_RE = re.compile(r"(?<=[0-9)}\]])\s*,?\s*(?:\\text\{\s*and\s*\}|\band\b)\s*(?=[-+0-9(\[\\])")
 _APPROX_RE = re.compile(r"\\approx(?![A-Za-z])|≈")
+_SCALES = {"hundred": 100, "thousand": 1000, "million": 10 ** 6, "billion": 10 ** 9, "trillion": 10 ** 12, "dozen": 12}
+_SCALED_NUMBER_RE = re.compile(  # "1.45 million", "\text{2 dozen}", "3 \text{ thousand}": the whole answer
+    r"^\s*(?:\\(?:text|mbox|textrm|mathrm)\s*\{\s*)?(?P<sign>-?)\s*(?P<number>[0-9]{1,3}(?:,[0-9]{3})*(?:\.[0-9]+)?|[0-9]+(?:\.[0-9]+)?)"
+    r"\s*(?:\\(?:text|mbox|textrm|mathrm)\s*\{\s*)?(?P<scale>hundred|thousand|million|billion|trillion|dozen)s?\s*\}?\s*\}?\s*$",
+    re.IGNORECASE)
 _REPEATING_RE = re.compile(r"(?<![0-9.])(?P<whole>[0-9]*)\.(?P<fixed>[0-9]*)\\overline\s*(?:\{\s*(?P<braced>[0-9]+)\s*\}|(?P<digit>[0-9]))")
 
 _LESS = {"\\le": "<=", "\\leq": "<=", "\\leqslant": "<=", "\\lt": "<", "<": "<", "<=": "<="}
@@ -176,6 +183,12 @@ def _repeating_as_fraction(match: re.Match[str]) -> str:
     return str(value.numerator) if value.denominator == 1 else f"\\frac{{{value.numerator}}}{{{value.denominator}}}"
 
 
+def _scaled(match: re.Match[str]) -> str:
+    """A number with a scale word as the number it is: ``1.45 million`` -> ``1450000``."""
+    value = Decimal(match.group("number").replace(",", "")) * _SCALES[match.group("scale").lower()]
+    return match.group("sign") + format(value.normalize(), "f")
+
+
 def _clean(text: str) -> str:
     if "\\begin" not in text:  # outside a matrix "\\\\" before a letter is never a line break
         text = _DOUBLED_COMMAND_RE.sub(r"\\", text)
@@ -187,6 +200,7 @@ def _clean(text: str) -> str:
     text = _SPACING_RE.sub(" ", _NEGATIVE_SPACE_RE.sub("", text))
     text = _REPEATING_RE.sub(_repeating_as_fraction, text)
     text = _DIGIT_TYPO_RE.sub("", _CURRENCY_RE.sub("", text))
+    text = _SCALED_NUMBER_RE.sub(_scaled, text)
     text = _UNICODE_ROOT_RE.sub(lambda m: "\\sqrt{" + (m.group("digits") or m.group("group") or m.group("letter")) + "}", text)
     text = _PERCENT_WORD_RE.sub(r"\\%", text)
     text = _ORDINAL_RE.sub("", text)

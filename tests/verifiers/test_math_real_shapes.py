@@ -251,6 +251,11 @@ GOLDEN = [
     (COT + r"So the domain is $\boxed{x \neq 2}$.", r"(-\infty,-3)\cup(-3,2)\cup(2,\infty)", "wrong", "boxed"),
     (COT + r"$\boxed{-2 \le x \le 7,\ x \ne 7}$", "[-2, 7)", "correct", "boxed"),
     (COT + r"$\boxed{x \ne 2}$", "2", "wrong", "boxed"),
+    # A scale word makes the number it scales to (never a unit to drop)
+    (COT + r"So she earns $\boxed{\$1.45 \text{ million}}$.", "1,450,000", "correct", "boxed"),
+    (COT + "So the company earned $1.45 million in total.", "1450000", "correct", "last number"),
+    (COT + "So the company earned $1.45 million in total.", "1.45", "wrong", "last number"),
+    (COT + "So she bought 2 dozen eggs.", "24", "correct", "last number"),
 ]
 
 
