@@ -20,7 +20,7 @@ of precedence (the first that reads something wins; ``Extraction.source`` names 
    ``\\(...\\)``, ``\\[...\\]`` that states a value (not a bare mention such as ``\\(n\\)``, not
    prose caught between two dollar signs; spans joined by ``,`` / ``and`` are one answer), or
    the last number written in prose (``So it took James 2 hours.``, any script's digits,
-   ``12π``, ``3√13``, ``2^10``). A remark after the answer is skipped (``Check: ...``,
+   ``12π``, ``3√13``, ``2^10``, ``1.45 million``). A remark after the answer is skipped (``Check: ...``,
    ``x = 2 because ...``, ``8 limbs (5 arms and 3 legs).``, ``12π ≈ 37.7``, ``227 minutes, or 3
    hours and 47 minutes``); a completion cut off mid-sentence (:func:`looks_cut_off`) has no answer.
 
