@@ -78,14 +78,19 @@ _CHECK_SENTENCE_RE = re.compile(
     r"(?:(?<=[.!?:)]\s)|(?<=\n))\s*\(?\s*(?:(?:let'?s|let\s+us|we\s+can|to)\s+)?(?:check|verify|verification|double[- ]check)"
     r"(?:ing)?\b|(?:(?<=[.!?)]\s)|(?<=\n))\s*(?:this\s+(?:makes\s+sense|is\s+consistent|agrees|checks\s+out)"
     r"|as\s+a\s+(?:quick\s+)?(?:check|sanity\s+check))\b", re.IGNORECASE)
+_UNIT_WORD = (r"(?:second|minute|hour|day|week|month|year|cent|dollar|foot|feet|inch|inches|yard|mile"
+              r"|(?:centi|milli|kilo)?(?:meter|gram)|pound|ounce|liter|gallon|quart|pint|cup|dozen|percent)s?\b")
 _CLAUSE_MARKER_RE = re.compile(
     r"(?:[,;]\s*|(?<!\s)\s+)(?:because|since|and\s+indeed|no\s+matter|which\s+agrees|note\s+that)\b"
     r"|,\s+or\s+(?:about|approximately|roughly)\b|\s*≈"
     # the same value in other units: "227 minutes, or 3 hours and 47 minutes", "$0.29, or 29 cents"
-    r"|(?<=[0-9])(?:\s*(?P<unit>[A-Za-z]+))?,\s+or\s+(?:\$\s?)?[0-9][0-9,.]*\s*(?!(?P=unit)\b)"
-    r"(?:second|minute|hour|day|week|month|year|cent|dollar|foot|feet|inch|inches|yard|mile|(?:centi|milli|kilo)?(?:meter|gram)"
-    r"|pound|ounce|liter|gallon|quart|pint|cup|dozen|percent)s?\b",
+    rf"|(?<=[0-9])(?:\s*(?P<unit>[A-Za-z]+))?,\s+or\s+(?:\$\s?)?[0-9][0-9,.]*\s*(?!(?P=unit)\b){_UNIT_WORD}",
     re.IGNORECASE)
+_OR_WORD_RE = re.compile(r"(?<![\\A-Za-z])or(?![A-Za-z])", re.IGNORECASE)
+_SENTENCE_BREAK_RE = re.compile(r"[.!?](?:\s|$)")
+_RESTATED_RE = re.compile(r"\bor\s*,?\s*(?:equivalently|simply|in\s+other\s+words|written\s+as|expressed\s+as|as\s+a)\b",
+                          re.IGNORECASE)
+_UNIT_AFTER_ANSWER_RE = re.compile(rf"[\s$)\\]*(?:text\s*\{{\s*)?{_UNIT_WORD}", re.IGNORECASE)
 _REMARK_WINDOW = 600  # characters from the end where a closing remark may start
 _REMARK_WORDS = ("check", "verif", "because", "since", "indeed", "no matter", "agrees", "note that", "or about",
                  "approximately", "roughly", "makes sense", "consistent", "≈", ", or ")
@@ -353,9 +358,15 @@ def _joined(text: str, first_end: int, second_start: int) -> bool:
 
 
 def _offered_instead(text: str, first_end: int, second_start: int) -> bool:
-    """Whether the text between two answers offers the second as an alternative (``or``)."""
+    """Whether the text between two answers offers the second as an alternative: ``or`` alone, or
+    within the sentence (``\\boxed{3} books, or \\boxed{6} if ...``), unless the second restates
+    the first (``\\boxed{2} hours, or \\boxed{120} minutes``, ``or equivalently``)."""
     between = text[first_end:second_start]
-    return len(between) <= 80 and _JOIN_NOISE_RE.sub("", between).lower() == "or" and not _PARAGRAPH_END_RE.search(between)
+    if len(between) > 80 or _PARAGRAPH_END_RE.search(between):
+        return False
+    return _JOIN_NOISE_RE.sub("", between).lower() == "or" or (
+        _OR_WORD_RE.search(between) is not None and not _SENTENCE_BREAK_RE.search(between)
+        and not _UNIT_AFTER_ANSWER_RE.match(between) and not _RESTATED_RE.search(between))
 
 
 def _joined_run(text: str, parts: list[tuple[int, int, str]]) -> tuple[int, str]:

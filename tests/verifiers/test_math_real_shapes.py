@@ -256,6 +256,14 @@ GOLDEN = [
     (COT + "So the company earned $1.45 million in total.", "1450000", "correct", "last number"),
     (COT + "So the company earned $1.45 million in total.", "1.45", "wrong", "last number"),
     (COT + "So she bought 2 dozen eggs.", "24", "correct", "last number"),
+    # Two boxes offered with "or" in one sentence are a hedge, whatever words stand between them;
+    # the same value restated (in other units, "or equivalently") is not
+    (COT + r"So the answer is \(\boxed{3}\) distinct books, or \(\boxed{6}\) if each reading counts.", "6", "wrong",
+     "boxed"),
+    (COT + r"It takes \(\boxed{2}\) hours, or \(\boxed{120}\) minutes.", "120", "correct", "boxed"),
+    (COT + "\\[ \\boxed{\\frac{\\binom{d}{k} (k-1)!}{2}} \\]\nor equivalently,\n\\[ \\boxed{\\frac{d!}{2 (d-k)! k}} \\]",
+     r"\frac{d !}{2 k(d-k) !}", "correct", "boxed"),
+    (COT + r"We get \(\boxed{3}\). So the final answer is \(\boxed{6}\).", "6", "correct", "boxed"),
 ]
 
 
