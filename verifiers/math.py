@@ -74,7 +74,8 @@ _JUDGE = NamedFunction("referee.verifiers.math_sympy:judge")
 MAX_NESTING = 64  # deeper answers only exhaust the LaTeX parser's recursion
 _SHOWN = 80  # characters of an answer quoted in a reason
 # "or" between two answers inside one box or span: "x = 1 \text{ or } x = -2", "5 \quad \text{or} \quad 7"
-_OR_WORD_RE = re.compile(r"\s*(?:\\q?quad\s*)*(?:\\(?:text|mathrm|textrm|mbox)\s*\{\s*or\s*\}|(?<=\s)or(?=\s))\s*(?:\\q?quad\s*)*")
+_OR_WORD_RE = re.compile(  # starts only where a run of spaces starts: linear however many spaces
+    r"(?<!\s)\s*(?:\\q?quad\s*)*(?:\\(?:text|mathrm|textrm|mbox)\s*\{\s*or\s*\}|(?<=\s)or(?=\s))\s*(?:\\q?quad\s*)*")
 _WORDS_ONLY_RE = re.compile(r"(?:\\text\s*\{[^{}0-9]*\}|[A-Za-z\s.,;:'])+")  # "\text{No solutions}", "all primes"
 
 
@@ -179,6 +180,10 @@ def _read(completion: Any, gold: Any, options: CompareOptions, max_answer_chars:
             "no_answer", details=details, reason=reason))
     several = len(top_level_parts(gold_text)) > 1
     read = answer.group if answer.group and several else answer.text
+    if len(read) > max_answer_chars:  # before any rewriting: every step after this sees a bounded text
+        return _Item(gold_text, *_gold_facts(gold_text, options), answer, read, read, Verdict(
+            "timeout", extracted=_short(read, 200), details={**details, "source": answer.source, "limit": "max_answer_chars"},
+            reason=f"the answer is {len(read)} characters long, over max_answer_chars={max_answer_chars}; treated as a timeout"))
     read = _OR_WORD_RE.sub(HEDGE, read)  # "\boxed{x = 1 \text{ or } x = -2}" offers two answers
     if HEDGE in read:  # "$x < 2$ or $x > 3$" read bare: each alternative without its delimiters
         read = HEDGE.join(strip_math_delimiters(part) for part in read.split(HEDGE))

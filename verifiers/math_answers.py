@@ -443,7 +443,7 @@ def may_end_in_unit(text: str) -> bool:
     return _TRAILING_WORD_RE.search(text) is not None
 
 
-_ZERO_RE = re.compile(r"(?<![0-9.])0+(?:\.0*)?(?![0-9])")  # a zero may make a variable vanish: 0x, x0, x^0
+_ZERO_RE = re.compile(r"(?<![0-9.])0+(?:\.0+)?(?![0-9]|\.[0-9])")  # a zero may make a variable vanish: 0x, x0, x^0
 
 
 def never_a_number(text: str) -> bool:
@@ -453,7 +453,7 @@ def never_a_number(text: str) -> bool:
     expressions in a free variable (``3R^2``, ``x^5 - 1``) that state no relation. Closed forms
     such as ``2\\sqrt{5}``, ``8\\pi`` or ``1+2i`` may, and are left to sympy; so is an expression
     whose variable could cancel (one written twice, ``x - x``, ``x/x``) or vanish (``0x``, ``x^0``:
-    any zero).
+    any number that is zero).
 
     Example:
         >>> [never_a_number(t) for t in ("(1, 2)", r"\\text{Evelyn}", "3R^2", r"2\\sqrt{5}", "1+2i", "x = 5", "5 cm")]

@@ -82,10 +82,12 @@ _UNIT_WORD = (r"(?:second|minute|hour|day|week|month|year|cent|dollar|foot|feet|
               r"|(?:centi|milli|kilo)?(?:meter|gram)|pound|ounce|liter|gallon|quart|pint|cup|dozen|percent)s?\b")
 _CLAUSE_MARKER_RE = re.compile(
     r"(?:[,;]\s*|(?<!\s)\s+)(?:because|since|and\s+indeed|no\s+matter|which\s+agrees|note\s+that)\b"
-    r"|,\s+or\s+(?:about|approximately|roughly)\b|\s*≈"
-    # the same value in other units: "227 minutes, or 3 hours and 47 minutes", "$0.29, or 29 cents"
-    rf"|(?<=[0-9])(?:\s*(?P<unit>[A-Za-z]+))?,\s+or\s+(?:\$\s?)?[0-9][0-9,.]*\s*(?!(?P=unit)\b){_UNIT_WORD}",
+    r"|,\s+or\s+(?:about|approximately|roughly)\b|\s?(?P<approx>≈)"
+    # the same value in units mixed: "227 minutes, or 3 hours and 47 minutes" (one number after
+    # "or", as in "1.5 hours, or 90 minutes", could be the answer asked for: nothing is cut)
+    rf"|(?<=[0-9])\s?{_UNIT_WORD},\s+or\s+[0-9][0-9,.]*\s?{_UNIT_WORD}\s+(?:and\s+)?[0-9][0-9,.]*\s?{_UNIT_WORD}",
     re.IGNORECASE)
+_OPERAND_BEFORE_RE = re.compile(r"[-+×*/÷]\s*[^-+×*/÷=\s]+\s*$")  # "4 × 2.5 ≈ 10": 2.5 is no value of its own
 _OR_WORD_RE = re.compile(r"(?<![\\A-Za-z])or(?![A-Za-z])", re.IGNORECASE)
 _SENTENCE_BREAK_RE = re.compile(r"[.!?](?:\s|$)")
 _RESTATED_RE = re.compile(r"\bor\s*,?\s*(?:equivalently|simply|in\s+other\s+words|written\s+as|expressed\s+as|as\s+a)\b",
@@ -142,6 +144,7 @@ _PROSE_NUMBER_RE = re.compile(
     r"(?P<number>[0-9]+(?:[.,][0-9]+)*|\.[0-9]+)(?:/(?P<denominator>[0-9]+))?(?![0-9])"
     r"(?:√(?P<radicand>[0-9]+)|\^(?P<power>[0-9]+)(?![0-9.,]?[0-9])|\s?(?P<pi>π)"
     r"|\s(?P<scale>hundred|thousand|million|billion|trillion|dozen)s?\b)?"
+    r"(?:/(?P<under>[0-9]+)(?![0-9.,]?[0-9]))?"  # "2√3/3", "12π/5": the whole fraction
     r"(?:\s?(?P<percent>\\?%|percent\b|pct\b))?"
 )
 _HEDGE_GAP_RE = re.compile(r"[\s,$]*or\b[\w\s$]{0,15}")  # "5 or 7", "5, or maybe 7": alternatives
@@ -282,9 +285,12 @@ def prose_number(match: re.Match[str]) -> str:
         decimal = _DECIMAL_COMMA_RE.match(number)
         if decimal:
             number = f"{decimal.group('whole')}.{decimal.group('decimals')}"
+    denominator = match.group("denominator")
     if match.group("root"):
         number = f"\\sqrt{{{number}}}"
-    if match.group("radicand"):
+    if match.group("power") and denominator:  # "1/2^10": the power is the denominator's
+        denominator = f"{denominator}^{{{match.group('power')}}}"
+    elif match.group("radicand"):
         number += f"\\sqrt{{{match.group('radicand')}}}"
     elif match.group("power"):
         number += f"^{{{match.group('power')}}}"
@@ -292,8 +298,10 @@ def prose_number(match: re.Match[str]) -> str:
         number += "\\pi"
     elif match.group("scale"):
         number += f" {match.group('scale')}"  # read as the number it scales to (math_forms)
-    if match.group("denominator"):
-        number = f"{number}/{match.group('denominator')}"
+    if denominator:
+        number = f"{number}/{denominator}"
+    if match.group("under"):
+        number = f"{number}/{match.group('under')}"
     sign = "-" if match.group("sign") else ""
     return sign + number + ("\\%" if match.group("percent") else "")
 
@@ -510,8 +518,9 @@ def without_closing_remark(text: str) -> str:
     r"""``text`` without a remark that follows its last statement of the answer: a check
     (``Check: ...``, ``This makes sense because ...``), a justification in the same sentence
     (``x = 2 because 2^2 = 4``, ``..., and indeed ...``, ``..., or about 33.3%``), an approximation
-    (``12π ≈ 37.7``), the value restated in other units (``227 minutes, or 3 hours and 47
-    minutes``) or a closing parenthetical in words (``8 new limbs (5 arms and 3 legs).``). Only
+    of a value (``12π ≈ 37.7``, not of a product: ``4 × 2.5 ≈ 10``), the value restated in mixed
+    units (``227 minutes, or 3 hours and 47 minutes``) or a closing parenthetical in words
+    (``8 new limbs (5 arms and 3 legs).``). Only
     the last paragraph is read; a remark is cut only when a value comes before it and nothing
     after it concludes.
 
@@ -522,7 +531,7 @@ def without_closing_remark(text: str) -> str:
         'So $\\log_2 64 = 6$'
         >>> without_closing_remark("He grows 8 new limbs (5 arms and 3 legs).")
         'He grows 8 new limbs'
-        >>> without_closing_remark("It takes 90 minutes, or 1.5 hours, in all.")
+        >>> without_closing_remark("It takes 90 minutes, or 1 hour and 30 minutes, in all.")
         'It takes 90'
         >>> without_closing_remark("Since 2x = 8, x = 4.")  # the reasoning that leads to the answer stays
         'Since 2x = 8, x = 4.'
@@ -540,6 +549,8 @@ def without_closing_remark(text: str) -> str:
     ends = [end.end() for end in _SENTENCE_END_RE.finditer(body.rstrip(), paragraph)]
     sentence = ends[-1] if ends else paragraph
     for marker in _CLAUSE_MARKER_RE.finditer(body, sentence):
+        if marker.group("approx") and _OPERAND_BEFORE_RE.search(body, sentence, marker.start()):
+            continue
         if _VALUE_HINT_RE.search(body, sentence, marker.start()) and not _CONCLUDES_RE.search(body, marker.start()):
             body = body[:marker.start()]
             break

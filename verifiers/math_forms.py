@@ -21,7 +21,7 @@
 * **repeating decimals**: ``0.1\\overline{6}`` -> ``\\frac{1}{6}``;
 * **scale words**: a whole answer ``1.45 million``, ``\\text{2 dozen}`` -> ``1450000``, ``24``.
 
-Each rewrite keeps the value: none turns a wrong answer into a right one.
+Each rewrite keeps the value.
 """
 
 from __future__ import annotations
@@ -58,7 +58,8 @@ _SCALED_NUMBER_RE = re.compile(  # "1.45 million", "\text{2 dozen}", "3 \text{ t
     r"^\s*(?:\\(?:text|mbox|textrm|mathrm)\s*\{\s*)?(?P<sign>-?)\s*(?P<number>[0-9]{1,3}(?:,[0-9]{3})*(?:\.[0-9]+)?|[0-9]+(?:\.[0-9]+)?)"
     r"\s*(?:\\(?:text|mbox|textrm|mathrm)\s*\{\s*)?(?P<scale>hundred|thousand|million|billion|trillion|dozen)s?\s*\}?\s*\}?\s*$",
     re.IGNORECASE)
-_REPEATING_RE = re.compile(r"(?<![0-9.])(?P<whole>[0-9]*)\.(?P<fixed>[0-9]*)\\overline\s*(?:\{\s*(?P<braced>[0-9]+)\s*\}|(?P<digit>[0-9]))")
+_REPEATING_RE = re.compile(r"(?<![0-9.,])(?P<whole>[0-9]{1,3}(?:,[0-9]{3})+|[0-9]*)\.(?P<fixed>[0-9]*)"
+                           r"\\overline\s*(?:\{\s*(?P<braced>[0-9]+)\s*\}|(?P<digit>[0-9]))")
 
 _LESS = {"\\le": "<=", "\\leq": "<=", "\\leqslant": "<=", "\\lt": "<", "<": "<", "<=": "<="}
 _GREATER = {"\\ge": ">=", "\\geq": ">=", "\\geqslant": ">=", "\\gt": ">", ">": ">", ">=": ">="}
@@ -86,6 +87,7 @@ _UNICODE_ROOT_RE = re.compile(r"√\s*(?:(?P<digits>[0-9]+(?:\.[0-9]+)?)|\((?P<g
 _CHOICE_GOLD_RE = re.compile(r"^\s*\(?\s*(?P<letter>[A-J])\s*\)?\s*\.?\s*$")
 _CHOICE_ANSWER_RE = re.compile(  # "C. x = 42", "(C)", "\text{(E) Hyperbola}"
     r"^\s*(?:\\(?:text|textbf|mathrm|mbox)\s*\{\s*)?\(?\s*(?P<letter>[A-J])\s*(?:\)|\.|:|\}|$)")
+_ANOTHER_CHOICE_RE = re.compile(r"\(\s*[A-J]\s*\)|(?:(?<![A-Za-z])(?i:and|or)|&|[,;])\s*\(?\s*[A-J](?![A-Za-z])")
 _ORDINAL_RE = re.compile(
     r"(?<=[0-9])\s*(?:\^\s*\{?\s*(?:\\(?:text|mathrm|textrm)\s*\{\s*)?(?:st|nd|rd|th)\s*\}?\s*\}?"
     r"|\\(?:text|mathrm|textrm)\s*\{\s*(?:st|nd|rd|th)\s*\}|(?:st|nd|rd|th)(?![A-Za-z]))")
@@ -178,7 +180,8 @@ def _unwrap_letter(match: re.Match[str]) -> str:
 
 def _repeating_as_fraction(match: re.Match[str]) -> str:
     """A repeating decimal as the fraction it is: ``0.1\\overline{6}`` -> ``\\frac{1}{6}``."""
-    whole, fixed, repeating = match.group("whole") or "0", match.group("fixed"), match.group("braced") or match.group("digit")
+    whole, fixed = match.group("whole").replace(",", "") or "0", match.group("fixed")
+    repeating = match.group("braced") or match.group("digit")
     value = Fraction(int(whole + fixed + repeating) - int(whole + fixed), 10 ** len(fixed) * (10 ** len(repeating) - 1))
     return str(value.numerator) if value.denominator == 1 else f"\\frac{{{value.numerator}}}{{{value.denominator}}}"
 
@@ -253,61 +256,53 @@ def _interval_of(text: str) -> tuple[str, str] | None:
     return None
 
 
-_EXCLUSION_RE = re.compile(rf"^\s*(?P<v>{_LATIN_VARIABLE})\s*\\neq?(?![A-Za-z])\s*(?P<a>[^,]+?)\s*$")
-_BOUNDS_RE = re.compile(r"^(?P<open>[\[(])\s*(?P<low>[^,]+?)\s*,\s*(?P<high>[^,]+?)\s*(?P<close>[\])])$")
-_SIMPLE_VALUE_RE = re.compile(r"^(?P<sign>-?)\s*(?:(?P<number>[0-9]+(?:\.[0-9]+)?)|\\[dt]?frac\{(?P<p>[0-9]+)\}\{(?P<q>[0-9]+)\}"
-                              r"|(?P<p2>[0-9]+)/(?P<q2>[0-9]+)|(?P<infinity>\\infty))$")
+# Greedy and anchored, stripped afterwards: linear however long the text (lazy ones backtrack).
+_EXCLUSION_RE = re.compile(rf"^\s*(?P<v>{_LATIN_VARIABLE})\s*\\neq?(?![A-Za-z])(?P<a>[^,]+)$")
+_BOUNDS_RE = re.compile(r"^(?P<open>[\[(])(?P<low>[^,]+),(?P<high>[^,]+)(?P<close>[\])])$")
+def _bound_value(text: str) -> Fraction | float | None:
+    """The value of an interval's end or a point left out: an exact number or ``\\infty``, else ``None``."""
+    from .math_answers import exact_number  # math_answers builds on this module
 
-
-def _simple_value(text: str) -> float | None:
-    """The value of a plain number, ``\\frac{p}{q}`` or ``\\infty`` (with its sign), else ``None``."""
-    match = _SIMPLE_VALUE_RE.match(text.strip())
-    if match is None:
-        return None
-    if match.group("infinity") or match.group("number"):
-        value = float("inf") if match.group("infinity") else float(match.group("number"))
-    else:
-        denominator = int(match.group("q") or match.group("q2"))
-        if denominator == 0:
-            return None
-        value = int(match.group("p") or match.group("p2")) / denominator
-    return -value if match.group("sign") else value
+    text = text.strip()
+    if text.lstrip("+-").strip() == "\\infty":
+        return float("-inf") if text.startswith("-") else float("inf")
+    number = exact_number(text)
+    return None if number is None or number.percent else number.value
 
 
 def _with_exclusions(text: str) -> str | None:
     """An interval with points left out, as the union it is (``0 < x < 36, x \\ne 9`` ->
     ``(0, 9) \\cup (9, 36)``, ``x \\ne 2`` -> ``(-\\infty, 2) \\cup (2, \\infty)``), else ``None``."""
-    intervals, excluded, variables = [], [], set()
+    intervals, excluded, variables = [], {}, set()
     for part in top_level_parts(text):
         exclusion = _EXCLUSION_RE.match(part)
         if exclusion:
             variables.add(exclusion.group("v"))
-            excluded.append(exclusion.group("a"))
+            excluded[_bound_value(exclusion.group("a"))] = exclusion.group("a").strip()
             continue
         found = _interval_of(part)
-        if found is None:
-            return None
-        intervals.append(found[0])
-        variables.add(found[1])
-    if not excluded or len(intervals) > 1 or len(variables) != 1:
+        if found is not None:
+            variables.add(found[1])
+        intervals.append(found[0] if found else part.strip())  # "(0, 36), x \ne 9": the interval as written
+    if not excluded or None in excluded or len(intervals) > 1 or len(variables) != 1:
         return None
     bounds = _BOUNDS_RE.match(intervals[0] if intervals else "(-\\infty, \\infty)")
     if bounds is None:
         return None
-    low, high = _simple_value(bounds.group("low")), _simple_value(bounds.group("high"))
-    points = sorted(((_simple_value(point), point) for point in excluded), key=lambda point: point[0] or 0.0)
-    if low is None or high is None or any(value is None for value, _ in points):
+    start, end = bounds.group("low").strip(), bounds.group("high").strip()
+    low, high = _bound_value(start), _bound_value(end)
+    if low is None or high is None:
         return None
-    pieces, start, opening, closing = [], bounds.group("low"), bounds.group("open"), bounds.group("close")
-    for value, point in points:
+    pieces, opening, closing = [], bounds.group("open"), bounds.group("close")
+    for value, point in sorted(excluded.items()):  # type: ignore[arg-type]
         if value == low:  # an end left out is an open end
             opening = "("
         elif value == high:
             closing = ")"
-        elif low < value < high:  # type: ignore[operator]
-            pieces.append(f"{opening}{start}, {point.strip()})")
-            start, opening = point.strip(), "("
-    pieces.append(f"{opening}{start}, {bounds.group('high')}{closing}")
+        elif low < value < high:
+            pieces.append(f"{opening}{start}, {point})")
+            start, opening = point, "("
+    pieces.append(f"{opening}{start}, {end}{closing}")
     return " \\cup ".join(pieces)
 
 
@@ -401,6 +396,8 @@ def comparable(answer: str, gold: str) -> tuple[str, str]:
     choice = _CHOICE_GOLD_RE.match(gold)
     if choice:
         letter = _CHOICE_ANSWER_RE.match(answer)
+        if letter and _ANOTHER_CHOICE_RE.search(answer, letter.end()):  # "(A) and (C)": two choices, as written
+            letter = None
         return (letter.group("letter") if letter else answer), choice.group("letter")
     answer, gold = _vectors(answer, gold)
     answer, gold = _intervals(answer, gold)

@@ -398,3 +398,9 @@ def test_expressions_far_apart_at_the_point_are_never_equal_for_math_verify(gold
     a, g = value_at_point(answer), value_at_point(gold)
     if a is not None and g is not None and far_apart(a, g, CompareOptions()):
         assert not equivalent(gold, answer, CompareOptions())[0]
+
+
+@pytest.mark.parametrize("answer", [r"0 < x < " + " " * 5000 + r"36, x \ne 9", "1" + " " * 5000 + "or 2", "7" * 5000])
+def test_an_answer_over_max_answer_chars_is_a_timeout_before_any_rewriting(answer):
+    verdict = math_verifier.verify(rf"So the answer is $\boxed{{{answer}}}$.", r"(0,9) \cup (9,36)", max_answer_chars=1000)
+    assert verdict.status == "timeout" and verdict.details["limit"] == "max_answer_chars", verdict.reason

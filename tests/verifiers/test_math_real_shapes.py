@@ -235,7 +235,15 @@ GOLDEN = [
      "last number"),
     (COT + "It will take Andy 227 minutes, or 3 hours and 47 minutes, to string the racquets.", "47", "wrong",
      "last number"),
-    (COT + "So the bus needs 1.5 hours, or 90 minutes.", "1.5", "correct", "last number"),
+    (COT + "So the bus needs 1.5 hours, or 90 minutes.", "90", "correct", "last number"),  # one number: not cut
+    (COT + "Total cost is 4 × 2.5 ≈ 10 dollars.", "10", "correct", "last number"),  # a product's approximation
+    (COT + "Total cost is 4 × 2.5 ≈ 10 dollars.", "2.5", "wrong", "last number"),
+    (COT + "Each person gets 10 / 3 ≈ 3.33 dollars.", "3", "wrong", "last number"),
+    (COT + "The answer is 5, or 6 days.", "5", "wrong", "last number"),  # a hedge, not a restatement
+    (COT + "The distance is 2√3/3.", r"\frac{2\sqrt{3}}{3}", "correct", "last number"),
+    (COT + "The distance is 2√3/3.", r"2\sqrt{3}", "wrong", "last number"),
+    (COT + "The area is 12π/5 square units.", r"12\pi", "wrong", "last number"),
+    (COT + "The probability is 1/2^10.", r"\frac{1}{1024}", "correct", "last number"),
     (COT + "So the answer is 5, or 15 if we count both ends.", "5", "wrong", "last number"),
     # Repeating decimals are the fractions they are; a choice letter may carry its option's text
     (COT + r"so the probability is \(\boxed{0.\overline{3}}\).", r"\frac{1}{3}", "correct", "boxed"),
@@ -251,6 +259,12 @@ GOLDEN = [
     (COT + r"So the domain is $\boxed{x \neq 2}$.", r"(-\infty,-3)\cup(-3,2)\cup(2,\infty)", "wrong", "boxed"),
     (COT + r"$\boxed{-2 \le x \le 7,\ x \ne 7}$", "[-2, 7)", "correct", "boxed"),
     (COT + r"$\boxed{x \ne 2}$", "2", "wrong", "boxed"),
+    (COT + r"$\boxed{0 \le x \le 36, x \ne 9, x\ne 9}$", r"[0,9)\cup(9,36]", "correct", "boxed"),
+    (COT + r"$\boxed{(0, 36), x \ne 9}$", r"(0,9)\cup(9,36)", "correct", "boxed"),
+    (COT + r"$\boxed{1,000.\overline{3}}$", r"\frac{3001}{3}", "correct", "boxed"),
+    (COT + r"$\boxed{1,000.\overline{3}}$", r"1, \frac{1}{3}", "wrong", "boxed"),
+    (COT + r"$\boxed{\text{(A) and (C)}}$", "A", "wrong", "boxed"),
+    (COT + r"$\boxed{\text{(B) Plane and line}}$", r"\text{(B)}", "correct", "boxed"),
     # A scale word makes the number it scales to (never a unit to drop)
     (COT + r"So she earns $\boxed{\$1.45 \text{ million}}$.", "1,450,000", "correct", "boxed"),
     (COT + "So the company earned $1.45 million in total.", "1450000", "correct", "last number"),

@@ -55,7 +55,7 @@ _CLONE_NEWNET = 0x40000000
 _STDERR_TAIL = 2000
 _TMP_CHECK_SECONDS = 0.05  # how often a job's folder is measured where no private /tmp bounds it
 _JOBS_FOLDER_NAME = re.compile(r"referee-jobs-(?P<pid>\d+)-(?:(?P<start>\d+)-)?[^-]+")  # no start: older releases
-_SHM_ROOM_JOBS = 4  # /dev/shm holds the job folders only with room for this many jobs at their bound
+_SHM_ROOM_JOBS = 4  # /dev/shm holds job folders only with room for this many jobs at their bound, or one per CPU
 _LIBC = ctypes.CDLL(None, use_errno=True)
 
 
@@ -333,8 +333,9 @@ class _ForkServer:
 
 def jobs_base(tmp_bytes: int = 0) -> str:
     """Where workers without a private /tmp make their job folders, for jobs that may keep
-    ``tmp_bytes`` in files: in memory when /dev/shm is writable and has room for a few such jobs
-    (removing a folder on disk is slow), else the system's temporary folder. A small /dev/shm (a
+    ``tmp_bytes`` in files: in memory when /dev/shm is writable and has room for that many bytes
+    per CPU (at least four times; a pool runs at most about a job per CPU at once), since
+    removing a folder on disk is slow; else the system's temporary folder. A small /dev/shm (a
     container's 64 MiB) that one job could fill would make the jobs beside it fail for want of
     space, through no fault of theirs.
 
@@ -344,7 +345,7 @@ def jobs_base(tmp_bytes: int = 0) -> str:
     """
     if os.access("/dev/shm", os.W_OK):
         shm = os.statvfs("/dev/shm")
-        if shm.f_bavail * shm.f_frsize >= _SHM_ROOM_JOBS * tmp_bytes:  # each may overshoot until the next check
+        if shm.f_bavail * shm.f_frsize >= max(_SHM_ROOM_JOBS, os.cpu_count() or 1) * tmp_bytes:
             return "/dev/shm"
     return tempfile.gettempdir()
 
