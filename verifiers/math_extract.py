@@ -88,7 +88,7 @@ _CLAUSE_MARKER_RE = re.compile(
     rf"|(?<=[0-9])\s?{_UNIT_WORD},\s+or\s+[0-9][0-9,.]*\s?{_UNIT_WORD}\s+(?:and\s+)?[0-9][0-9,.]*\s?{_UNIT_WORD}",
     re.IGNORECASE)
 _OPERAND_BEFORE_RE = re.compile(r"[-+×*/÷]\s*[^-+×*/÷=\s]+\s*$")  # "4 × 2.5 ≈ 10": 2.5 is no value of its own
-_OR_WORD_RE = re.compile(r"(?<![\\A-Za-z])or(?![A-Za-z])", re.IGNORECASE)
+_OR_BETWEEN_RE = re.compile(r"(?<![\\A-Za-z])or(?![A-Za-z])", re.IGNORECASE)
 _SENTENCE_BREAK_RE = re.compile(r"[.!?](?:\s|$)")
 _RESTATED_RE = re.compile(r"\bor\s*,?\s*(?:equivalently|simply|in\s+other\s+words|written\s+as|expressed\s+as|as\s+a)\b",
                           re.IGNORECASE)
@@ -373,7 +373,7 @@ def _offered_instead(text: str, first_end: int, second_start: int) -> bool:
     if len(between) > 80 or _PARAGRAPH_END_RE.search(between):
         return False
     return _JOIN_NOISE_RE.sub("", between).lower() == "or" or (
-        _OR_WORD_RE.search(between) is not None and not _SENTENCE_BREAK_RE.search(between)
+        _OR_BETWEEN_RE.search(between) is not None and not _SENTENCE_BREAK_RE.search(between)
         and not _UNIT_AFTER_ANSWER_RE.match(between) and not _RESTATED_RE.search(between))
 
 
@@ -520,9 +520,8 @@ def without_closing_remark(text: str) -> str:
     (``x = 2 because 2^2 = 4``, ``..., and indeed ...``, ``..., or about 33.3%``), an approximation
     of a value (``12π ≈ 37.7``, not of a product: ``4 × 2.5 ≈ 10``), the value restated in mixed
     units (``227 minutes, or 3 hours and 47 minutes``) or a closing parenthetical in words
-    (``8 new limbs (5 arms and 3 legs).``). Only
-    the last paragraph is read; a remark is cut only when a value comes before it and nothing
-    after it concludes.
+    (``8 new limbs (5 arms and 3 legs).``). Only the last paragraph is read; a remark is cut
+    only when a value comes before it and nothing after it concludes.
 
     Example:
         >>> without_closing_remark("So $x = 17$. Let's check: (7 + 2 + 17 + 10)/4 = 9.")

@@ -51,12 +51,13 @@ _PERCENT_WORD_RE = re.compile(r"(?<=[0-9}])\s*(?:\\text\{\s*)?(?:percent(?:age)?
 _UNICODE_RELATIONS = {"≤": "\\le ", "≥": "\\ge ", "≠": "\\ne ", "−": "-", "∞": "\\infty ", "∈": "\\in ", "∪": "\\cup ",
                       "∩": "\\cap ", "×": "\\times ", "·": "\\cdot ", "÷": "\\div ", "π": "\\pi "}
 _RELATION_RE = re.compile(r"(?<![<>!:=])=(?!=)|<|>|\\(?:le|ge|leq|geq|leqslant|geqslant|lt|gt|ne|neq|in|approx)(?![A-Za-z])")
-_AND_RE = re.compile(r"(?<=[0-9)}\]])\s*,?\s*(?:\\text\{\s*and\s*\}|\band\b)\s*(?=[-+0-9(\[\\])")
+_AND_RE = re.compile(r"(?<=[0-9)}\]])\s*(?:,\s*)?(?:\\text\{\s*and\s*\}|\band\b)\s*(?=[-+0-9(\[\\])")
 _APPROX_RE = re.compile(r"\\approx(?![A-Za-z])|≈")
 _SCALES = {"hundred": 100, "thousand": 1000, "million": 10 ** 6, "billion": 10 ** 9, "trillion": 10 ** 12, "dozen": 12}
-_SCALED_NUMBER_RE = re.compile(  # "1.45 million", "\text{2 dozen}", "3 \text{ thousand}": the whole answer
-    r"^\s*(?:\\(?:text|mbox|textrm|mathrm)\s*\{\s*)?(?P<sign>-?)\s*(?P<number>[0-9]{1,3}(?:,[0-9]{3})*(?:\.[0-9]+)?|[0-9]+(?:\.[0-9]+)?)"
-    r"\s*(?:\\(?:text|mbox|textrm|mathrm)\s*\{\s*)?(?P<scale>hundred|thousand|million|billion|trillion|dozen)s?\s*\}?\s*\}?\s*$",
+_SCALED_NUMBER_RE = re.compile(  # "1.45 million", "\text{2 dozen}", "3 \text{ thousand}": the whole (stripped) answer
+    r"(?:\\(?:text|mbox|textrm|mathrm)\s*\{\s*)?(?P<sign>-?)(?P<number>[0-9]{1,3}(?:,[0-9]{3})*(?:\.[0-9]+)?|[0-9]+(?:\.[0-9]+)?)"
+    r"\s?(?:\\(?:text|mbox|textrm|mathrm)\s*\{\s*)?(?P<scale>hundred|thousand|million|billion|trillion|dozen)s?"
+    r"(?:\s*\})?(?:\s*\})?",  # no two optional runs of spaces side by side: linear
     re.IGNORECASE)
 _REPEATING_RE = re.compile(r"(?<![0-9.,])(?P<whole>[0-9]{1,3}(?:,[0-9]{3})+|[0-9]*)\.(?P<fixed>[0-9]*)"
                            r"\\overline\s*(?:\{\s*(?P<braced>[0-9]+)\s*\}|(?P<digit>[0-9]))")
@@ -203,7 +204,9 @@ def _clean(text: str) -> str:
     text = _SPACING_RE.sub(" ", _NEGATIVE_SPACE_RE.sub("", text))
     text = _REPEATING_RE.sub(_repeating_as_fraction, text)
     text = _DIGIT_TYPO_RE.sub("", _CURRENCY_RE.sub("", text))
-    text = _SCALED_NUMBER_RE.sub(_scaled, text)
+    scaled = _SCALED_NUMBER_RE.fullmatch(text.strip())  # the whole answer: match, not a scan
+    if scaled:
+        text = _scaled(scaled)
     text = _UNICODE_ROOT_RE.sub(lambda m: "\\sqrt{" + (m.group("digits") or m.group("group") or m.group("letter")) + "}", text)
     text = _PERCENT_WORD_RE.sub(r"\\%", text)
     text = _ORDINAL_RE.sub("", text)
@@ -259,6 +262,8 @@ def _interval_of(text: str) -> tuple[str, str] | None:
 # Greedy and anchored, stripped afterwards: linear however long the text (lazy ones backtrack).
 _EXCLUSION_RE = re.compile(rf"^\s*(?P<v>{_LATIN_VARIABLE})\s*\\neq?(?![A-Za-z])(?P<a>[^,]+)$")
 _BOUNDS_RE = re.compile(r"^(?P<open>[\[(])(?P<low>[^,]+),(?P<high>[^,]+)(?P<close>[\])])$")
+
+
 def _bound_value(text: str) -> Fraction | float | None:
     """The value of an interval's end or a point left out: an exact number or ``\\infty``, else ``None``."""
     from .math_answers import exact_number  # math_answers builds on this module
