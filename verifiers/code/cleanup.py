@@ -204,16 +204,18 @@ def kill_job(*, session: int | None, uid: int | None, pid_namespace: bool = Fals
     while True:
         alive = []
         for pid in job_processes(session=session, uid=uid, reaper=reaper, pid_namespace=pid_namespace):
+            ended = running_since(pid) is None  # a zombie: it holds nothing but its pid
             try:
-                os.kill(pid, signal.SIGKILL)
-                done, status = os.waitpid(pid, os.WNOHANG)  # reap the job's processes that are ours
+                if not ended:
+                    os.kill(pid, signal.SIGKILL)
+                done, status = os.waitpid(pid, os.WNOHANG)  # reap the job's processes that are ours, zombies too
             except ProcessLookupError:  # gone
                 continue
             except (OSError, ChildProcessError):  # not our child: only its parent can reap it
                 done = 0
             if done:
                 statuses[pid] = status
-            elif running_since(pid) is not None:  # a zombie has ended: it holds nothing but its pid
+            elif not ended:  # checked before the kill: one that died since is reaped on the next pass
                 alive.append(pid)
         if not alive:
             return statuses, []
