@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 # Subcommand modules, in the order `referee --help` lists them. Each must import quickly
 # (no torch at module level) because `--help` imports them all.
-_COMMANDS: tuple[str, ...] = ("score", "plan", "check", "audit", "prefilter", "doctor", "train", "demo", "serve")
+_COMMANDS: tuple[str, ...] = ("score", "plan", "check", "audit", "prefilter", "eval", "doctor", "train", "demo", "serve")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -196,6 +196,7 @@ class ChunkRunner:
         value = score.rewards[self.scorer.success_reward][j]
         saved: dict[str, Any] = {
             "text": sample.text,
+            "tokens": len(sample.token_ids),
             "truncated": sample.truncated,
             "passed": None if value is None else value >= self.scorer.threshold,
             "rewards": {name: values[j] for name, values in score.rewards.items()},

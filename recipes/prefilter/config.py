@@ -36,6 +36,7 @@ class PrefilterConfig:
         success_reward: the reward that decides a pass (default: the first of ``rewards``).
         threshold: a sample passes when the success reward is ``>= threshold``.
         split, data_config: which split / configuration of a ``datasets`` source to read.
+        max_rows: read only the first ``max_rows`` rows (default: all).
         prompt_column: the column holding the prompt (text or chat messages).
         chat_template: ``auto`` applies the chat template to chat prompts only (as TRL does);
             ``always`` also wraps text prompts as one user message (after ``system_prompt``).
@@ -76,6 +77,7 @@ class PrefilterConfig:
     split: str = flag("train", group=_DATA, help="split of a datasets source (default %(default)s)")
     data_config: str | None = flag(None, group=_DATA, metavar="NAME",
                                    help="configuration of a hub dataset (e.g. main for gsm8k)")
+    max_rows: int | None = flag(None, group=_DATA, metavar="N", help="read only the first N rows (default: all)")
     prompt_column: str = flag("prompt", group=_DATA, metavar="COL", help="column with the prompt (default %(default)s)")
     chat_template: str = flag("auto", group=_DATA, choices=CHAT_TEMPLATE_MODES,
                               help="auto: chat template for chat prompts only, as TRL does; always: also wrap text "
@@ -104,6 +106,8 @@ class PrefilterConfig:
                              "reward is >= it (e.g. --threshold 1.0).")
         if self.num_generations < 1:
             raise ValueError(f"num_generations {self.num_generations} must be at least 1.")
+        if self.max_rows is not None and self.max_rows < 1:
+            raise ValueError(f"max_rows {self.max_rows} must be at least 1 (or unset for every row).")
         if self.chunk_size < 1:
             raise ValueError(f"chunk_size {self.chunk_size} must be at least 1.")
         if self.num_shards < 1 or not 0 <= self.shard_index < self.num_shards:

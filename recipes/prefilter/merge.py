@@ -53,6 +53,19 @@ def merge_runs(folders: Sequence[str | Path], out: str | Path, *, keep: KeepBoun
         >>> report["rows"], report["kept"], [row["row_index"] for row in map(json.loads, open(base / "merged/all.jsonl"))]
         (3, 3, [0, 1, 2])
     """
+    merged, num_chunks, manifest = gather_shards(folders, out, keep=keep, group_size=group_size,
+                                                 output_format=output_format)
+    return finalize(merged, range(num_chunks), out, keep=KeepBounds(**manifest["keep"]),
+                    group_size=manifest["group_size"], output_format=manifest["output_format"],
+                    run=report_header(manifest))
+
+
+def gather_shards(folders: Sequence[str | Path], out: str | Path, *, keep: KeepBounds | None = None,
+                  group_size: int | None = None,
+                  output_format: str | None = None) -> tuple[ChunkStore, int, dict[str, Any]]:
+    """Check that ``folders`` are the shards of one run holding every chunk once, and copy their
+    chunks into ``out``'s store; returns that store, the number of chunks and its manifest
+    (see :func:`merge_runs`, which then writes the results)."""
     if not folders:
         raise ValueError("No shard folders to merge; pass the --out folders of the shard runs.")
     paths = [Path(folder) for folder in folders]
@@ -88,5 +101,4 @@ def merge_runs(folders: Sequence[str | Path], out: str | Path, *, keep: KeepBoun
     for index, store in owners.items():
         if store.folder.resolve() != merged.folder.resolve() and not merged.path(index).exists():
             _copy_atomic(store.path(index), merged.path(index))
-    return finalize(merged, range(num_chunks), out, keep=keep, group_size=group_size, output_format=output_format,
-                    run=report_header(manifest))
+    return merged, num_chunks, manifest

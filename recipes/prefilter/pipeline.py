@@ -13,12 +13,41 @@ from .parallel import run_workers
 from .run import OpenedRun, open_run, process_chunks, report_header
 
 
-def _progress_bar(run: OpenedRun) -> Any:
+def _progress_bar(run: OpenedRun, desc: str) -> Any:
     from tqdm import tqdm
 
     total = run.rows_in(run.assigned)
-    return tqdm(total=total, initial=total - run.rows_in(run.pending), unit=" prompts", desc="prefilter",
+    return tqdm(total=total, initial=total - run.rows_in(run.pending), unit=" prompts", desc=desc,
                 disable=not run.config.progress, file=sys.stderr, dynamic_ncols=True)
+
+
+def generate_pending(config: PrefilterConfig, *, backend: GenerationBackend | None = None, tokenizer: Any = None,
+                     desc: str = "prefilter") -> OpenedRun:
+    """Open (or resume) the run ``config`` describes and generate and score every chunk of its
+    shard not yet saved, with a progress bar named ``desc``; returns the opened run.
+
+    ``backend`` and ``tokenizer`` replace the ones ``config`` would load (see :func:`run_prefilter`).
+    """
+    run = open_run(config)
+    if not run.pending:
+        return run
+    bar = _progress_bar(run, desc)
+    try:
+        if config.engine.data_parallel_size > 1:
+            if backend is not None:
+                raise ValueError("data_parallel_size > 1 starts its own worker processes; pass no backend object.")
+            run_workers(run, bar.update)
+        else:
+            if tokenizer is None:
+                from ..common.loading import load_tokenizer
+
+                tokenizer = load_tokenizer(config.model)
+            if backend is None:
+                backend = build_backend(config.model, tokenizer, config.engine)
+            process_chunks(run, run.pending, backend, tokenizer, lambda payload: bar.update(len(payload["rows"])))
+    finally:
+        bar.close()
+    return run
 
 
 def run_prefilter(config: PrefilterConfig, *, backend: GenerationBackend | None = None,
@@ -46,24 +75,7 @@ def run_prefilter(config: PrefilterConfig, *, backend: GenerationBackend | None 
         >>> report["rows"], sorted(os.listdir(f"{folder}/out"))
         (3, ['all.jsonl', 'kept.jsonl', 'pass_rate_hist.png', 'report.json', 'state'])
     """
-    run = open_run(config)
-    if run.pending:
-        bar = _progress_bar(run)
-        try:
-            if config.engine.data_parallel_size > 1:
-                if backend is not None:
-                    raise ValueError("data_parallel_size > 1 starts its own worker processes; pass no backend object.")
-                run_workers(run, bar.update)
-            else:
-                if tokenizer is None:
-                    from ..common.loading import load_tokenizer
-
-                    tokenizer = load_tokenizer(config.model)
-                if backend is None:
-                    backend = build_backend(config.model, tokenizer, config.engine)
-                process_chunks(run, run.pending, backend, tokenizer, lambda payload: bar.update(len(payload["rows"])))
-        finally:
-            bar.close()
+    run = generate_pending(config, backend=backend, tokenizer=tokenizer)
     return finalize(run.store, run.assigned, config.out, keep=config.keep,
                     group_size=config.group_size or config.num_generations, output_format=config.output_format,
                     run=report_header(run.manifest))

@@ -167,6 +167,8 @@ def open_run(config: PrefilterConfig) -> OpenedRun:
     scorer = Scorer(config.rewards, reward_options=config.reward_options, success_reward=config.success_reward,
                     threshold=config.threshold)
     rows = load_rows(config.data, split=config.split, config_name=config.data_config)
+    if config.max_rows is not None and config.max_rows < len(rows):
+        rows = Rows(rows.slice(0, config.max_rows))
     store = ChunkStore(Path(config.out) / "state")
     size = rows_per_chunk(len(rows), config.chunk_size, config.num_shards)
     if config.num_shards == 1 and store.manifest_path.is_file():  # a merged run keeps its shards' chunks
