@@ -20,7 +20,7 @@ from typing import Any
 
 from transformers import TrainerCallback, TrainerControl, TrainerState, TrainingArguments
 
-from .monitor import ADVANTAGE_MEAN, WATCHED, DiagnosticsConfig, DiagnosticsMonitor
+from .monitor import ADVANTAGE_MEAN, EVAL_WATCHED, WATCHED, DiagnosticsConfig, DiagnosticsMonitor
 
 logger = logging.getLogger("referee.recipes.diagnostics")  # the name the docs give, above this module
 
@@ -81,6 +81,14 @@ class DiagnosticsCallback(TrainerCallback):
             callbacks.remove(self)
         callbacks.insert(0, self)
         self._trainer = trainer
+        from referee.rewards.compose import reward_name as _name
+
+        funcs = list(getattr(trainer, "reward_funcs", []) or [])
+        self.monitor = DiagnosticsMonitor(
+            self.config,
+            correctness=[_name(f) for f in funcs if getattr(f, "kind", None) == "correctness"],
+            formats=[_name(f) for f in funcs if getattr(f, "kind", None) == "shaping" and hasattr(f, "check")],
+        )
         return self
 
     def on_train_begin(self, args: TrainingArguments, state: TrainerState, control: TrainerControl,
@@ -93,20 +101,28 @@ class DiagnosticsCallback(TrainerCallback):
 
     def on_log(self, args: TrainingArguments, state: TrainerState, control: TrainerControl,
                logs: dict[str, Any] | None = None, **kwargs: Any) -> None:
-        if not logs or not any(name in logs for name in WATCHED if name != ADVANTAGE_MEAN):
-            return  # an eval log or the end-of-training summary
+        if not logs:
+            return
+        if not any(name in logs for name in WATCHED if name != ADVANTAGE_MEAN):
+            if any(name in logs for name in EVAL_WATCHED):  # a held-out evaluation (EvalCallback)
+                self._diagnose(state, logs, {})
+            return  # otherwise TRL's own eval log or the end-of-training summary
         batch = self._latest_batch()
         if batch and batch["advantages"]:
             logs[ADVANTAGE_MEAN] = _mean_or_none(batch["advantages"])
+        self._diagnose(state, logs, {ADVANTAGE_MEAN: logs[ADVANTAGE_MEAN]} if ADVANTAGE_MEAN in logs else {})
+        if batch and state.is_world_process_zero and self._samples_due(state.global_step):
+            self._write_samples(state.global_step, batch)
+
+    def _diagnose(self, state: TrainerState, logs: dict[str, Any], extra: dict[str, Any]) -> None:
+        """Feed one log event to the monitor, warn about new findings, add the flags to the logs."""
         for finding in self.monitor.update(state.global_step, logs):
             if state.is_world_process_zero:
                 logger.warning("GRPO diagnostics: %s", finding.message())
-        added = {**self.monitor.flags(), **({ADVANTAGE_MEAN: logs[ADVANTAGE_MEAN]} if ADVANTAGE_MEAN in logs else {})}
+        added = {**self.monitor.flags(), **extra}
         logs.update(added)
         if state.log_history and state.log_history[-1].get("step") == state.global_step:
             state.log_history[-1].update(added)
-        if batch and state.is_world_process_zero and self._samples_due(state.global_step):
-            self._write_samples(state.global_step, batch)
 
     def _latest_batch(self) -> dict[str, Any] | None:
         """The trainer's last batch as plain lists, or None when not attached to a GRPOTrainer."""

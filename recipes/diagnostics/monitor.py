@@ -26,6 +26,10 @@ LENGTH = "completions/mean_length"
 REWARD = "reward"
 REWARD_STD = "reward_std"
 WATCHED = (DEGENERATE, CLIPPED, CLIP_RATIO, KL, ENTROPY, LENGTH, REWARD, REWARD_STD, ADVANTAGE_MEAN)
+# Logged by referee.recipes.heldout.EvalCallback at each held-out evaluation.
+EVAL_PASS1 = "eval/pass@1"
+EVAL_TRAIN_REWARD = "eval/train_reward"
+EVAL_WATCHED = (EVAL_PASS1, EVAL_TRAIN_REWARD)
 
 # cause -> the seeds' remedy, one sentence each.
 REMEDIES: dict[str, str] = {
@@ -45,6 +49,12 @@ REMEDIES: dict[str, str] = {
                        "answers (referee check) and sample with temperature >= 0.7.",
     "advantages_not_centred": "advantages average to 0 by construction, so a non-zero mean is an arithmetic bug "
                               "(the group baseline taken over the wrong axis).",
+    "reward_eval_divergence": "the training reward rises but held-out accuracy does not, the mark of reward hacking: "
+                              "read the samples (completion_samples.jsonl, eval/step-N.jsonl), tighten the verifier "
+                              "(strict options, after_think) and lower the format weights.",
+    "format_without_correctness": "the format reward is being learnt but correctness is not, so the model collects "
+                                  "shaping reward: lower the format weights, check the correctness reward on golden "
+                                  "answers (referee check) and pre-filter for prompts the model can solve.",
 }
 CAUSES: tuple[str, ...] = tuple(REMEDIES)
 
@@ -69,6 +79,13 @@ class DiagnosticsConfig:
     - ``reward_flat`` (0.02): ...while the reward moved by at most this much is the length bias.
     - ``zero_std_logs`` (3): this many log events in a row with ``reward_std`` = 0.
     - ``advantage_mean_max`` (0.01): a batch's mean advantage further from 0 than this.
+    - ``eval_min_points`` (3): held-out evaluations the divergence check needs (windows of
+      evaluations, not of logs).
+    - ``divergence_reward_rise`` (0.1): the training correctness reward's newer-half mean this
+      much above its older half...
+    - ``divergence_eval_flat`` (0.02): ...while eval pass@1 rose by at most this much is divergence.
+    - ``format_rise`` (0.2): a format reward's newer-half mean this much above its older half
+      while every correctness reward moved by at most ``reward_flat`` is format without correctness.
     - ``samples_every`` (50): steps between sample files; 0 turns samples off.
     - ``num_samples`` (4): completions written each time.
 
@@ -89,12 +106,18 @@ class DiagnosticsConfig:
     reward_flat: float = 0.02
     zero_std_logs: int = 3
     advantage_mean_max: float = 0.01
+    eval_min_points: int = 3
+    divergence_reward_rise: float = 0.1
+    divergence_eval_flat: float = 0.02
+    format_rise: float = 0.2
     samples_every: int = 50
     num_samples: int = 4
 
     def __post_init__(self) -> None:
         if self.min_points < 2 or self.window < self.min_points:
             raise ValueError(f"window={self.window} and min_points={self.min_points} need 2 <= min_points <= window.")
+        if self.eval_min_points < 2:
+            raise ValueError(f"eval_min_points={self.eval_min_points} must be at least 2.")
         if self.zero_std_logs < 1 or self.samples_every < 0 or self.num_samples < 0:
             raise ValueError("zero_std_logs must be at least 1 and samples_every, num_samples at least 0.")
 
@@ -120,6 +143,10 @@ class Finding:
 class DiagnosticsMonitor:
     """A sliding window over logged metrics that flags each cause and reports it once.
 
+    ``correctness`` and ``formats`` name the rewards (TRL's ``rewards/<name>/mean``) the
+    format-without-correctness check compares; the divergence check reads the held-out
+    evaluations (``eval/pass@1`` and ``eval/train_reward``).
+
     Example:
         >>> monitor = DiagnosticsMonitor()
         >>> for step in range(1, 5):
@@ -130,9 +157,14 @@ class DiagnosticsMonitor:
         []
     """
 
-    def __init__(self, config: DiagnosticsConfig | None = None) -> None:
+    def __init__(self, config: DiagnosticsConfig | None = None, *, correctness: Iterable[str] = (),
+                 formats: Iterable[str] = ()) -> None:
         self.config = config or DiagnosticsConfig()
-        self._values = {name: deque(maxlen=self.config.window) for name in WATCHED}
+        self.correctness = tuple(f"rewards/{name}/mean" for name in correctness)
+        self.formats = tuple(f"rewards/{name}/mean" for name in formats)
+        self._watched = (*WATCHED, *EVAL_WATCHED, *self.correctness, *self.formats)
+        self._values = {name: deque(maxlen=self.config.window) for name in self._watched}
+        self._evals: deque[tuple[float, float]] = deque(maxlen=self.config.window)
         self._entropy_start: list[float] = []
         self._active: dict[str, str] = {}
         self.reported: list[Finding] = []
@@ -143,12 +175,14 @@ class DiagnosticsMonitor:
         Missing, ``None`` and NaN values are skipped; metrics other than the watched ones
         are ignored.
         """
-        for name in WATCHED:
+        for name in self._watched:
             value = metrics.get(name)
-            if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
+            if _finite(value):
                 self._values[name].append(float(value))
                 if name == ENTROPY and len(self._entropy_start) < self.config.min_points:
                     self._entropy_start.append(float(value))
+        if _finite(metrics.get(EVAL_PASS1)) and _finite(metrics.get(EVAL_TRAIN_REWARD)):
+            self._evals.append((float(metrics[EVAL_TRAIN_REWARD]), float(metrics[EVAL_PASS1])))
         self._active = {cause: evidence for cause, evidence in self._evidence().items() if evidence}
         seen = {finding.cause for finding in self.reported}
         new = [Finding(cause, step, evidence) for cause, evidence in self._active.items() if cause not in seen]
@@ -169,6 +203,8 @@ class DiagnosticsMonitor:
             "length_bias": self._length_bias(),
             "zero_reward_std": self._zero_reward_std(),
             "advantages_not_centred": self._advantages_not_centred(),
+            "reward_eval_divergence": self._reward_eval_divergence(),
+            "format_without_correctness": self._format_without_correctness(),
         }
 
     def _halves(self, name: str) -> tuple[float, float] | None:
@@ -226,6 +262,35 @@ class DiagnosticsMonitor:
         if values and abs(values[-1]) > self.config.advantage_mean_max:
             return f"the batch's mean advantage is {values[-1]:.4f}"
         return None
+
+
+    def _reward_eval_divergence(self) -> str | None:
+        if len(self._evals) < self.config.eval_min_points:
+            return None
+        middle = len(self._evals) // 2
+        older, newer = list(self._evals)[:middle], list(self._evals)[middle:]
+        rewards = _mean(r for r, _ in older), _mean(r for r, _ in newer)
+        passes = _mean(p for _, p in older), _mean(p for _, p in newer)
+        if rewards[1] - rewards[0] >= self.config.divergence_reward_rise and \
+                passes[1] - passes[0] <= self.config.divergence_eval_flat:
+            return (f"the training correctness reward rose from {rewards[0]:.2f} to {rewards[1]:.2f} while eval "
+                    f"pass@1 went from {passes[0]:.2f} to {passes[1]:.2f} over the last {len(self._evals)} evaluations")
+        return None
+
+    def _format_without_correctness(self) -> str | None:
+        moved = [self._halves(name) for name in self.correctness]
+        if not moved or any(halves is None or halves[1] - halves[0] > self.config.reward_flat for halves in moved):
+            return None
+        for name in self.formats:
+            halves = self._halves(name)
+            if halves and halves[1] - halves[0] >= self.config.format_rise:
+                return (f"{name} rose from {halves[0]:.2f} to {halves[1]:.2f} while the correctness reward stayed at "
+                        f"{moved[0][1]:.2f}")
+        return None
+
+
+def _finite(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
 def _mean(values: Iterable[float]) -> float:

@@ -4,7 +4,7 @@ A recipe is a YAML file of TRL's own keys (``model_name_or_path``, ``learning_ra
 ``per_device_train_batch_size``, ``use_peft``, ``beta``, ...), plus referee's:
 ``dataset_format`` (the loader), ``system_prompt``, ``max_train_samples``, ``reward_funcs``
 (built-in reward names, ``module:attr`` paths, or ``{name, weight, options}`` entries),
-``loss_aggregation`` and ``diagnostics``. ``TrlParser`` reads it and command-line
+``loss_aggregation``, ``diagnostics`` and ``eval`` (held-out pass@k during training). ``TrlParser`` reads it and command-line
 ``--key value`` pairs override it, as in TRL's own scripts.
 """
 
@@ -45,6 +45,11 @@ class RecipeArguments(ScriptArguments):
                   "weights come from reward_weights or the entries."},
     )
     diagnostics: bool = field(default=True, metadata={"help": "Attach referee's DiagnosticsCallback."})
+    eval: dict[str, Any] | None = field(
+        default=None,
+        metadata={"help": "Held-out evaluation during training (YAML mapping: data, every_steps, num_samples, ks, "
+                  "temperature, top_p, max_tokens, rewards, max_prompts, seed; see referee.recipes.heldout)."},
+    )
 
 
 @dataclass(frozen=True)
@@ -122,7 +127,29 @@ def parse_recipe(config_path: str, overrides: Sequence[str] = (), *, without_gpu
     if script.dataset_streaming:
         raise RecipeError("dataset_streaming is not supported by referee's loaders; set it to false.")
     get_dataset_format(script.dataset_format)
+    eval_settings(script)
     return Recipe(script, training, model)
+
+
+def eval_settings(script: RecipeArguments) -> Any:
+    """The recipe's ``eval:`` block checked (``EvalSettings``), or ``None`` when it has none.
+
+    Example:
+        >>> eval_settings(RecipeArguments(dataset_name="d", eval={"data": "heldout.jsonl", "every_steps": 10})).every_steps
+        10
+        >>> eval_settings(RecipeArguments(dataset_name="d", eval={"data": "h.jsonl", "num_samples": 0}))
+        Traceback (most recent call last):
+        ...
+        referee.recipes.errors.RecipeError: eval.num_samples is 0; it must be a whole number >= 1.
+    """
+    if script.eval is None:
+        return None
+    from ..heldout.callback import EvalSettings
+
+    try:
+        return EvalSettings.from_dict(script.eval)
+    except (TypeError, ValueError) as exc:
+        raise RecipeError(str(exc)) from exc
 
 
 def resolve_rewards(recipe: Recipe) -> tuple[list[Any], list[float]]:
@@ -272,7 +299,27 @@ def build_trainer(recipe: Recipe) -> Any:
         from ..diagnostics import DiagnosticsCallback
 
         DiagnosticsCallback().attach(trainer)
+    settings = eval_settings(script)
+    if settings is not None:
+        attach_eval(trainer, settings, script)
     return trainer
+
+
+def attach_eval(trainer: Any, settings: Any, script: RecipeArguments) -> Any:
+    """Load the held-out rows with the recipe's loader and attach an ``EvalCallback`` to ``trainer``."""
+    from referee.rewards import resolve_reward
+
+    from ..heldout.callback import EvalCallback
+    from .datasets import load_training_dataset
+
+    rows = load_training_dataset(settings.data, script.dataset_format, split=settings.split,
+                                 system_prompt=script.system_prompt, max_rows=settings.max_prompts)
+    try:
+        rewards = None if settings.rewards is None else [
+            resolve_reward(name, **settings.reward_options.get(name, {})) for name in settings.rewards]
+        return EvalCallback(settings, rows.to_list(), rewards).attach(trainer)
+    except ValueError as exc:
+        raise RecipeError(str(exc)) from exc
 
 
 def run_recipe(recipe: Recipe) -> Any:
