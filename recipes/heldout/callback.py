@@ -162,6 +162,15 @@ class EvalCallback(TrainerCallback):
             if getattr(trainer.args, "vllm_tensor_parallel_size", 1) > 1:
                 raise ValueError("eval cannot sample with vllm_tensor_parallel_size > 1 yet; set it to 1 or evaluate "
                                  "checkpoints with referee eval.")
+        else:
+            dist = getattr(trainer, "_dist", None)
+            sharded = dist is not None and (dist.fsdp_version == 2 or (dist.is_zero3 and not
+                                                                       trainer.args.ds3_gather_for_generation))
+            if sharded and trainer.accelerator.num_processes > 1:
+                # Each forward of a sharded model is a collective; ranks evaluating different prompts would hang.
+                raise ValueError("eval with transformers generation needs whole weights on each process (FSDP v1, "
+                                 "DDP, or ZeRO-3 with ds3_gather_for_generation: true); this run shards them, so "
+                                 "evaluate its checkpoints with referee eval, or generate with vLLM colocate.")
         if self.rewards is None:
             self.rewards = [f for f in trainer.reward_funcs if getattr(f, "kind", None) == "correctness"]
         if not self.rewards:
@@ -243,12 +252,15 @@ class EvalCallback(TrainerCallback):
 
         from ..common.transformers_backend import TransformersBackend
 
-        with unwrap_model_for_generation(trainer.model_wrapped, trainer.accelerator,
-                                         gather_deepspeed3_params=trainer.args.ds3_gather_for_generation) as model:
-            import torch
+        import torch
 
-            with torch.no_grad():
-                yield TransformersBackend(model, trainer.processing_class, batch_size=self.settings.batch_size)
+        # As TRL generates: the model unwrapped, ZeRO-3 parameters gathered, FSDP v1 parameters summoned.
+        with unwrap_model_for_generation(trainer.model_wrapped, trainer.accelerator,
+                                         gather_deepspeed3_params=trainer.args.ds3_gather_for_generation,
+                                         gradient_checkpointing_kwargs=trainer.args.gradient_checkpointing_kwargs
+                                         ) as model, torch.no_grad(), \
+                trainer._dist.summon_full_params(trainer.model_wrapped, recurse=False):
+            yield TransformersBackend(model, trainer.processing_class, batch_size=self.settings.batch_size)
 
     @contextmanager
     def _vllm_backend(self) -> Iterator[Any]:
