@@ -6,8 +6,9 @@ vLLM engine in colocate mode after a weight sync, or transformers ``generate`` o
 itself. It scores them with strict correctness rewards (default: the trainer's rewards of kind
 ``correctness``, never format or length shaping) and logs ``eval/pass@1``, ``eval/pass@k``,
 ``eval/maj@k``, ``eval/pass@1_ci_low``/``_high``, ``eval/mean_length``,
-``eval/truncated_share`` and ``eval/train_reward`` (the mean training correctness reward since
-the last evaluation, what ``DiagnosticsCallback`` compares pass@1 with). Each evaluation's
+``eval/truncated_share`` and ``eval/train_reward`` (the mean since the last evaluation of what
+training pays for being right: the trainer's rewards of kind ``correctness``, else its total
+reward; what ``DiagnosticsCallback`` compares pass@1 with). Each evaluation's
 per-prompt rows (the pre-filter's format, with samples) go to ``OUTPUT_DIR/eval/step-N.jsonl``.
 Every process evaluates its share of the prompts; the rows are gathered, so the metrics are the
 same on every process. The sampling seed is the same at every evaluation, so two evaluations
@@ -145,6 +146,7 @@ class EvalCallback(TrainerCallback):
         self._trainer: Any = None
         self._last_step: int | None = None
         self._train_rewards: list[float] = []
+        self._train_keys: list[str] = []
 
     def attach(self, trainer: Any) -> EvalCallback:
         """Let the callback sample with ``trainer``'s model and add it to the trainer's callbacks; returns ``self``.
@@ -171,8 +173,10 @@ class EvalCallback(TrainerCallback):
                 raise ValueError("eval with transformers generation needs whole weights on each process (FSDP v1, "
                                  "DDP, or ZeRO-3 with ds3_gather_for_generation: true); this run shards them, so "
                                  "evaluate its checkpoints with referee eval, or generate with vLLM colocate.")
+        correctness = [f for f in trainer.reward_funcs if getattr(f, "kind", None) == "correctness"]
+        self._train_keys = [f"rewards/{reward_name(f)}/mean" for f in correctness] or ["reward"]
         if self.rewards is None:
-            self.rewards = [f for f in trainer.reward_funcs if getattr(f, "kind", None) == "correctness"]
+            self.rewards = correctness
         if not self.rewards:
             raise ValueError("eval found no correctness reward among the trainer's rewards; name the eval rewards "
                              "with eval.rewards (e.g. [math_accuracy]).")
@@ -194,9 +198,10 @@ class EvalCallback(TrainerCallback):
 
     def on_log(self, args: TrainingArguments, state: TrainerState, control: TrainerControl,
                logs: dict[str, Any] | None = None, **kwargs: Any) -> None:
-        value = (logs or {}).get(f"rewards/{reward_name(self.scorer.functions[0])}/mean") if self._trainer else None
-        if isinstance(value, (int, float)) and math.isfinite(value):
-            self._train_rewards.append(float(value))
+        values = [(logs or {}).get(key) for key in self._train_keys] if self._trainer else []
+        values = [float(v) for v in values if isinstance(v, (int, float)) and math.isfinite(v)]
+        if values:
+            self._train_rewards.append(sum(values) / len(values))
 
     def on_step_end(self, args: TrainingArguments, state: TrainerState, control: TrainerControl,
                     **kwargs: Any) -> None:
