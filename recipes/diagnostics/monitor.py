@@ -30,6 +30,11 @@ WATCHED = (DEGENERATE, CLIPPED, CLIP_RATIO, KL, ENTROPY, LENGTH, REWARD, REWARD_
 EVAL_PASS1 = "eval/pass@1"
 EVAL_TRAIN_REWARD = "eval/train_reward"
 EVAL_WATCHED = (EVAL_PASS1, EVAL_TRAIN_REWARD)
+# Logged by RefereeGRPOTrainer with dynamic_sampling.
+SHORTFALL = "dynamic_sampling/shortfall_share"
+DROPPED_CORRECT = "dynamic_sampling/dropped_all_correct"
+DROPPED_WRONG = "dynamic_sampling/dropped_all_wrong"
+SAMPLING_WATCHED = (SHORTFALL, DROPPED_CORRECT, DROPPED_WRONG)
 
 # cause -> the seeds' remedy, one sentence each.
 REMEDIES: dict[str, str] = {
@@ -52,6 +57,9 @@ REMEDIES: dict[str, str] = {
     "reward_eval_divergence": "the training reward rises but held-out accuracy does not, the mark of reward hacking: "
                               "read the samples (completion_samples.jsonl, eval/step-N.jsonl), tighten the verifier "
                               "(strict options, after_think) and lower the format weights.",
+    "dynamic_sampling_exhausted": "dynamic sampling runs out of rounds before the batch holds enough groups that "
+                                  "differ: pre-filter the data by pass rate (referee prefilter --keep 0.125:0.875), "
+                                  "or raise dynamic_sampling.max_rounds or num_generations.",
     "format_without_correctness": "the format reward is being learnt but correctness is not, so the model collects "
                                   "shaping reward: lower the format weights, check the correctness reward on golden "
                                   "answers (referee check) and pre-filter for prompts the model can solve.",
@@ -84,6 +92,8 @@ class DiagnosticsConfig:
     - ``divergence_reward_rise`` (0.1): the training correctness reward's newer-half mean this
       much above its older half...
     - ``divergence_eval_flat`` (0.02): ...while eval pass@1 rose by at most this much is divergence.
+    - ``shortfall_max`` (0.5): ``dynamic_sampling/shortfall_share`` window mean above this means
+      the rounds run out (dynamic sampling).
     - ``format_rise`` (0.2): a format reward's newer-half mean this much above its older half
       while every correctness reward moved by at most ``reward_flat`` is format without correctness.
     - ``samples_every`` (50): steps between sample files; 0 turns samples off.
@@ -110,6 +120,7 @@ class DiagnosticsConfig:
     divergence_reward_rise: float = 0.1
     divergence_eval_flat: float = 0.02
     format_rise: float = 0.2
+    shortfall_max: float = 0.5
     samples_every: int = 50
     num_samples: int = 4
 
@@ -162,7 +173,7 @@ class DiagnosticsMonitor:
         self.config = config or DiagnosticsConfig()
         self.correctness = tuple(f"rewards/{name}/mean" for name in correctness)
         self.formats = tuple(f"rewards/{name}/mean" for name in formats)
-        self._watched = (*WATCHED, *EVAL_WATCHED, *self.correctness, *self.formats)
+        self._watched = (*WATCHED, *EVAL_WATCHED, *SAMPLING_WATCHED, *self.correctness, *self.formats)
         self._values = {name: deque(maxlen=self.config.window) for name in self._watched}
         self._evals: deque[tuple[float, float]] = deque(maxlen=self.config.window)
         self._entropy_start: list[float] = []
@@ -203,6 +214,7 @@ class DiagnosticsMonitor:
             "length_bias": self._length_bias(),
             "zero_reward_std": self._zero_reward_std(),
             "advantages_not_centred": self._advantages_not_centred(),
+            "dynamic_sampling_exhausted": self._dynamic_sampling_exhausted(),
             "reward_eval_divergence": self._reward_eval_divergence(),
             "format_without_correctness": self._format_without_correctness(),
         }
@@ -263,6 +275,15 @@ class DiagnosticsMonitor:
             return f"the batch's mean advantage is {values[-1]:.4f}"
         return None
 
+
+    def _dynamic_sampling_exhausted(self) -> str | None:
+        high = self._above(SHORTFALL, self.config.shortfall_max)
+        if high is None:
+            return None
+        correct, wrong = sum(self._values[DROPPED_CORRECT]), sum(self._values[DROPPED_WRONG])
+        which = "too easy (most dropped groups were all right)" if correct > wrong else \
+            "too hard (most dropped groups were all wrong)" if wrong > correct else "neither easy nor hard"
+        return f"{high}; the data is {which}"
 
     def _reward_eval_divergence(self) -> str | None:
         if len(self._evals) < self.config.eval_min_points:

@@ -55,7 +55,7 @@ CPU_PROFILE: dict[str, Any] = {
 
 @dataclass
 class RefereeGRPOConfig(GRPOConfig):
-    """TRL's ``GRPOConfig`` with one more field, ``loss_aggregation``.
+    """TRL's ``GRPOConfig`` with two more fields, ``loss_aggregation`` and ``dynamic_sampling``.
 
     ``loss_aggregation`` names how per-token losses are aggregated (``token``,
     ``token-local``, ``sequence``, ``constant``, ``sequence-sum``, a rule registered with
@@ -64,6 +64,8 @@ class RefereeGRPOConfig(GRPOConfig):
     ``token``, ``grpo`` -> ``sequence``, ...), so TRL configs keep their meaning. When set,
     it decides the aggregation and ``loss_type`` only has to be one of the clipped-surrogate
     types (``dapo``, ``bnpo``, ``grpo``, ``dr_grpo``, ``luspo``), which share the policy term.
+    ``dynamic_sampling`` (a mapping, see ``referee.recipes.train.dynamic_sampling.DynamicSampling``)
+    has the trainer drop groups whose chosen reward is constant and generate more.
 
     Example:
         >>> RefereeGRPOConfig(output_dir="/tmp/out", loss_type="grpo", use_cpu=True, bf16=False).loss_aggregation
@@ -82,8 +84,24 @@ class RefereeGRPOConfig(GRPOConfig):
         },
     )
 
+    dynamic_sampling: dict[str, Any] | None = field(
+        default=None,
+        metadata={
+            "help": "Dynamic sampling (DAPO): drop prompt groups whose chosen reward is constant and generate more "
+            "until the batch is full. YAML mapping: reward (default: the first correctness reward), max_rounds "
+            "(default 3), on_shortfall (keep, repeat or skip; default keep)."
+        },
+    )
+
     def __post_init__(self) -> None:
         super().__post_init__()
+        if self.dynamic_sampling is not None:
+            from .dynamic_sampling import DynamicSampling
+
+            try:
+                DynamicSampling.from_dict(self.dynamic_sampling)
+            except (TypeError, ValueError) as exc:
+                raise RecipeError(str(exc)) from exc
         if self.loss_aggregation is None:
             self.loss_aggregation = TRL_LOSS_AGGREGATIONS.get(self.loss_type)
             return

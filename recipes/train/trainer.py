@@ -20,6 +20,8 @@ the accumulation steps for ``grpo``/``dr_grpo`` but after for ``dapo``.
 
 from __future__ import annotations
 
+import dataclasses
+import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -28,8 +30,11 @@ import torch
 from trl import GRPOTrainer
 
 from .config import TRL_LOSS_AGGREGATIONS
+from .dynamic_sampling import DynamicSampling, classify_groups, group_rows, join_rows, split_groups_problem
 from .loss import BUILTIN_AGGREGATIONS, Aggregation, AggregationContext, get_aggregation
 from .trl_version import check_trl_version
+
+logger = logging.getLogger("referee.recipes.train")
 
 
 def base_weights(loss_type: str, context: AggregationContext) -> torch.Tensor:
@@ -128,6 +133,10 @@ class RefereeGRPOTrainer(GRPOTrainer):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         check_trl_version()
         super().__init__(*args, **kwargs)
+        self.dynamic_sampling: DynamicSampling | None = None
+        settings = getattr(self.args, "dynamic_sampling", None)
+        if settings is not None:
+            self._set_up_dynamic_sampling(DynamicSampling.from_dict(settings))
         name = getattr(self.args, "loss_aggregation", None)
         self.aggregation: Aggregation | None = None if name is None else get_aggregation(name)
         if self.aggregation is None:
@@ -176,3 +185,117 @@ class RefereeGRPOTrainer(GRPOTrainer):
             return super()._compute_loss(model, scaled_inputs)
         with self._beta_scaled(kl_scale(self.aggregation.name, scale, context.mask)):
             return super()._compute_loss(model, scaled_inputs)
+
+    # --- dynamic sampling ----------------------------------------------------------------------
+
+    def _set_up_dynamic_sampling(self, settings: DynamicSampling) -> None:
+        """Check that the run can drop and refill groups exactly, and find the reward to read."""
+        problem = split_groups_problem(self.args.generation_batch_size, self.accelerator.num_processes,
+                                       self.num_generations)
+        if problem:
+            raise ValueError(problem)
+        if self.scale_rewards == "batch" or self.multi_objective_aggregation != "sum_then_normalize":
+            raise ValueError("dynamic sampling keeps advantages exact only when they are normalised per group; use "
+                             "scale_rewards 'group' or 'none' and multi_objective_aggregation 'sum_then_normalize'.")
+        if getattr(self, "tools", None) or self._is_vlm:
+            raise ValueError("dynamic sampling does not join batches of tool calls or images yet; turn it off for "
+                             "this run.")
+        names = list(self.reward_func_names)
+        chosen = settings.reward
+        if chosen is None:
+            kinds = [getattr(function, "kind", None) for function in self.reward_funcs]
+            chosen = names[kinds.index("correctness")] if "correctness" in kinds else names[0]
+        if chosen not in names:
+            raise ValueError(f"dynamic_sampling.reward {chosen!r} is not one of the rewards ({', '.join(names)}).")
+        self._signal_index = names.index(chosen)
+        low, high = getattr(self.reward_funcs[self._signal_index], "reward_range", (0.0, 1.0))
+        self._signal_range = (float(low), float(high))
+        self.dynamic_sampling = dataclasses.replace(settings, reward=chosen)
+        self._last_rewards_per_func: torch.Tensor | None = None
+
+    def _calculate_rewards(self, inputs: Any, prompts: Any, completions: Any, completion_ids_list: Any) -> torch.Tensor:
+        rewards = super()._calculate_rewards(inputs, prompts, completions, completion_ids_list)
+        self._last_rewards_per_func = rewards  # gathered over processes: the same on every rank
+        return rewards
+
+    def _refill_inputs(self, round_index: int) -> list[dict[str, Any]]:
+        """This process's share of a fresh generation batch: prompts drawn from the training set
+        by a permutation seeded with the seed, the step and the round, so every process draws the
+        same prompts and a resumed run draws what it would have drawn."""
+        dataset = self.train_dataset
+        groups = self.args.generation_batch_size // self.num_generations
+        # A tuple of ints hashes alike in every process and run (only str and bytes hashes are salted).
+        generator = torch.Generator().manual_seed(hash((self.args.seed, self.state.global_step, round_index)) % 2**63)
+        order = torch.randperm(len(dataset), generator=generator).tolist()
+        picks = [order[i % len(order)] for i in range(groups)]
+        rows = [index for index in picks for _ in range(self.num_generations)]
+        local = len(rows) // self.accelerator.num_processes
+        start = self.accelerator.process_index * local
+        return [dataset[index] for index in rows[start:start + local]]
+
+    def _generate_and_score_completions(self, inputs: list[dict[str, Any]]) -> dict[str, Any]:
+        if self.dynamic_sampling is None or not self.model.training:
+            return super()._generate_and_score_completions(inputs)
+        settings, size = self.dynamic_sampling, self.num_generations
+        world, rank = self.accelerator.num_processes, self.accelerator.process_index
+        need = len(inputs) // size  # groups this process must hand over
+        kept: list[list[tuple[int, int]]] = [[] for _ in range(world)]  # per process: (round, local group)
+        spare: list[tuple[int, int]] = []  # this process's constant groups, newest first
+        outputs: list[dict[str, Any]] = []
+        totals = {"groups": 0, "informative": 0, "all_correct": 0, "all_wrong": 0, "other": 0, "unscored": 0}
+        batch = inputs
+        for round_index in range(settings.max_rounds):
+            outputs.append(super()._generate_and_score_completions(batch))
+            values = self._last_rewards_per_func[:, self._signal_index]
+            kinds = classify_groups(values, size, low=self._signal_range[0], high=self._signal_range[1])
+            for key, value in (("groups", kinds.informative.numel()), ("informative", int(kinds.informative.sum())),
+                               ("all_correct", kinds.all_correct), ("all_wrong", kinds.all_wrong),
+                               ("other", kinds.other_constant), ("unscored", kinds.unscored)):
+                totals[key] += value
+            per_process = kinds.informative.view(world, -1)
+            for process in range(world):
+                for group in per_process[process].nonzero().flatten().tolist():
+                    if len(kept[process]) < need:
+                        kept[process].append((round_index, group))
+            spare = [(round_index, g) for g in (~per_process[rank]).nonzero().flatten().tolist()] + spare
+            if all(len(groups) >= need for groups in kept):  # every process decides this alike
+                break
+            batch = self._refill_inputs(round_index + 1)
+        mine = kept[rank]
+        shortfall = need - len(mine)
+        filler: list[tuple[int, int]] = []
+        if shortfall and settings.on_shortfall == "repeat" and mine:
+            filler = [mine[i % len(mine)] for i in range(shortfall)]
+        elif shortfall:
+            filler = spare[:shortfall]
+        chosen = mine + filler
+        parts = []
+        for round_index, output in enumerate(outputs):
+            rows = group_rows([g for r, g in chosen if r == round_index], size)
+            parts.append((output, rows))
+        joined = join_rows(parts, self._tokenizer.pad_token_id)
+        if shortfall and settings.on_shortfall == "skip":
+            masked = torch.zeros(joined["completion_mask"].size(0), 1, dtype=joined["completion_mask"].dtype,
+                                 device=joined["completion_mask"].device)
+            order = [entry for round_index in range(len(outputs)) for entry in chosen if entry[0] == round_index]
+            for position, entry in enumerate(order):
+                masked[position * size:(position + 1) * size] = 0 if entry in filler else 1
+            joined["completion_mask"] = joined["completion_mask"] * masked
+        loss_mask = joined["completion_mask"] if "tool_mask" not in joined else joined["completion_mask"] * joined["tool_mask"]
+        joined["num_items_in_batch"] = self.accelerator.gather(loss_mask.sum()).sum()
+        self._log_dynamic_sampling(len(outputs), totals, sum(max(0, need - len(groups)) for groups in kept), world * need)
+        return joined
+
+    def _log_dynamic_sampling(self, rounds: int, totals: dict[str, int], shortfall: int, wanted: int) -> None:
+        metrics = self._metrics["train"]
+        metrics["dynamic_sampling/rounds"].append(float(rounds))
+        metrics["dynamic_sampling/kept_share"].append(totals["informative"] / max(1, totals["groups"]))
+        metrics["dynamic_sampling/generated_completions"].append(float(totals["groups"] * self.num_generations))
+        metrics["dynamic_sampling/dropped_all_correct"].append(float(totals["all_correct"]))
+        metrics["dynamic_sampling/dropped_all_wrong"].append(float(totals["all_wrong"]))
+        metrics["dynamic_sampling/dropped_other"].append(float(totals["other"] + totals["unscored"]))
+        metrics["dynamic_sampling/shortfall_share"].append(shortfall / max(1, wanted))
+        if shortfall and self.accelerator.is_main_process:
+            logger.warning("dynamic sampling: %d of %d groups still constant after %d rounds; filled by %r "
+                           "(dynamic_sampling.on_shortfall).", shortfall, wanted, rounds,
+                           self.dynamic_sampling.on_shortfall)

@@ -96,8 +96,13 @@ def loss_model_dir(tmp_path_factory):
     return str(folder)
 
 
+def digit_count(completions, **kwargs):
+    return [float(sum(ch.isdigit() for ch in c)) for c in completions]
+
+
 def make_trainer(tmp_path, loss_model_dir, *, mode=None, loss_type="dapo", steps=1, beta=0.0,
-                 trainer_class=RefereeGRPOTrainer, **overrides):
+                 trainer_class=RefereeGRPOTrainer, reward=digit_count, prompts=("12+3=", "7+8=", "40+2=", "9+9="),
+                 **overrides):
     tokenizer = load_tokenizer(loss_model_dir)
     settings = dict(loss_type=loss_type, beta=beta, per_device_train_batch_size=BATCH, num_generations=BATCH,
                     gradient_accumulation_steps=steps, num_iterations=2, max_completion_length=MAX_COMPLETION,
@@ -107,8 +112,8 @@ def make_trainer(tmp_path, loss_model_dir, *, mode=None, loss_type="dapo", steps
     args = build_grpo_config(str(tmp_path), profile="cpu", **{**settings, **overrides})
     trainer = trainer_class(
         model=loss_model_dir, args=args, processing_class=tokenizer,
-        reward_funcs=lambda completions, **kwargs: [float(sum(ch.isdigit() for ch in c)) for c in completions],
-        train_dataset=Dataset.from_dict({"prompt": ["12+3=", "7+8=", "40+2=", "9+9="] * 4}),
+        reward_funcs=reward,
+        train_dataset=Dataset.from_dict({"prompt": list(prompts) * 4}),
     )
     trainer.model.train()
     trainer.current_gradient_accumulation_steps = steps
@@ -293,3 +298,53 @@ def test_trl_pipeline_batch(tmp_path, loss_model_dir):
         got = trainer_gradient(trainer, batches)
         want = gradient(trainer.model, lambda: reference_loss(trainer.model, batches, mode, 0.04))
         assert_same(got, want)
+
+
+def constant_for_sevens(prompts, completions, **kwargs):
+    """The digit count, except that prompts starting with 7 always score 0: their groups are constant."""
+    return [0.0 if prompt.startswith("7") else float(sum(ch.isdigit() for ch in completion))
+            for prompt, completion in zip(prompts, completions)]
+
+
+@pytest.mark.parametrize("beta", [0.0, 0.04])
+@pytest.mark.parametrize("steps", [1, 2])
+def test_dynamic_sampling_batch_gradient_equals_formula_on_the_kept_completions(tmp_path, loss_model_dir, steps, beta):
+    """Groups dropped and refilled by dynamic sampling leave every rule exact: the gradient is the
+    formula's over the kept completions alone (their tokens, their count), with accumulation and KL."""
+    trainer = make_trainer(tmp_path, loss_model_dir, mode="token", steps=steps, beta=beta,
+                           mask_truncated_completions=True, reward=constant_for_sevens,
+                           prompts=("7+8=", "12+3=", "7+1=", "70+2="),
+                           dynamic_sampling={"max_rounds": 8, "on_shortfall": "repeat"})
+    tokenizer = trainer.processing_class  # stop on any digit too, so some completions end and others are truncated
+    trainer.eos_token_ids = [tokenizer.eos_token_id, *tokenizer.convert_tokens_to_ids(list("0123456789"))]
+    trainer.generation_config.eos_token_id = trainer.eos_token_ids
+    torch.manual_seed(0)
+    trainer._prepare_inputs(next(iter(trainer.get_train_dataloader())))
+    batches = trainer._buffered_inputs
+    prompts = trainer.processing_class.batch_decode(torch.cat([b["prompt_ids"] for b in batches]),
+                                                    skip_special_tokens=True)
+    assert not any(prompt.strip().startswith("7") for prompt in prompts)  # the constant groups were dropped
+    assert trainer._metrics["train"]["dynamic_sampling/kept_share"][-1] < 1.0  # and there were some to drop
+    total = sum(int(batch["completion_mask"].sum()) for batch in batches)
+    assert total > 0 and all(int(batch["num_items_in_batch"]) == total for batch in batches)
+    with torch.no_grad():  # num_iterations=2: the first update moved the policy
+        for parameter in trainer.model.parameters():
+            parameter.add_(0.05 * torch.randn_like(parameter))
+    for mode in MODES:
+        trainer.aggregation = loss_rules.get_aggregation(mode)
+        trainer.loss_type = trainer.aggregation.base_loss_type
+        got = trainer_gradient(trainer, batches)
+        want = gradient(trainer.model, lambda: reference_loss(trainer.model, batches, mode, beta))
+        assert_same(got, want)
+    # The check can fail: a normaliser that still counted the dropped groups' tokens is caught.
+    trainer.aggregation, trainer.loss_type = loss_rules.get_aggregation("token"), "dr_grpo"
+    stale = [{**batch, "num_items_in_batch": batch["num_items_in_batch"] + 8} for batch in batches]
+    with pytest.raises(AssertionError):
+        assert_same(trainer_gradient(trainer, stale),
+                    gradient(trainer.model, lambda: reference_loss(trainer.model, batches, "token", beta)))
+    register_aggregation("sqrt-length", sqrt_length)
+    if beta == 0.0:  # a registered per-completion rule, exact without KL
+        trainer.aggregation = loss_rules.get_aggregation("sqrt-length")
+        trainer.loss_type, trainer._check_rule = trainer.aggregation.base_loss_type, True
+        assert_same(trainer_gradient(trainer, batches),
+                    gradient(trainer.model, lambda: reference_loss(trainer.model, batches, "sqrt-length", 0.0)))
