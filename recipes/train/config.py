@@ -55,7 +55,7 @@ CPU_PROFILE: dict[str, Any] = {
 
 @dataclass
 class RefereeGRPOConfig(GRPOConfig):
-    """TRL's ``GRPOConfig`` with two more fields, ``loss_aggregation`` and ``dynamic_sampling``.
+    """TRL's ``GRPOConfig`` with ``loss_aggregation``, ``dynamic_sampling`` and ``curriculum``.
 
     ``loss_aggregation`` names how per-token losses are aggregated (``token``,
     ``token-local``, ``sequence``, ``constant``, ``sequence-sum``, a rule registered with
@@ -65,7 +65,8 @@ class RefereeGRPOConfig(GRPOConfig):
     it decides the aggregation and ``loss_type`` only has to be one of the clipped-surrogate
     types (``dapo``, ``bnpo``, ``grpo``, ``dr_grpo``, ``luspo``), which share the policy term.
     ``dynamic_sampling`` (a mapping, see ``referee.recipes.train.dynamic_sampling.DynamicSampling``)
-    has the trainer drop groups whose chosen reward is constant and generate more.
+    has the trainer drop groups whose chosen reward is constant and generate more; ``curriculum`` (see
+    ``referee.recipes.train.curriculum.CurriculumSettings``) draws each step's prompts by pass rate.
 
     Example:
         >>> RefereeGRPOConfig(output_dir="/tmp/out", loss_type="grpo", use_cpu=True, bf16=False).loss_aggregation
@@ -93,13 +94,25 @@ class RefereeGRPOConfig(GRPOConfig):
         },
     )
 
+    curriculum: dict[str, Any] | None = field(
+        default=None,
+        metadata={
+            "help": "A pass-rate curriculum: draw each step's prompts from a Beta posterior of their pass rates. YAML "
+            "mapping: sampler (band, learnability or thompson), seed_from (a prefilter or eval all.jsonl), state "
+            "(a file to keep it in), band, prior."
+        },
+    )
+
     def __post_init__(self) -> None:
         super().__post_init__()
-        if self.dynamic_sampling is not None:
-            from .dynamic_sampling import DynamicSampling
+        from .curriculum import CurriculumSettings
+        from .dynamic_sampling import DynamicSampling
 
+        for value, settings in ((self.dynamic_sampling, DynamicSampling), (self.curriculum, CurriculumSettings)):
+            if value is None:
+                continue
             try:
-                DynamicSampling.from_dict(self.dynamic_sampling)
+                settings.from_dict(value)
             except (TypeError, ValueError) as exc:
                 raise RecipeError(str(exc)) from exc
         if self.loss_aggregation is None:

@@ -21,15 +21,19 @@ the accumulation steps for ``grpo``/``dr_grpo`` but after for ``dapo``.
 from __future__ import annotations
 
 import dataclasses
+import json
 import logging
+import os
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import torch
 from trl import GRPOTrainer
 
 from .config import TRL_LOSS_AGGREGATIONS
+from .curriculum import STATE_FILE, CurriculumSettings, PassRatePosterior, draw_prompts, read_seed_rows
 from .dynamic_sampling import DynamicSampling, classify_groups, group_rows, join_rows, split_groups_problem
 from .loss import BUILTIN_AGGREGATIONS, Aggregation, AggregationContext, get_aggregation
 from .trl_version import check_trl_version
@@ -134,9 +138,13 @@ class RefereeGRPOTrainer(GRPOTrainer):
         check_trl_version()
         super().__init__(*args, **kwargs)
         self.dynamic_sampling: DynamicSampling | None = None
+        self.curriculum: CurriculumSettings | None = None
         settings = getattr(self.args, "dynamic_sampling", None)
         if settings is not None:
             self._set_up_dynamic_sampling(DynamicSampling.from_dict(settings))
+        curriculum = getattr(self.args, "curriculum", None)
+        if curriculum is not None:
+            self._set_up_curriculum(CurriculumSettings.from_dict(curriculum))
         name = getattr(self.args, "loss_aggregation", None)
         self.aggregation: Aggregation | None = None if name is None else get_aggregation(name)
         if self.aggregation is None:
@@ -200,8 +208,14 @@ class RefereeGRPOTrainer(GRPOTrainer):
         if getattr(self, "tools", None) or self._is_vlm:
             raise ValueError("dynamic sampling does not join batches of tool calls or images yet; turn it off for "
                              "this run.")
+        self._set_up_signal(settings.reward)
+        self.dynamic_sampling = dataclasses.replace(settings, reward=self.reward_func_names[self._signal_index])
+
+    def _set_up_signal(self, chosen: str | None) -> None:
+        """The reward dynamic sampling and the curriculum read (default: the first correctness reward)."""
+        if getattr(self, "_signal_index", None) is not None:
+            return
         names = list(self.reward_func_names)
-        chosen = settings.reward
         if chosen is None:
             kinds = [getattr(function, "kind", None) for function in self.reward_funcs]
             chosen = names[kinds.index("correctness")] if "correctness" in kinds else names[0]
@@ -210,32 +224,70 @@ class RefereeGRPOTrainer(GRPOTrainer):
         self._signal_index = names.index(chosen)
         low, high = getattr(self.reward_funcs[self._signal_index], "reward_range", (0.0, 1.0))
         self._signal_range = (float(low), float(high))
-        self.dynamic_sampling = dataclasses.replace(settings, reward=chosen)
         self._last_rewards_per_func: torch.Tensor | None = None
+
+    def _set_up_curriculum(self, settings: CurriculumSettings) -> None:
+        """A posterior over the training prompts, seeded from a pre-filter or eval result if given."""
+        problem = split_groups_problem(self.args.generation_batch_size, self.accelerator.num_processes,
+                                       self.num_generations)
+        if problem:
+            raise ValueError(problem.replace("dynamic sampling", "the curriculum"))
+        self._set_up_signal(None)
+        self.posterior = PassRatePosterior(len(self.train_dataset), settings.prior)
+        if settings.seed_from is not None:
+            rows = read_seed_rows(settings.seed_from)
+            if len(rows) != len(self.train_dataset):
+                raise ValueError(f"curriculum.seed_from {settings.seed_from} has {len(rows)} rows but the training set "
+                                 f"has {len(self.train_dataset)}; seed from a prefilter or eval run of the same rows.")
+            self.posterior.seed(rows)
+        self.curriculum = settings
 
     def _calculate_rewards(self, inputs: Any, prompts: Any, completions: Any, completion_ids_list: Any) -> torch.Tensor:
         rewards = super()._calculate_rewards(inputs, prompts, completions, completion_ids_list)
         self._last_rewards_per_func = rewards  # gathered over processes: the same on every rank
         return rewards
 
-    def _refill_inputs(self, round_index: int) -> list[dict[str, Any]]:
-        """This process's share of a fresh generation batch: prompts drawn from the training set
-        by a permutation seeded with the seed, the step and the round, so every process draws the
-        same prompts and a resumed run draws what it would have drawn."""
-        dataset = self.train_dataset
+    def _draw_inputs(self, round_index: int) -> tuple[list[dict[str, Any]], list[int]]:
+        """This process's share of a fresh generation batch, and the dataset index of every
+        completion of all processes. Prompts are drawn by the curriculum, or else by a uniform
+        permutation, seeded with the seed, the step and the round: every process draws the same
+        prompts, and a resumed run draws what it would have drawn."""
         groups = self.args.generation_batch_size // self.num_generations
         # A tuple of ints hashes alike in every process and run (only str and bytes hashes are salted).
-        generator = torch.Generator().manual_seed(hash((self.args.seed, self.state.global_step, round_index)) % 2**63)
-        order = torch.randperm(len(dataset), generator=generator).tolist()
-        picks = [order[i % len(order)] for i in range(groups)]
-        rows = [index for index in picks for _ in range(self.num_generations)]
-        local = len(rows) // self.accelerator.num_processes
+        seed = hash((self.args.seed, self.state.global_step, round_index)) % 2**63
+        if self.curriculum is not None:
+            picks = draw_prompts(self.posterior, self.curriculum, groups, seed)
+        else:
+            order = torch.randperm(len(self.train_dataset), generator=torch.Generator().manual_seed(seed)).tolist()
+            picks = [order[i % len(order)] for i in range(groups)]
+        indices = [index for index in picks for _ in range(self.num_generations)]
+        local = len(indices) // self.accelerator.num_processes
         start = self.accelerator.process_index * local
-        return [dataset[index] for index in rows[start:start + local]]
+        return [self.train_dataset[index] for index in indices[start:start + local]], indices
+
+    def _learn_pass_rates(self, indices: list[int]) -> None:
+        """Update the curriculum's posterior with the signal reward of the round just scored."""
+        values = self._last_rewards_per_func[:, self._signal_index].tolist()
+        high = self._signal_range[1]
+        self.posterior.update(indices, [None if value != value else value >= high for value in values])
+
+    def _log_curriculum(self) -> None:
+        means = self.posterior.means()
+        metrics = self._metrics["train"]
+        metrics["curriculum/mean_p"].append(sum(means) / len(means))
+        metrics["curriculum/solved_share"].append(sum(p > self.curriculum.band[1] for p in means) / len(means))
 
     def _generate_and_score_completions(self, inputs: list[dict[str, Any]]) -> dict[str, Any]:
-        if self.dynamic_sampling is None or not self.model.training:
+        if not self.model.training or (self.dynamic_sampling is None and self.curriculum is None):
             return super()._generate_and_score_completions(inputs)
+        indices: list[int] = []
+        if self.curriculum is not None:  # the dataloader's prompts give way to the curriculum's
+            inputs, indices = self._draw_inputs(0)
+        if self.dynamic_sampling is None:
+            output = super()._generate_and_score_completions(inputs)
+            self._learn_pass_rates(indices)
+            self._log_curriculum()
+            return output
         settings, size = self.dynamic_sampling, self.num_generations
         world, rank = self.accelerator.num_processes, self.accelerator.process_index
         need = len(inputs) // size  # groups this process must hand over
@@ -246,6 +298,8 @@ class RefereeGRPOTrainer(GRPOTrainer):
         batch = inputs
         for round_index in range(settings.max_rounds):
             outputs.append(super()._generate_and_score_completions(batch))
+            if self.curriculum is not None:
+                self._learn_pass_rates(indices)
             values = self._last_rewards_per_func[:, self._signal_index]
             kinds = classify_groups(values, size, low=self._signal_range[0], high=self._signal_range[1])
             for key, value in (("groups", kinds.informative.numel()), ("informative", int(kinds.informative.sum())),
@@ -260,7 +314,7 @@ class RefereeGRPOTrainer(GRPOTrainer):
             spare = [(round_index, g) for g in (~per_process[rank]).nonzero().flatten().tolist()] + spare
             if all(len(groups) >= need for groups in kept):  # every process decides this alike
                 break
-            batch = self._refill_inputs(round_index + 1)
+            batch, indices = self._draw_inputs(round_index + 1)
         mine = kept[rank]
         shortfall = need - len(mine)
         filler: list[tuple[int, int]] = []
@@ -284,7 +338,42 @@ class RefereeGRPOTrainer(GRPOTrainer):
         loss_mask = joined["completion_mask"] if "tool_mask" not in joined else joined["completion_mask"] * joined["tool_mask"]
         joined["num_items_in_batch"] = self.accelerator.gather(loss_mask.sum()).sum()
         self._log_dynamic_sampling(len(outputs), totals, sum(max(0, need - len(groups)) for groups in kept), world * need)
+        if self.curriculum is not None:
+            self._log_curriculum()
         return joined
+
+    # --- curriculum state: saved with each checkpoint, restored on resume -----------------------
+
+    def train(self, resume_from_checkpoint: str | bool | None = None, *args: Any, **kwargs: Any) -> Any:
+        if self.curriculum is not None and resume_from_checkpoint:
+            checkpoint = resume_from_checkpoint
+            if checkpoint is True:
+                from transformers.trainer_utils import get_last_checkpoint
+
+                checkpoint = get_last_checkpoint(self.args.output_dir)
+            state = Path(str(checkpoint)) / STATE_FILE
+            if not state.is_file():
+                raise ValueError(f"{checkpoint} holds no {STATE_FILE}; resume a curriculum run from its own checkpoint.")
+            self.posterior.load_state_dict(json.loads(state.read_text(encoding="utf-8")))
+        result = super().train(resume_from_checkpoint, *args, **kwargs)
+        if self.curriculum is not None and self.curriculum.state and self.accelerator.is_main_process:
+            self._write_curriculum_state(Path(self.curriculum.state))
+        return result
+
+    def _save_checkpoint(self, model: Any, trial: Any) -> None:
+        super()._save_checkpoint(model, trial)
+        if self.curriculum is None or not self.accelerator.is_main_process:
+            return
+        folder = Path(self._get_output_dir(trial=trial)) / f"checkpoint-{self.state.global_step}"
+        self._write_curriculum_state(folder / STATE_FILE)
+        if self.curriculum.state:
+            self._write_curriculum_state(Path(self.curriculum.state))
+
+    def _write_curriculum_state(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        temporary = path.with_name(f".{path.name}.tmp")
+        temporary.write_text(json.dumps(self.posterior.state_dict()), encoding="utf-8")
+        os.replace(temporary, path)
 
     def _log_dynamic_sampling(self, rounds: int, totals: dict[str, int], shortfall: int, wanted: int) -> None:
         metrics = self._metrics["train"]

@@ -195,3 +195,80 @@ def test_diagnostics_say_when_the_rounds_run_out_and_whether_the_data_is_too_eas
             assert found[0].cause == "dynamic_sampling_exhausted" and which in found[0].evidence
             return
     raise AssertionError("no finding")
+
+
+def curriculum_trainer(tmp_path, model_dir, prompts, curriculum, **settings):
+    args = build_grpo_config(
+        str(tmp_path / "out"), profile="cpu", per_device_train_batch_size=8, num_generations=G,
+        max_completion_length=6, report_to="none", logging_steps=1, seed=0, curriculum=curriculum,
+        disable_tqdm=True, **settings)
+    trainer = RefereeGRPOTrainer(model=str(model_dir), reward_funcs=by_prompt, args=args,
+                                 processing_class=load_tokenizer(model_dir),
+                                 train_dataset=Dataset.from_dict({"prompt": prompts}))
+    trainer.model.train()
+    return trainer
+
+
+def seed_file(tmp_path, counts):
+    import json
+
+    path = tmp_path / "all.jsonl"
+    path.write_text("".join(json.dumps({"row_index": i, "num_correct": c, "num_samples": n}) + "\n"
+                            for i, (c, n) in enumerate(counts)))
+    return str(path)
+
+
+def test_the_band_curriculum_draws_only_prompts_the_model_sometimes_solves(tmp_path, model_dir):
+    prompts = ["1+A", "2+A", "1+C", "2+C", "3+C", "1+B"]
+    seeded = seed_file(tmp_path, [(20, 20), (20, 20), (5, 10), (4, 10), (6, 10), (0, 20)])
+    trainer = curriculum_trainer(tmp_path, model_dir, prompts, {"sampler": "band", "seed_from": seeded})
+    for _ in range(3):
+        letters, _ = groups_of(trainer, generate(trainer))
+        assert set(letters) == {"C"}
+    assert 0 < trainer._metrics["train"]["curriculum/solved_share"][-1] < 1
+
+
+def test_the_posterior_learns_from_every_step(tmp_path, model_dir):
+    trainer = curriculum_trainer(tmp_path, model_dir, ["1+A", "1+B"], {"sampler": "learnability"})
+    generate(trainer)
+    means = trainer.posterior.means()
+    assert means[0] > 0.5 > means[1] or means[0] == 0.5  # an 'A' group passed, a 'B' group failed, or not drawn
+    assert sum(trainer.posterior.alpha) + sum(trainer.posterior.beta) == 2 * 2 + 2 * G  # prior + one batch
+
+
+def test_a_resumed_run_draws_the_prompts_of_the_uninterrupted_one(tmp_path, model_dir):
+    prompts = [f"{i}+{letter}" for i in range(4) for letter in "ABCE"]
+    drawn: dict[str, list[list[int]]] = {"whole": [], "resumed": []}
+
+    def run(name, folder, **keys):
+        trainer = curriculum_trainer(folder, model_dir, prompts, {"sampler": "thompson"}, max_steps=4,
+                                     save_strategy="steps", save_steps=2, **keys)
+        draw = trainer._draw_inputs
+
+        def recording(round_index):
+            rows, indices = draw(round_index)
+            drawn[name].append(indices[::G])
+            return rows, indices
+
+        trainer._draw_inputs = recording
+        return trainer
+
+    import contextlib
+    import io
+
+    whole = run("whole", tmp_path / "whole")
+    with contextlib.redirect_stdout(io.StringIO()):
+        whole.train()
+    checkpoint = tmp_path / "whole" / "out" / "checkpoint-2"
+    assert (checkpoint / "curriculum_state.json").is_file()
+    resumed = run("resumed", tmp_path / "resumed")
+    with contextlib.redirect_stdout(io.StringIO()):
+        resumed.train(resume_from_checkpoint=str(checkpoint))
+    assert drawn["resumed"] == drawn["whole"][2:]
+    assert resumed.posterior.state_dict() == whole.posterior.state_dict()
+
+
+def test_a_seed_file_of_other_data_is_refused(tmp_path, model_dir):
+    with pytest.raises(ValueError, match="has 2 rows but the training set has 3"):
+        curriculum_trainer(tmp_path, model_dir, ["1+A", "1+B", "1+C"],
+                           {"seed_from": seed_file(tmp_path, [(1, 2), (0, 2)])})
