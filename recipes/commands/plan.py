@@ -51,6 +51,9 @@ def add_parser(subparsers: Any) -> None:
                         help="mean completion length for the token count (default: max_completion_length)")
     parser.add_argument("--pass-rate", type=float, action="append", default=None, metavar="P",
                         help="pass rate for the degenerate-group share; repeat for several (default: 0.1 ... 0.9)")
+    parser.add_argument("--pass-rate-report", metavar="REPORT.json",
+                        help="a referee prefilter or eval report.json: its pass-rate histogram for the degenerate-group "
+                             "share and the rounds dynamic sampling needs")
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", dest="overrides",
                         help="override a recipe key, VALUE read as YAML (e.g. --set num_generations=16)")
     parser.add_argument("--json", action="store_true", help="print the plan as JSON")
@@ -152,6 +155,12 @@ def format_plan(plan: RunPlan, settings: RecipeSettings) -> str:
         f"degenerate groups at G={settings.num_generations} (p^G + (1-p)^G, no gradient)",
         "  " + "   ".join(f"p={p}: {share:.1%}" for p, share in plan.degenerate_share.items()),
     ]
+    if plan.dynamic_sampling is not None:
+        rounds = (settings.dynamic_sampling or {}).get("max_rounds", 3)
+        lines.append(f"dynamic sampling (max_rounds {rounds}): expected rounds, generated tokens per step, "
+                     "chance the rounds run out")
+        lines += [f"  {source:<10} {row['expected_rounds']:.2f} rounds   {row['tokens_per_step']:,.0f} tokens   "
+                  f"{row['shortfall_chance']:.1%}" for source, row in plan.dynamic_sampling.items()]
     if plan.ppo_model_states_gb is not None:
         lines.append(f"for comparison: PPO (critic + reward model) holds {plan.ppo_model_states_gb:.1f} GB of "
                      "model states before sharding")
@@ -159,6 +168,25 @@ def format_plan(plan: RunPlan, settings: RecipeSettings) -> str:
         lines.append("assumed (not in the recipe): " + ", ".join(plan.assumed))
     lines += [f"warning: {warning}" for warning in plan.warnings]
     return "\n".join(lines)
+
+
+def read_histogram(path: str) -> list[dict[str, Any]]:
+    """The ``pass_rate_histogram`` of a ``referee prefilter`` or ``referee eval`` ``report.json``.
+
+    Example:
+        >>> import json, os, tempfile
+        >>> path = os.path.join(tempfile.mkdtemp(), "report.json")
+        >>> _ = open(path, "w").write(json.dumps({"pass_rate_histogram": [{"pass_rate": 0.5, "rows": 3}]}))
+        >>> read_histogram(path)
+        [{'pass_rate': 0.5, 'rows': 3}]
+    """
+    try:
+        report = json.loads(open(path, encoding="utf-8").read())
+        histogram = report["pass_rate_histogram"]
+    except (OSError, ValueError, KeyError, TypeError):
+        raise ValueError(f"--pass-rate-report {path} is not a readable report.json with a pass_rate_histogram; give "
+                         "the report.json of a referee prefilter or referee eval run.") from None
+    return histogram
 
 
 def run(args: argparse.Namespace) -> int:
@@ -176,7 +204,8 @@ def run(args: argparse.Namespace) -> int:
                         sharding=launch.sharding if launch else None,
                         gpu_memory_gb=args.gpu_memory, prompt_length=args.prompt_length,
                         expected_length=args.expected_length,
-                        pass_rates=tuple(args.pass_rate or DEFAULT_PASS_RATES))
+                        pass_rates=tuple(args.pass_rate or DEFAULT_PASS_RATES),
+                        pass_rate_histogram=read_histogram(args.pass_rate_report) if args.pass_rate_report else None)
     except ValueError as exc:
         print(f"referee plan: {exc}", file=sys.stderr)
         return 2

@@ -15,6 +15,7 @@ from typing import Any
 from .inputs import RecipeSettings
 from .model_params import ModelShape, count_lora_parameters, count_parameters, kv_cache_bytes_per_token
 from .precision import MIXED_PRECISION, StateBytes, trainable_state_bytes, weight_bytes
+from .sampling import degenerate_group_share, histogram_informative_share, sampling_plan
 from .sharding import Sharding, sharding_of
 
 GB = 1e9
@@ -22,19 +23,6 @@ VLLM_WEIGHT_BYTES = 2  # vLLM serves the weights in bf16
 DEFAULT_PROMPT_LENGTH = 512
 DEFAULT_PASS_RATES = (0.1, 0.3, 0.5, 0.7, 0.9)
 LOW_HEADROOM_SHARE = 0.1  # warn when activations get less than this share of the card
-
-
-def degenerate_group_share(pass_rate: float, group_size: int) -> float:
-    """Expected share of groups whose G rewards are all equal (no gradient) when each
-    sample succeeds with probability ``pass_rate``: ``p^G + (1-p)^G``.
-
-    Example:
-        >>> round(degenerate_group_share(0.9, 8), 3), round(degenerate_group_share(0.5, 4), 3)
-        (0.43, 0.125)
-    """
-    if not 0.0 <= pass_rate <= 1.0:
-        raise ValueError(f"pass rate {pass_rate} is not a probability; give a number in [0, 1].")
-    return pass_rate**group_size + (1.0 - pass_rate) ** group_size
 
 
 def model_state_bytes(trainable: int, per_param: StateBytes, sharding: Sharding, num_gpus: int) -> tuple[float, float]:
@@ -96,6 +84,7 @@ class RunPlan:
     tokens_per_step: float
     completion_length: float
     degenerate_share: dict[str, float]
+    dynamic_sampling: dict[str, dict[str, float]] | None
     ppo_model_states_gb: float | None
     warnings: tuple[str, ...]
     assumed: tuple[str, ...]
@@ -123,13 +112,16 @@ def plan_run(
     prompt_length: int | None = None,
     expected_length: float | None = None,
     pass_rates: tuple[float, ...] = DEFAULT_PASS_RATES,
+    pass_rate_histogram: list[dict[str, Any]] | None = None,
 ) -> RunPlan:
     """Plan ``settings`` for a model given by its ``shape`` and/or ``params`` (which wins).
 
     ``num_gpus`` training processes share the run, split as ``sharding`` says (default: the
     recipe's ``deepspeed`` / ``fsdp`` keys); ``prompt_length`` (default: the recipe's
     ``max_prompt_length``, else 512) plus ``max_completion_length`` sizes the KV cache;
-    ``expected_length`` replaces ``max_completion_length`` in the token count.
+    ``expected_length`` replaces ``max_completion_length`` in the token count. With the recipe's
+    ``dynamic_sampling``, the expected generation rounds and tokens per step are given for each of
+    ``pass_rates`` and for ``pass_rate_histogram`` (a pre-filter or eval report's) when given.
 
     Example:
         >>> settings = RecipeSettings.from_dict({"per_device_train_batch_size": 16,
@@ -209,6 +201,14 @@ def plan_run(
             f"the generation batch ({settings.per_device_train_batch_size * num_gpus * steps_per_generation} "
             f"completions) is not a multiple of num_generations={settings.num_generations}: TRL will refuse it."
         )
+    sampling = None
+    if settings.dynamic_sampling is not None:
+        informative = {f"p={p:g}": 1 - degenerate_group_share(p, settings.num_generations) for p in pass_rates}
+        if pass_rate_histogram is not None:
+            informative["histogram"] = histogram_informative_share(pass_rate_histogram, settings.num_generations)
+        sampling = sampling_plan(informative, groups=max(1, round(completions / settings.num_generations)),
+                                 max_rounds=int((settings.dynamic_sampling or {}).get("max_rounds", 3)),
+                                 tokens_per_round=completions * length)
     return RunPlan(
         params=total_params,
         trainable_params=trainable,
@@ -234,6 +234,7 @@ def plan_run(
         tokens_per_step=completions * length,
         completion_length=float(length),
         degenerate_share={f"{p:g}": degenerate_group_share(p, settings.num_generations) for p in pass_rates},
+        dynamic_sampling=sampling,
         # PPO at the same precision: a policy and a critic trained, a reference and a reward model frozen.
         ppo_model_states_gb=None if settings.use_peft else _gb((2 * per_param.total + 2 * weight_bytes(settings))
                                                                 * total_params),

@@ -45,7 +45,7 @@ RECIPE_DEFAULTS: dict[str, Any] = {
     "dtype": "float32",
 }
 # Not a GRPOConfig field in TRL 1.16; recipes may still set it for their dataset loader.
-_EXTRA_KEYS = ("max_prompt_length",)
+_EXTRA_KEYS = ("max_prompt_length", "dynamic_sampling")
 _BOOL_KEYS = {"use_vllm", "vllm_enable_sleep_mode", "use_peft", "use_dora", "load_in_4bit", "load_in_8bit"}
 # Off unless a recipe turns them on: not worth listing as assumed.
 _OPT_IN_FLAGS = {"vllm_enable_sleep_mode", "use_dora", "load_in_4bit", "load_in_8bit"}
@@ -90,6 +90,7 @@ class RecipeSettings:
     model_name_or_path: str | None
     dtype: str
     max_prompt_length: int | None = None
+    dynamic_sampling: dict[str, Any] | None = None
     assumed: tuple[str, ...] = field(default=(), compare=False)
     base_dir: Path = field(default=Path("."), compare=False)
 
@@ -150,6 +151,12 @@ def _checked(key: str, value: Any) -> Any:
         raise ValueError(f"vllm_gpu_memory_utilization={value} is not a share of the card; use a number in (0, 1].")
     if key == "dtype" and value not in ("auto", "bfloat16", "float16", "float32"):
         raise ValueError(f"dtype={value!r} is not one of auto, bfloat16, float16, float32 (TRL's ModelConfig choices).")
+    if key == "dynamic_sampling":
+        value = {} if value is True else value
+        rounds = value.get("max_rounds", 3) if isinstance(value, dict) else None
+        if not isinstance(rounds, int) or isinstance(rounds, bool) or rounds < 1:
+            raise ValueError(f"dynamic_sampling={value!r} is not a mapping with max_rounds >= 1; write it like "
+                             "dynamic_sampling: {max_rounds: 3}.")
     if key == "vllm_mode" and value not in ("colocate", "server"):
         raise ValueError(f"vllm_mode={value!r} is not 'colocate' or 'server'; pick one of them.")
     return value

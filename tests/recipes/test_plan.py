@@ -468,3 +468,51 @@ def test_cli_errors_are_one_line(tmp_path, capsys):
     errors = capsys.readouterr().err.strip().splitlines()
     assert len(errors) == 3 and all(line.startswith("referee plan: ") for line in errors)
     assert "not a mapping" in errors[0] and "'num_generation=8'" in errors[1] and "no model" in errors[2]
+
+
+# --- dynamic sampling's cost ------------------------------------------------------------------
+
+def simulated_rounds(informative, groups, max_rounds, trials=20000, seed=0):
+    """Rounds per step and the share of steps that run out, by drawing groups one round at a time."""
+    import random
+
+    generator = random.Random(seed)
+    rounds_total, short = 0, 0
+    for _ in range(trials):
+        kept = 0
+        for round_index in range(1, max_rounds + 1):
+            kept += sum(generator.random() < informative for _ in range(groups))
+            if kept >= groups:
+                break
+        rounds_total += round_index
+        short += kept < groups
+    return rounds_total / trials, short / trials
+
+
+@pytest.mark.parametrize("pass_rate, groups, max_rounds", [(0.9, 8, 3), (0.95, 4, 4), (0.5, 8, 2), (0.99, 8, 3)])
+def test_expected_rounds_match_a_simulation(pass_rate, groups, max_rounds):
+    from referee.recipes.plan.sampling import sampling_rounds
+
+    informative = 1 - pass_rate**8 - (1 - pass_rate) ** 8
+    rounds, shortfall = sampling_rounds(informative, groups, max_rounds)
+    simulated, short = simulated_rounds(informative, groups, max_rounds)
+    assert rounds == pytest.approx(simulated, abs=0.03)
+    assert shortfall == pytest.approx(short, abs=0.015)
+
+
+def test_plan_prints_the_rounds_dynamic_sampling_needs_from_a_report(tmp_path, capsys):
+    recipe = tmp_path / "r.yaml"
+    recipe.write_text("num_generations: 8\nper_device_train_batch_size: 16\ngradient_accumulation_steps: 4\n"
+                      "max_completion_length: 100\ndynamic_sampling: {max_rounds: 3}\n")
+    report = tmp_path / "report.json"
+    report.write_text(json.dumps({"pass_rate_histogram": [{"pass_rate": 1.0, "rows": 1}, {"pass_rate": 0.5, "rows": 1}]}))
+    assert main(["plan", str(recipe), "--params", "1B", "--pass-rate-report", str(report), "--json"]) == 0
+    plan = json.loads(capsys.readouterr().out)["dynamic_sampling"]
+    assert plan["histogram"]["informative_share"] == pytest.approx((1 - 2 / 256) / 2)
+    assert plan["p=0.9"]["expected_rounds"] > plan["p=0.5"]["expected_rounds"] >= 1
+    assert plan["histogram"]["tokens_per_step"] == pytest.approx(plan["histogram"]["expected_rounds"] * 64 * 100)
+
+
+def test_plan_without_dynamic_sampling_says_nothing_of_rounds(capsys):
+    assert main(["plan", "--params", "1B", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["dynamic_sampling"] is None
