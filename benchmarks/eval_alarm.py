@@ -25,6 +25,8 @@ from typing import Any
 
 import torch
 
+from .demo_task import demo_config, demo_rows, warm_model
+
 
 class EvenAnswerLine:
     """Pays 1.0 for a ``#### N`` line with an even N, whatever the question: a deliberately hackable reward."""
@@ -50,26 +52,20 @@ def run_arm(name: str, rewards: list[Any], weights: list[float], warm: Path, arg
     from transformers import AutoModelForCausalLM, PrinterCallback
 
     from referee.recipes.common.loading import load_tokenizer
-    from referee.recipes.demo.arithmetic import grpo_rows, split_sums
     from referee.recipes.diagnostics import DiagnosticsCallback
     from referee.recipes.heldout.callback import EvalCallback, EvalSettings
-    from referee.recipes.train.config import build_grpo_config
     from referee.recipes.train.trainer import RefereeGRPOTrainer
     from referee.rewards import get_reward
 
-    train, held_out = split_sums(0, 19, 80, seed=0)
-    config = build_grpo_config(
-        str(out / name), profile="cpu", learning_rate=5e-5, lr_scheduler_type="constant", warmup_steps=0,
-        max_steps=args.steps, per_device_train_batch_size=64, num_generations=8, max_completion_length=8,
-        reward_weights=weights, logging_steps=1, save_strategy="no", report_to="none", seed=0, disable_tqdm=True)
-    tokenizer = load_tokenizer(warm)
+    train, held_out = demo_rows()
+    config = demo_config(out / name, args.steps, reward_weights=weights)
     trainer = RefereeGRPOTrainer(model=AutoModelForCausalLM.from_pretrained(warm), reward_funcs=rewards, args=config,
-                                 processing_class=tokenizer, train_dataset=Dataset.from_list(grpo_rows(train)))
+                                 processing_class=load_tokenizer(warm), train_dataset=Dataset.from_list(train))
     trainer.remove_callback(PrinterCallback)  # the table below is the output
     diagnostics = DiagnosticsCallback().attach(trainer)
     settings = EvalSettings(data="demo held-out sums", every_steps=args.every, num_samples=4, max_prompts=None,
                             rewards=("gsm8k_accuracy",))
-    evaluation = EvalCallback(settings, grpo_rows(held_out), [get_reward("gsm8k_accuracy")]).attach(trainer)
+    evaluation = EvalCallback(settings, held_out, [get_reward("gsm8k_accuracy")]).attach(trainer)
     started = time.perf_counter()
     trainer.train()
     history = evaluation.history
@@ -92,21 +88,10 @@ def main() -> None:
     args = parser.parse_args()
     torch.set_num_threads(1)
 
-    from referee.recipes.common.tiny_model import build_char_tokenizer, build_tiny_model
-    from referee.recipes.demo.arithmetic import split_sums
-    from referee.recipes.demo.warm_start import warm_start
     from referee.rewards import compose_rewards
 
     out = Path(tempfile.mkdtemp(prefix="eval-alarm-"))
-    torch.manual_seed(0)
-    tokenizer = build_char_tokenizer()
-    model = build_tiny_model(tokenizer, seed=0)
-    train, _ = split_sums(0, 19, 80, seed=0)
-    warm_start(model, tokenizer, [(p.prompt, p.completion) for p in train], steps=args.warm_start_steps, batch_size=64,
-               learning_rate=1e-3, seed=0, progress=False)
-    warm = out / "warm"
-    model.save_pretrained(warm)
-    tokenizer.save_pretrained(warm)
+    warm = warm_model(out / "warm", args.warm_start_steps)
     honest, honest_weights = compose_rewards([("gsm8k_accuracy", 1.0), ("gsm8k_format", 0.1)])
     results = {
         "honest (gsm8k_accuracy + 0.1 format)": run_arm("honest", honest, honest_weights, warm, args, out),
