@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import Any
 
-from referee.recipes.commands.prefilter import _check_paths, no_row_scored, scope_reward_options
+from referee.recipes.commands.prefilter import _check_paths, report_run, scope_reward_options
 from referee.recipes.common.config_flags import add_flags, from_flags, missing_flags
 
 _DESCRIPTION = (
@@ -89,34 +88,16 @@ def run_command(args: argparse.Namespace) -> int:
         2
     """
     from referee.recipes.heldout import EvalConfig, merge_evals, run_eval
-    from referee.recipes.prefilter.parallel import WorkerError
 
-    try:
+    def work() -> dict[str, Any]:
         if args.merge:
             _check_paths(args)
-            report = merge_evals(args.merge, args.out, ks=args.ks)
-        else:
-            missing = missing_flags(EvalConfig, args)
-            if missing:
-                raise ValueError(f"{', '.join(missing)} {'is' if len(missing) == 1 else 'are'} required (unless "
-                                 "--merge).")
-            config = from_flags(EvalConfig, args,
-                                reward_options=scope_reward_options(args.reward_options, args.rewards))
-            _check_paths(args)
-            report = run_eval(config)
-    except KeyboardInterrupt:
-        print(f"referee eval: stopped; finished chunks are saved in {args.out}/state. Run the same command again "
-              "to resume.", file=sys.stderr)
-        return 130
-    except ValueError as exc:
-        print(f"referee eval: {exc}", file=sys.stderr)
-        return 2
-    except WorkerError as exc:
-        print(f"referee eval: {exc}", file=sys.stderr)
-        return 1
-    print("\n".join(summary_lines(report, args.out)))
-    problem = no_row_scored(report)
-    if problem:
-        print(f"referee eval: {problem}", file=sys.stderr)
-        return 1
-    return 0
+            return merge_evals(args.merge, args.out, ks=args.ks)
+        missing = missing_flags(EvalConfig, args)
+        if missing:
+            raise ValueError(f"{', '.join(missing)} {'is' if len(missing) == 1 else 'are'} required (unless --merge).")
+        config = from_flags(EvalConfig, args, reward_options=scope_reward_options(args.reward_options, args.rewards))
+        _check_paths(args)
+        return run_eval(config)
+
+    return report_run("eval", args.out, work, summary_lines)

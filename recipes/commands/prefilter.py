@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -114,31 +115,48 @@ def run_command(args: argparse.Namespace) -> int:
         2
     """
     from referee.recipes.prefilter import merge_runs, run_prefilter
+
+    def work() -> dict[str, Any]:
+        if args.merge:
+            _check_paths(args)
+            return merge_runs(args.merge, args.out, keep=args.keep, group_size=args.group_size,
+                              output_format=args.output_format)
+        config = _config(args)
+        _check_paths(args)
+        return run_prefilter(config)
+
+    return report_run("prefilter", args.out, work, summary_lines)
+
+
+def report_run(command: str, out: str, work: Callable[[], dict[str, Any]],
+               summary: Callable[[dict[str, Any], str], list[str]]) -> int:
+    """Run a chunked run's ``work`` and print its ``summary``: 0, or 2 for a user error (one line), 1
+    when a worker failed or no row could be scored, 130 after Ctrl-C (the chunks done are kept).
+
+    Example:
+        >>> def broken():
+        ...     raise ValueError("--data d.jsonl does not exist")
+        >>> report_run("prefilter", "out", broken, lambda report, out: [])
+        2
+    """
     from referee.recipes.prefilter.parallel import WorkerError
 
     try:
-        if args.merge:
-            _check_paths(args)
-            report = merge_runs(args.merge, args.out, keep=args.keep, group_size=args.group_size,
-                                output_format=args.output_format)
-        else:
-            config = _config(args)
-            _check_paths(args)
-            report = run_prefilter(config)
+        report = work()
     except KeyboardInterrupt:
-        print(f"referee prefilter: stopped; finished chunks are saved in {args.out}/state. Run the same command "
+        print(f"referee {command}: stopped; finished chunks are saved in {out}/state. Run the same command "
               "again to resume.", file=sys.stderr)
         return 130
     except ValueError as exc:
-        print(f"referee prefilter: {exc}", file=sys.stderr)
+        print(f"referee {command}: {exc}", file=sys.stderr)
         return 2
     except WorkerError as exc:
-        print(f"referee prefilter: {exc}", file=sys.stderr)
+        print(f"referee {command}: {exc}", file=sys.stderr)
         return 1
-    print("\n".join(summary_lines(report, args.out)))
+    print("\n".join(summary(report, out)))
     problem = no_row_scored(report)
     if problem:
-        print(f"referee prefilter: {problem}", file=sys.stderr)
+        print(f"referee {command}: {problem}", file=sys.stderr)
         return 1
     return 0
 

@@ -103,21 +103,10 @@ class EvalSettings:
     @classmethod
     def from_dict(cls, values: dict[str, Any]) -> EvalSettings:
         """The settings of a recipe's ``eval:`` mapping, refusing unknown keys with a suggestion."""
-        import dataclasses
-        import difflib
+        from ..common.mappings import from_mapping
 
-        if not isinstance(values, dict):
-            raise ValueError(f"eval must be a mapping of settings (data, every_steps, ...), not {values!r}.")
-        keys = [item.name for item in dataclasses.fields(cls)]
-        for key in values:
-            if key not in keys:
-                close = difflib.get_close_matches(str(key), keys, n=1)
-                hint = f"did you mean {close[0]!r}? " if close else ""
-                raise ValueError(f"eval has no key {key!r}; {hint}Its keys: {', '.join(keys)}.")
-        if "data" not in values:
-            raise ValueError("eval needs data: the held-out rows (a .jsonl/.parquet file or a dataset), read with the "
-                             "recipe's dataset_format.")
-        return cls(**values)
+        return from_mapping(cls, values, "eval", needs={
+            "data": "the held-out rows (a .jsonl/.parquet file or a dataset), read with the recipe's dataset_format"})
 
 
 class EvalCallback(TrainerCallback):

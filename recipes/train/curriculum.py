@@ -12,8 +12,6 @@ Pure Python and torch; :class:`~referee.recipes.train.trainer.RefereeGRPOTrainer
 
 from __future__ import annotations
 
-import dataclasses
-import difflib
 import json
 import random
 from collections.abc import Iterable, Sequence
@@ -22,6 +20,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 import torch
+
+from ..common.mappings import from_mapping
 
 SAMPLERS = ("band", "learnability", "thompson")
 STATE_FILE = "curriculum_state.json"
@@ -72,15 +72,7 @@ class CurriculumSettings:
     @classmethod
     def from_dict(cls, values: Any) -> CurriculumSettings:
         """The settings of a ``curriculum:`` mapping, unknown keys refused with a suggestion."""
-        if not isinstance(values, dict):
-            raise ValueError(f"curriculum must be a mapping (sampler, seed_from, state, band, prior), not {values!r}.")
-        keys = [item.name for item in dataclasses.fields(cls)]
-        for key in values:
-            if key not in keys:
-                close = difflib.get_close_matches(str(key), keys, n=1)
-                hint = f"did you mean {close[0]!r}? " if close else ""
-                raise ValueError(f"curriculum has no key {key!r}; {hint}Its keys: {', '.join(keys)}.")
-        return cls(**values)
+        return from_mapping(cls, values, "curriculum")
 
 
 class PassRatePosterior:

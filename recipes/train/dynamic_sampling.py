@@ -11,12 +11,12 @@ that makes a group informative.
 
 from __future__ import annotations
 
-import dataclasses
-import difflib
 from dataclasses import dataclass
 from typing import Any, Literal
 
 import torch
+
+from ..common.mappings import from_mapping
 
 SHORTFALLS = ("keep", "repeat", "skip")
 Shortfall = Literal["keep", "repeat", "skip"]
@@ -66,18 +66,7 @@ class DynamicSampling:
     @classmethod
     def from_dict(cls, values: Any) -> DynamicSampling:
         """The settings of a ``dynamic_sampling:`` mapping (``true`` for the defaults), unknown keys refused."""
-        if values is True:
-            return cls()
-        if not isinstance(values, dict):
-            raise ValueError(f"dynamic_sampling must be a mapping (reward, max_rounds, on_shortfall) or true, not "
-                             f"{values!r}.")
-        keys = [item.name for item in dataclasses.fields(cls)]
-        for key in values:
-            if key not in keys:
-                close = difflib.get_close_matches(str(key), keys, n=1)
-                hint = f"did you mean {close[0]!r}? " if close else ""
-                raise ValueError(f"dynamic_sampling has no key {key!r}; {hint}Its keys: {', '.join(keys)}.")
-        return cls(**values)
+        return cls() if values is True else from_mapping(cls, values, "dynamic_sampling")
 
 
 @dataclass(frozen=True)

@@ -124,3 +124,10 @@ def test_attach_reads_which_rewards_are_correctness_and_which_format(tmp_path, m
     callback = next(c for c in trainer.callback_handler.callbacks if isinstance(c, DiagnosticsCallback))
     assert callback.monitor.correctness == ("rewards/gsm8k_accuracy/mean",)
     assert callback.monitor.formats == ("rewards/gsm8k_format/mean",)
+
+
+def test_an_eval_block_that_is_not_a_mapping_is_one_line():
+    from referee.recipes.heldout.callback import EvalSettings
+
+    with pytest.raises(ValueError, match=r"^eval must be a mapping of settings \(data, every_steps,"):
+        EvalSettings.from_dict("heldout.jsonl")
