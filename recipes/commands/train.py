@@ -75,7 +75,8 @@ def run(args: argparse.Namespace) -> int:
     except RecipeError as exc:  # the user's mistake: one line. Anything else (CUDA out of memory, a TRL bug)
         if getattr(args, "debug", False):  # goes to referee.recipes.cli, which keeps its traceback for --debug
             raise
-        print(f"referee train: {exc}", file=sys.stderr)
+        for line in str(exc).splitlines():  # one line per mistake
+            print(f"referee train: {line}", file=sys.stderr)
         return 2
     with holding_process_group():
         train_and_save(trainer, recipe)
