@@ -57,7 +57,9 @@ def test_every_golden_file_holds_except_the_deliberately_wrong_one(in_examples, 
     assert main(["check", "my_rewards:shows_work", "golden/shows_work.jsonl"]) == 0
     assert capsys.readouterr().out == "shows_work: 5 of 5 golden cases match\n"
     assert sorted(path.name for path in (EXAMPLES / "golden").glob("*.jsonl")) == [
-        "accuracy.jsonl", "shows_work.jsonl", "wrong.jsonl"]
+        "accuracy.jsonl", "json_answer.jsonl", "shows_work.jsonl", "wrong.jsonl"]
+    assert main(["check", "json_rewards:json_answer", "golden/json_answer.jsonl"]) == 0
+    assert capsys.readouterr().out == "json_answer: 6 of 6 golden cases match\n"
 
 
 def test_audit_finds_the_format_reward_that_pays_like_right(in_examples, capsys):
@@ -80,7 +82,12 @@ def test_the_pytest_example_runs_one_test_per_golden_case():
     done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_my_rewards.py"],
                           cwd=EXAMPLES, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stdout + done.stderr
-    assert "10 passed" in done.stdout
+    assert "16 passed" in done.stdout
+    # From the repository root too: the golden files and reward modules are found beside the test file.
+    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "examples/test_my_rewards.py"],
+                          cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "16 passed" in done.stdout
 
 
 def test_cpu_recipe_sets_what_a_cpu_run_needs_and_reads_the_demo_model():
