@@ -46,6 +46,10 @@ def run_prefilter(config: PrefilterConfig, *, backend: GenerationBackend | None 
         >>> report["rows"], sorted(os.listdir(f"{folder}/out"))
         (3, ['all.jsonl', 'kept.jsonl', 'pass_rate_hist.png', 'report.json', 'state'])
     """
+    if backend is None and tokenizer is None:  # before the run's state is written: a bad name leaves none
+        from ..common.sources import check_source
+
+        check_source(config.model, "model", "--model")
     run = open_run(config)
     if run.pending:
         bar = _progress_bar(run)

@@ -322,8 +322,12 @@ def build_trainer(recipe: Recipe) -> Any:
     from .precision import warn_on_lost_updates
     from .trainer import RefereeGRPOTrainer
 
+    from ..common.sources import check_source
+
     script, training, model = recipe.script, recipe.training, recipe.model
     check_generation_backend(training)
+    check_source(model.model_name_or_path, "model", "model_name_or_path")
+    check_source(script.dataset_name, "dataset", "dataset_name")
     reward_funcs, reward_weights = resolve_rewards(recipe)
     training.reward_weights = reward_weights
     check_reward_columns(recipe, reward_funcs)

@@ -138,3 +138,48 @@ def test_two_steps_with_a_reward_reading_a_mapped_column(tmp_path, capsys, model
     history = json.loads((out / "trainer_state.json").read_text())["log_history"]
     assert history[-1]["step"] == 2
     assert {"rewards/json_answer/mean", "rewards/gsm8k_accuracy/mean"} <= set(history[0])
+
+
+@pytest.mark.parametrize("env, reason", [({"HF_HUB_OFFLINE": "1"}, "HF_HUB_OFFLINE is set"),
+                                         ({"HF_ENDPOINT": "http://127.0.0.1:9"}, "no connection to http://127.0.0.1:9")])
+def test_a_model_found_nowhere_is_one_line_before_anything_loads(tmp_path, capsys, monkeypatch, env, reason):
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    data = tmp_path / "d.jsonl"
+    data.write_text(json.dumps({"question": "2+3", "answer": "#### 5"}) + "\n")
+    path = write_recipe(tmp_path / "r.yaml", **{**BASE, "dataset_name": str(data), "output_dir": str(tmp_path / "o")})
+    assert main(["train", str(path)]) == 2
+    assert capsys.readouterr().err == (
+        f"referee train: model_name_or_path='no/such-model' is no local folder and no model in the local hub cache, "
+        f"and the hub cannot be reached ({reason}); give a local model folder, or check the name on a connected "
+        "machine.\n")
+    assert not (tmp_path / "o").exists()
+
+
+def test_a_dataset_found_nowhere_is_one_line(tmp_path, capsys, monkeypatch, model_dir):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    path = write_recipe(tmp_path / "r.yaml", **{**BASE, "model_name_or_path": model_dir, "dataset_name": "no-org/sums"})
+    assert main(["train", str(path)]) == 2
+    assert capsys.readouterr().err == (
+        "referee train: dataset_name='no-org/sums' is no local file or folder and no dataset in the local hub cache, "
+        "and the hub cannot be reached (HF_HUB_OFFLINE is set); give a local dataset path, or check the name on a "
+        "connected machine.\n")
+
+
+def test_the_prefilter_writes_no_state_for_a_model_found_nowhere(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    data = tmp_path / "d.jsonl"
+    data.write_text(json.dumps({"prompt": "2+3", "answer": "5"}) + "\n")
+    out = tmp_path / "pf"
+    assert main(["prefilter", "--model", "no-org/no-model", "--data", str(data), "--out", str(out),
+                 "--reward", "gsm8k_accuracy", "--keep", "0.1:0.9", "--no-progress"]) == 2
+    assert "--model='no-org/no-model' is no local folder" in capsys.readouterr().err
+    assert not (out / "state").exists()  # the corrected command starts afresh
+
+
+def test_demo_refuses_negative_steps(capsys):
+    with pytest.raises(SystemExit) as stopped:
+        main(["demo", "--grpo-steps", "-3"])
+    assert stopped.value.code == 2
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        "referee demo: error: argument --grpo-steps: -3 must be a whole number of at least 1")
