@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
 from typing import Any
 
 
@@ -78,10 +79,21 @@ def run(args: argparse.Namespace) -> int:
         for line in str(exc).splitlines():  # one line per mistake
             print(f"referee train: {line}", file=sys.stderr)
         return 2
+    started = time.monotonic()
     with holding_process_group():
         train_and_save(trainer, recipe)
+        if trainer.accelerator.is_main_process:
+            _summarise(trainer, recipe.training.output_dir, time.monotonic() - started)
         del trainer  # freed while the process group is still held (see referee.recipes.train.teardown)
     return 0
+
+
+def _summarise(trainer: Any, output_dir: str, seconds: float) -> None:
+    """Write the reward curve beside the outputs and print the run's summary."""
+    from referee.recipes.train.summary import run_summary, write_reward_curve
+
+    history = trainer.state.log_history
+    print(run_summary(history, trainer.state.global_step, seconds, output_dir, write_reward_curve(history, output_dir)))
 
 
 def _recipe_file(name_or_path: str) -> Any:

@@ -122,7 +122,8 @@ def test_run_recipe_script_trains_two_steps(model_dir, tmp_path, monkeypatch, ca
     out = tmp_path / "out"
     assert script.main([str(CPU_RECIPE), "--model_name_or_path", model_dir, "--output_dir", str(out),
                         *TWO_STEPS]) == 0
-    assert "2 steps; mean reward of the logged steps: first " in capsys.readouterr().out
+    assert "trained 2 steps in " in capsys.readouterr().out
+    assert (out / "reward_curve.png").is_file()
     assert json.loads((out / "trainer_state.json").read_text())["global_step"] == 2
 
 

@@ -5,6 +5,7 @@ and a reward reading a custom column trains for two steps on a CPU."""
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 
 import pytest
@@ -126,7 +127,9 @@ def test_a_reward_column_the_dataset_has_is_kept_without_mapping(tmp_path, capsy
 
 
 @pytest.mark.slow
-def test_two_steps_with_a_reward_reading_a_mapped_column(tmp_path, capsys, model_dir, reward_module, final_jsonl):
+def test_two_steps_with_a_reward_reading_a_mapped_column(tmp_path, capsys, model_dir, reward_module, final_jsonl,
+                                                         monkeypatch):
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
     out = tmp_path / "out"
     path = write_recipe(tmp_path / "r.yaml", model_name_or_path=model_dir, dataset_name=str(final_jsonl),
                         dataset_format="gsm8k", system_prompt="", columns={"target": "final"},
@@ -138,6 +141,17 @@ def test_two_steps_with_a_reward_reading_a_mapped_column(tmp_path, capsys, model
     history = json.loads((out / "trainer_state.json").read_text())["log_history"]
     assert history[-1]["step"] == 2
     assert {"rewards/json_answer/mean", "rewards/gsm8k_accuracy/mean"} <= set(history[0])
+    # It ends with a summary and the reward curve beside its outputs, and said it used one CPU thread.
+    captured = capsys.readouterr()
+    lines = captured.out.splitlines()
+    rewards = [entry["reward"] for entry in history if "reward" in entry]
+    assert re.fullmatch(r"trained 2 steps in \d+ s", lines[-3])
+    assert lines[-2] == ("reward (mean of the sampled completions): first tenth of the logged steps "
+                         f"{rewards[0]:.3f}, last tenth {rewards[-1]:.3f}")
+    assert lines[-1] == (f"outputs in {out}: the model, its tokenizer, trainer_state.json (every logged metric), "
+                         "reward_curve.png")
+    assert (out / "reward_curve.png").read_bytes()[:4] == b"\x89PNG"
+    assert "referee: a CPU run uses 1 torch thread" in captured.err
 
 
 @pytest.mark.parametrize("env, reason", [({"HF_HUB_OFFLINE": "1"}, "HF_HUB_OFFLINE is set"),
