@@ -10,6 +10,7 @@ From the repository root, after ``referee demo`` has written ``runs/demo/model``
 
     python examples/run_recipe.py                                   # examples/cpu_recipe.yaml
     python examples/run_recipe.py examples/cpu_recipe.yaml --max_steps 20
+    python examples/run_recipe.py --max_steps 20                    # the same recipe
     torchrun --nproc_per_node 2 examples/run_recipe.py examples/cpu_recipe.yaml
 """
 
@@ -26,8 +27,9 @@ DEFAULT_RECIPE = "examples/cpu_recipe.yaml"
 
 
 def main(argv: list[str]) -> int:
-    """Train the recipe ``argv[0]`` (default ``examples/cpu_recipe.yaml``) with ``argv[1:]`` as overrides."""
-    config, *overrides = argv or [DEFAULT_RECIPE]
+    """Train the recipe ``argv[0]`` with the rest as overrides; with no recipe first (nothing, or
+    ``--key value`` pairs only), ``examples/cpu_recipe.yaml``."""
+    config, *overrides = argv if argv and not argv[0].startswith("--") else [DEFAULT_RECIPE, *argv]
     recipe = parse_recipe(config, overrides)
     started = time.monotonic()
     with holding_process_group():

@@ -142,3 +142,21 @@ def test_prefilter_script_on_a_handful_of_rows(model_dir, tmp_path):
     scored = [json.loads(line) for line in (out / "all.jsonl").read_text().splitlines()]
     assert [row["num_samples"] for row in scored] == [8] * 4
     assert all(0.0 <= row["pass_rate"] <= 1.0 for row in scored)
+
+
+def test_run_recipe_script_takes_overrides_without_a_recipe(monkeypatch):
+    spec = importlib.util.spec_from_file_location("run_recipe_example", EXAMPLES / "run_recipe.py")
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    seen = []
+
+    def parse(config, overrides):
+        seen.append((config, overrides))
+        raise SystemExit(0)
+
+    monkeypatch.setattr(script, "parse_recipe", parse)
+    for argv in ([], ["--max_steps", "20"], ["examples/cpu_recipe.yaml", "--max_steps", "20"]):
+        with pytest.raises(SystemExit):
+            script.main(argv)
+    assert seen == [("examples/cpu_recipe.yaml", []), ("examples/cpu_recipe.yaml", ["--max_steps", "20"]),
+                    ("examples/cpu_recipe.yaml", ["--max_steps", "20"])]
