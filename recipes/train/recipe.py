@@ -355,11 +355,11 @@ def build_trainer(recipe: Recipe) -> Any:
 
     script, training, model = recipe.script, recipe.training, recipe.model
     check_generation_backend(training)
+    check_source(model.model_name_or_path, "model", "model_name_or_path")
+    check_source(script.dataset_name, "dataset", "dataset_name")
     if set_cpu_threads(training) and os.environ.get("LOCAL_RANK", "0") == "0":
         print("referee: a CPU run uses 1 torch thread, the fastest on a small or shared machine; "
               "set OMP_NUM_THREADS=N to use N.", file=sys.stderr)
-    check_source(model.model_name_or_path, "model", "model_name_or_path")
-    check_source(script.dataset_name, "dataset", "dataset_name")
     reward_funcs, reward_weights = resolve_rewards(recipe)
     training.reward_weights = reward_weights
     check_reward_columns(recipe, reward_funcs)

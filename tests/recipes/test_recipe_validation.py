@@ -90,10 +90,10 @@ def json_answer(completions, target, **kwargs):
 
 @pytest.fixture
 def reward_module(tmp_path, monkeypatch):
-    (tmp_path / "json_rewards.py").write_text(JSON_REWARDS)
+    (tmp_path / "target_rewards.py").write_text(JSON_REWARDS)
     monkeypatch.chdir(tmp_path)
     monkeypatch.syspath_prepend(str(tmp_path))
-    return "json_rewards:json_answer"
+    return "target_rewards:json_answer"
 
 
 @pytest.fixture
