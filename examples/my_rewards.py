@@ -4,7 +4,7 @@ gold number is in a column ``final`` and whose answers end with a ``#### N`` lin
 Prove them on golden cases and audit them for reward hacking (from this folder)::
 
     referee check my_rewards:accuracy golden/accuracy.jsonl
-    referee check "my_rewards:accuracy + 0.2*my_rewards:shows_work" golden/sum.jsonl
+    referee check my_rewards:shows_work golden/shows_work.jsonl
     referee audit "my_rewards:accuracy + 0.2*think_format" data.jsonl
 
 Example:

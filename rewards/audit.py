@@ -3,8 +3,10 @@
 For every row, the audit scores plain references and a battery of probes with the reward
 (a single reward or a weighted sum, scored as TRL adds them):
 
-* the right and a wrong answer in each plain answer shape the verifiers read
-  (``The answer is $\\boxed{X}$.`` and ``The answer is X.`` + ``#### X``);
+* the right and a wrong answer written the way the reward reads answers: its
+  ``write_answer(answer)`` method or ``answer_template`` (``{answer}`` marks the place, e.g.
+  ``'{"answer": "{answer}"}'``; built-in rewards declare theirs), else each plain shape the
+  verifiers read (``The answer is $\\boxed{X}$.`` and ``The answer is X.`` + ``#### X``);
 * probes, none of which solves the task: an empty completion, a bare guessed number, the
   right tags around a wrong answer, several candidate answers at once, the prompt echoed,
   a huge repeated answer, the format with no answer, two boxed answers.
@@ -28,6 +30,7 @@ from referee.verifiers.gsm8k import gold_value
 from referee.verifiers.math_answers import UnusableGold, exact_number, gold_answer
 from referee.verifiers.numeric import format_number
 
+from .columns import reward_columns
 from .completions import prompt_text
 
 _EPSILON = 1e-9
@@ -56,11 +59,61 @@ class Probe:
     build: Callable[[ProbeAnswers], str]
 
 
-# Plain answer shapes, least formatted first: (right, wrong) references are built in each.
-_SHAPES: tuple[Callable[[str], str], ...] = (
-    lambda answer: f"The answer is $\\boxed{{{answer}}}$.",
-    lambda answer: f"The answer is {answer}.\n#### {answer}",
+# The answer shapes tried for a reward that declares none: (right, wrong) references are built in each.
+DEFAULT_ANSWER_TEMPLATES: tuple[str, ...] = (
+    "The answer is $\\boxed{{answer}}$.",
+    "The answer is {answer}.\n#### {answer}",
 )
+
+
+def write_answer(template: str, answer: str) -> str:
+    """``template`` with every ``{answer}`` replaced by ``answer`` (other braces are kept, so JSON
+    templates need no escaping).
+
+    Example:
+        >>> print(write_answer('{"answer": "{answer}"}', "72"))
+        {"answer": "72"}
+    """
+    return template.replace("{answer}", answer)
+
+
+def answer_writers(reward: Callable[..., Any]) -> tuple[Callable[[str], str], ...]:
+    """How the right and wrong answers are written for ``reward``: the ``write_answer(answer)``
+    method or ``answer_template`` of the reward (of each term of a sum), then the default shapes.
+
+    Example:
+        >>> import json
+        >>> from referee.rewards import VerifierReward
+        >>> reward = VerifierReward("json_answer", "gsm8k", answer_template='{"answer": "{answer}"}')
+        >>> [write("72") for write in answer_writers(reward)]
+        ['{"answer": "72"}', 'The answer is $\\\\boxed{72}$.', 'The answer is 72.\\n#### 72']
+        >>> len(answer_writers(lambda completions, **kwargs: [0.0] * len(completions)))  # declares none
+        2
+    """
+    writers: list[Callable[[str], str]] = []
+    templates: list[str] = []
+    for term in [reward] + [term for term, _ in getattr(reward, "terms", [])]:
+        hook, template = getattr(term, "write_answer", None), getattr(term, "answer_template", None)
+        if callable(hook):
+            writers.append(hook)
+        elif isinstance(template, str) and "{answer}" in template:
+            templates.append(template)
+    # The default shapes stay: a right answer in a shape the reward also reads but pays less for
+    # (no format line, say) is the bar a probe must not reach.
+    templates = list(dict.fromkeys([*templates, *DEFAULT_ANSWER_TEMPLATES]))
+    return (*writers, *(lambda answer, template=template: write_answer(template, answer) for template in templates))
+
+
+def declares_answer_format(reward: Callable[..., Any]) -> bool:
+    """Whether ``reward`` (or a term of a sum) says how its answers are written.
+
+    Example:
+        >>> from referee.rewards import get_reward
+        >>> declares_answer_format(get_reward("math_accuracy")), declares_answer_format(get_reward("think_format"))
+        (True, False)
+    """
+    return any(callable(getattr(term, "write_answer", None)) or isinstance(getattr(term, "answer_template", None), str)
+               for term in [reward] + [term for term, _ in getattr(reward, "terms", [])])
 
 
 PROBES: tuple[Probe, ...] = (
@@ -175,12 +228,26 @@ class AuditReport:
                 "problem": self.problem, "probes": [result.to_dict() for result in self.results]}
 
 
+def gold_column_names(reward: Callable[..., Any]) -> tuple[str, ...]:
+    """The columns ``reward`` reads its gold from: its (or its terms') ``gold_columns``, else the
+    columns it reads (:func:`referee.rewards.columns.reward_columns`), else ``answer``.
+
+    Example:
+        >>> from referee.rewards import get_reward
+        >>> def json_answer(completions, final, **kwargs):
+        ...     return [0.0] * len(completions)
+        >>> gold_column_names(get_reward("math_accuracy")), gold_column_names(json_answer)
+        (('answer', 'solution'), ('final',))
+    """
+    terms = [reward] + [r for r, _ in getattr(reward, "terms", [])]
+    declared = [column for term in terms for column in getattr(term, "gold_columns", ())]
+    read = [column for term in terms for column in reward_columns(term).names]
+    return tuple(dict.fromkeys(declared or read)) or ("answer",)
+
+
 def _answer_column(reward: Callable[..., Any], row: Mapping[str, Any]) -> str:
-    for term in [reward] + [r for r, _ in getattr(reward, "terms", [])]:
-        for column in getattr(term, "gold_columns", ()):
-            if column in row:
-                return column
-    return "answer"
+    names = gold_column_names(reward)
+    return next((column for column in names if column in row), names[0])
 
 
 @dataclass(frozen=True)
@@ -195,10 +262,10 @@ class _Completion:
     right: bool = False
 
     @classmethod
-    def for_row(cls, row: int, answers: ProbeAnswers) -> list[_Completion]:
+    def for_row(cls, row: int, answers: ProbeAnswers, shapes: Sequence[Callable[[str], str]]) -> list[_Completion]:
         """The references in every shape, then every probe, built from one row's answers."""
         references = [cls(row, shape(answers.right if right else answers.wrong), shape=index, right=right)
-                      for index, shape in enumerate(_SHAPES) for right in (True, False)]
+                      for index, shape in enumerate(shapes) for right in (True, False)]
         return references + [cls(row, probe.build(answers), probe=probe.name) for probe in PROBES]
 
 
@@ -215,7 +282,8 @@ class _RowScores:
     @classmethod
     def from_scored(cls, scored: Sequence[tuple[_Completion, float | None]]) -> _RowScores:
         references = {(item.shape, item.right): score for item, score in scored if item.probe is None}
-        pairs = [(references[shape, True], references[shape, False]) for shape in range(len(_SHAPES))]
+        shapes = sorted({shape for shape, _ in references})
+        pairs = [(references[shape, True], references[shape, False]) for shape in shapes]
         wrongs = [w for _, w in pairs if w is not None]
         separating = [r for r, w in pairs if r is not None and w is not None and r > w + _EPSILON]
         return cls(min(separating) if separating else None, max(wrongs) if wrongs else None,
@@ -287,7 +355,8 @@ def audit_reward(
         answers = probe_answers(row.get(column), row.get(prompt_column, "")) if column in row else None
         if answers is not None:
             built.append((row, answers))
-    items = [item for index, (_, answers) in enumerate(built) for item in _Completion.for_row(index, answers)]
+    shapes = answer_writers(reward)
+    items = [item for index, (_, answers) in enumerate(built) for item in _Completion.for_row(index, answers, shapes)]
     item_rows = [built[item.row][0] for item in items]
     keys = sorted({key for row, _ in built for key in row if key != prompt_column})
     columns = {key: [row.get(key) for row in item_rows] for key in keys}
@@ -310,9 +379,15 @@ def audit_reward(
         problem = (f"the reward gave None for every plain answer on the {len(built)} rows probed: it cannot read its "
                    f"gold (the right answers came from column {column!r}; point the reward's gold column at it, "
                    "e.g. -O gold_column=...)")
-    elif scored and not separating and _checks_correctness(reward):
+    elif scored and not separating and _checks_correctness(reward) and declares_answer_format(reward):
         problem = (f"the reward never scored a right answer above a wrong one on the {scored} rows it scored: it does "
                    "not read the right answer (check its gold column and options), so no probe can be judged")
+    elif scored and not separating and _checks_correctness(reward):
+        tried = "; ".join(repr(shape("X")) for shape in shapes)
+        problem = (f"the reward never scored a right answer above a wrong one on the {scored} rows it scored, in the "
+                   f"answer shapes tried ({tried}): if it reads another format, declare it on the reward, e.g. "
+                   """answer_template = '{"answer": "{answer}"}' or a write_answer(answer) method """
+                   "(docs/rewards.md, 'The answer format'), so no probe can be judged")
     return AuditReport(getattr(reward, "__name__", repr(reward)), len(rows), len(built), scored, separating, results,
                        problem)
 

@@ -22,6 +22,12 @@ from .policy import error_verdict, report, reward_of, warn_once
 
 _NAME_RE = re.compile(r"[A-Za-z_][\w.-]*")
 
+# How a right answer is written for each verifier: the audit writes its references this way.
+ANSWER_TEMPLATES: dict[str, str] = {
+    "gsm8k": "The answer is {answer}.\n#### {answer}",
+    "math": "The answer is $\\boxed{{answer}}$.",
+}
+
 
 def _checked_name(name: Any) -> str:
     if not isinstance(name, str) or not _NAME_RE.fullmatch(name):
@@ -105,6 +111,9 @@ class VerifierReward:
             row, the first one present with a value wins, e.g. ``("answer", "solution")``);
             default: the verifier's usual column (``answer`` for GSM8K).
         all_or_nothing: reward 1.0 only for ``correct`` (else the Verdict's partial score).
+        answer_template: how a right answer is written, ``{answer}`` marking the place (what
+            ``referee audit`` writes its references in); default: the verifier's usual shape
+            (``#### N`` for GSM8K, ``\\boxed{}`` for maths, none for code).
         backend: where ``verify_batch`` runs: ``"local"`` (this process's pools) or ``"ray"``
             (the Ray verifier host of the caller's node: :mod:`referee.verifiers.ray_host`).
         **options: the verifier's own options (e.g. ``mode="strict"`` for GSM8K).
@@ -132,6 +141,7 @@ class VerifierReward:
         *,
         gold_column: str | Sequence[str] | None = None,
         all_or_nothing: bool = False,
+        answer_template: str | None = None,
         backend: str = "local",
         **options: Any,
     ) -> None:
@@ -151,6 +161,10 @@ class VerifierReward:
             raise ValueError(f"gold_column={gold_column!r} must name a dataset column, e.g. 'answer'.")
         self.gold_columns = columns
         self.all_or_nothing = bool(all_or_nothing)
+        if answer_template is not None and (not isinstance(answer_template, str) or "{answer}" not in answer_template):
+            raise ValueError(f"answer_template={answer_template!r} must be text with {{answer}} where the answer goes, "
+                             """e.g. '{"answer": "{answer}"}'.""")
+        self.answer_template = ANSWER_TEMPLATES.get(verifier) if answer_template is None else answer_template
         self.options = dict(options)
         _check_options(get_verifier(verifier).verify, self.options, f"the {verifier} verifier", "", "")
         problem = verifier_option_problem(verifier, self.options)

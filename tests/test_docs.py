@@ -19,6 +19,7 @@ from __future__ import annotations
 import ast
 import os
 import re
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -170,3 +171,55 @@ def test_the_stage_boundaries_of_the_architecture_page_hold():
         assert not [name for name in names if name.startswith(("referee.rewards", "referee.recipes"))], path
     loss = imported_modules(ROOT / "recipes")["recipes/train/loss.py"]
     assert not [name for name in loss if name.startswith(("referee.verifiers", "referee.rewards"))]
+
+
+# The reward commands the pages and the example scripts show (`referee check`, `referee audit`,
+# `pytest`): each runs as written. They run from examples/ (where the pages say these commands
+# run) unless they name an examples/ path, then from the repository root.
+COMMAND_PAGES = [ROOT / "README.md", ROOT / "docs" / "rewards.md", ROOT / "examples" / "README.md"]
+COMMAND = re.compile(r"^(?:\$\s+)?(?:cd examples && )?((?:referee (?:check|audit)|pytest) .*?)(?:\s{2,}#\s*(.*))?$")
+PLACEHOLDER = re.compile(r"^[A-Z][A-Z_]*(?:\.[a-z]+)?$|=[A-Z]+$")
+
+
+def shown_commands() -> list[tuple[str, str, str]]:
+    """(where, command, its comment) of every reward command shown in a code block or code span."""
+    found: dict[str, tuple[str, str, str]] = {}
+    sources = [(page, page.read_text(encoding="utf-8")) for page in COMMAND_PAGES]
+    sources += [(path, ast.get_docstring(ast.parse(path.read_text(encoding="utf-8"))) or "")
+                for path in sorted((ROOT / "examples").glob("*.py"))]
+    for path, text in sources:
+        prose = set(prose_lines(text, blank_code=False)) if path.suffix == ".md" else set()  # a docstring: every line
+        for number, line in enumerate(text.splitlines(), 1):
+            candidates = re.findall(r"`([^`]+)`", line) if line in prose else [line.strip()]
+            for candidate in candidates:
+                match = COMMAND.match(candidate.strip())
+                if match and not any(PLACEHOLDER.search(token) for token in shlex.split(match.group(1))):
+                    seen = found.get(match.group(1))
+                    if seen is None or ("exit" in (match.group(2) or "") and "exit" not in seen[2]):
+                        found[match.group(1)] = (f"{relative(path)}:{number}", match.group(1), match.group(2) or "")
+    return list(found.values())
+
+
+SHOWN = shown_commands()
+
+
+def test_the_reward_commands_of_the_pages_are_found():
+    commands = [command for _, command, _ in SHOWN]
+    assert any(c.startswith("referee check") for c in commands) and any(c.startswith("referee audit") for c in commands)
+    assert {"pytest test_my_rewards.py", "pytest examples/test_my_rewards.py"} <= set(commands)
+    assert "referee check my_rewards:shows_work golden/shows_work.jsonl" in commands  # my_rewards.py's docstring
+    assert "referee audit gsm8k_accuracy data.jsonl -O gold_column=final" in commands
+
+
+@pytest.mark.parametrize("where, command, comment", SHOWN, ids=[f"{where} {command}" for where, command, _ in SHOWN])
+def test_every_shown_reward_command_runs_as_written(where, command, comment):
+    words = shlex.split(command)
+    bin_dir = Path(sys.executable).parent
+    argv = ([str(bin_dir / "referee"), *words[1:]] if words[0] == "referee"
+            else [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *words[1:]])
+    cwd = ROOT if "examples/" in command else ROOT / "examples"
+    done = subprocess.run(argv, cwd=cwd, capture_output=True, text=True, timeout=RUN_TIMEOUT)
+    stated = re.search(r"\bexit (\d)", comment)
+    # Without a stated status, 1 is a verdict (a mismatch, a failing probe); 2 is a command that cannot run.
+    allowed = {int(stated.group(1))} if stated else {0, 1}
+    assert done.returncode in allowed, f"{where}: {command} exited {done.returncode}\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}"

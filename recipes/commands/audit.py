@@ -92,6 +92,21 @@ def _read_rows(path: str, limit: int) -> list[dict[str, Any]]:
     return rows
 
 
+def _no_answer_message(reward: Any, rows: list[dict[str, Any]], args: argparse.Namespace) -> str:
+    """Why no row could be probed, and the option that points the reward at the data's gold column."""
+    from referee.rewards.audit import gold_column_names
+
+    present = sorted({key for row in rows for key in row if key != args.prompt_column})
+    if args.answer_column:
+        return (f"no row of {args.data} has an answer in column {args.answer_column!r} to build probes from "
+                f"(the rows have: {', '.join(present) or 'nothing'}).")
+    wanted = " or ".join(repr(name) for name in gold_column_names(reward))
+    fix = f"-O gold_column={present[0]}" if len(present) == 1 else "-O gold_column=COLUMN"
+    return (f"no row of {args.data} has the reward's gold column {wanted} (the rows have: "
+            f"{', '.join(present) or 'nothing'}); point the reward at the gold with {fix} "
+            "(in a sum, -O REWARD.gold_column=...), and the audit reads it too.")
+
+
 def run(args: argparse.Namespace) -> int:
     """Audit ``args.reward`` on ``args.data``: 0 when no probe fails, 1 when one does or when
     the reward cannot be judged on the data (it scores no plain answer, or never tells right
@@ -118,9 +133,7 @@ def run(args: argparse.Namespace) -> int:
     report = audit_reward(reward, rows, answer_column=args.answer_column, prompt_column=args.prompt_column,
                           fail_share=args.fail_share)
     if not report.usable:
-        column = args.answer_column or "the reward's gold column"
-        print(f"referee audit: no row of {args.data} has an answer in {column} to build probes from; "
-              "pass --answer-column.", file=sys.stderr)
+        print(f"referee audit: {_no_answer_message(reward, rows, args)}", file=sys.stderr)
         return 2
     print(json.dumps(report.to_dict(), ensure_ascii=False) if args.json else report_table(report))
     if report.problem:

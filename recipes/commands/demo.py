@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from referee.recipes.common.config_flags import whole_number
+
 
 def add_parser(subparsers: Any) -> None:
     """Add ``demo`` to the ``referee`` subcommands.
@@ -27,10 +29,11 @@ def add_parser(subparsers: Any) -> None:
         ),
     )
     parser.add_argument("--output-dir", default="runs/demo", metavar="OUT", help="where to write (default: runs/demo)")
-    parser.add_argument("--grpo-steps", type=int, default=None, metavar="N", help="GRPO steps (default: 600)")
-    parser.add_argument("--threads", type=int, default=None, metavar="N",
+    parser.add_argument("--grpo-steps", type=whole_number(1), default=None, metavar="N", help="GRPO steps (default: 600)")
+    parser.add_argument("--threads", type=whole_number(1), default=None, metavar="N",
                         help="torch threads (default: 1, the fastest on a shared 2-core machine)")
-    parser.add_argument("--seed", type=int, default=None, metavar="S", help="seed of data, model and training (default: 0)")
+    parser.add_argument("--seed", type=whole_number(0), default=None, metavar="S",
+                        help="seed of data, model and training (default: 0)")
     parser.set_defaults(run=run)
 
 

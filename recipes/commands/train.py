@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
 from typing import Any
 
 
@@ -75,12 +76,24 @@ def run(args: argparse.Namespace) -> int:
     except RecipeError as exc:  # the user's mistake: one line. Anything else (CUDA out of memory, a TRL bug)
         if getattr(args, "debug", False):  # goes to referee.recipes.cli, which keeps its traceback for --debug
             raise
-        print(f"referee train: {exc}", file=sys.stderr)
+        for line in str(exc).splitlines():  # one line per mistake
+            print(f"referee train: {line}", file=sys.stderr)
         return 2
+    started = time.monotonic()
     with holding_process_group():
         train_and_save(trainer, recipe)
+        if trainer.accelerator.is_main_process:
+            _summarise(trainer, recipe.training.output_dir, time.monotonic() - started)
         del trainer  # freed while the process group is still held (see referee.recipes.train.teardown)
     return 0
+
+
+def _summarise(trainer: Any, output_dir: str, seconds: float) -> None:
+    """Write the reward curve beside the outputs and print the run's summary."""
+    from referee.recipes.train.summary import run_summary, write_reward_curve
+
+    history = trainer.state.log_history
+    print(run_summary(history, trainer.state.global_step, seconds, output_dir, write_reward_curve(history, output_dir)))
 
 
 def _recipe_file(name_or_path: str) -> Any:

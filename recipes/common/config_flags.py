@@ -110,6 +110,30 @@ def json_object(text: str) -> dict[str, Any]:
     return value
 
 
+def whole_number(minimum: int) -> Callable[[str], int]:
+    """A flag type: a whole number of at least ``minimum`` (a count of steps, threads, ...).
+
+    Example:
+        >>> whole_number(1)("600")
+        600
+        >>> whole_number(1)("-3")
+        Traceback (most recent call last):
+        ...
+        argparse.ArgumentTypeError: -3 must be a whole number of at least 1
+    """
+    def read(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = None
+        if value is None or value < minimum:
+            raise argparse.ArgumentTypeError(f"{text} must be a whole number of at least {minimum}")
+        return value
+
+    read.__name__ = "whole_number"
+    return read
+
+
 def _read_with(convert: Callable[[str], Any]) -> Callable[[str], Any]:
     """``convert`` for argparse: the message of a ``ValueError`` it raises becomes the error shown."""
     def read(text: str) -> Any:

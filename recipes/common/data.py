@@ -141,4 +141,8 @@ def load_rows(source: str, *, split: str = "train", config_name: str | None = No
         raise RecipeError(f"No file or folder {source!r}; check the --data path.")
     from datasets import load_dataset
 
+    from .sources import check_source
+
+    check_source(source, "dataset", "data")  # at once, not after datasets' retries
+
     return Rows(load_dataset(source, config_name, split=split))

@@ -18,6 +18,22 @@ def logged_series(log_history: Sequence[Mapping[str, Any]], key: str) -> tuple[l
     return [int(entry["step"]) for entry in entries], [float(entry[key]) for entry in entries]
 
 
+def first_and_last_tenth(values: Sequence[float]) -> tuple[float, float] | None:
+    """The means of the first and the last tenth of ``values`` (at least one value each);
+    ``None`` when there are none.
+
+    Example:
+        >>> first_and_last_tenth([0.25] * 10 + [0.5] * 80 + [0.75] * 10)
+        (0.25, 0.75)
+        >>> first_and_last_tenth([0.2, 0.4]), first_and_last_tenth([])
+        ((0.2, 0.4), None)
+    """
+    if not values:
+        return None
+    span = max(1, len(values) // 10)
+    return sum(values[:span]) / span, sum(values[-span:]) / span
+
+
 def moving_average(values: Sequence[float], window: int) -> list[float]:
     """The mean of each value and the ``window - 1`` before it (fewer at the start).
 

@@ -28,6 +28,10 @@ def generate_pending(config: PrefilterConfig, *, backend: GenerationBackend | No
 
     ``backend`` and ``tokenizer`` replace the ones ``config`` would load (see :func:`run_prefilter`).
     """
+    if backend is None and tokenizer is None:  # before the run's state is written: a bad name leaves none
+        from ..common.sources import check_source
+
+        check_source(config.model, "model", "--model")
     run = open_run(config)
     if not run.pending:
         return run

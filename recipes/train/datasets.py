@@ -19,7 +19,7 @@ code        MBPP (``text``, ``test_list``, ``test_setup_code``),   ``tests`` (a 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -133,19 +133,42 @@ DATASET_FORMATS: dict[str, DatasetFormat] = {
 }
 
 
-def to_training_row(row: dict[str, Any], dataset_format: str, system_prompt: str | None = None) -> dict[str, Any]:
-    """One dataset row as TRL wants it: a conversational ``prompt`` and the gold columns.
+def to_training_row(row: dict[str, Any], dataset_format: str, system_prompt: str | None = None, *,
+                    keep: Sequence[str] = ()) -> dict[str, Any]:
+    """One dataset row as TRL wants it: a conversational ``prompt``, the gold columns, and the
+    ``keep`` columns the row has (the ones the rewards read; the loader's own columns win).
 
     Example:
-        >>> row = to_training_row({"question": "2 + 3?", "answer": "#### 5"}, "gsm8k", system_prompt="Be brief.")
-        >>> row["prompt"], row["answer"]
-        ([{'role': 'system', 'content': 'Be brief.'}, {'role': 'user', 'content': '2 + 3?'}], '#### 5')
+        >>> row = to_training_row({"question": "2 + 3?", "answer": "#### 5", "level": 1}, "gsm8k",
+        ...                       system_prompt="Be brief.", keep=["level"])
+        >>> row["prompt"], row["answer"], row["level"]
+        ([{'role': 'system', 'content': 'Be brief.'}, {'role': 'user', 'content': '2 + 3?'}], '#### 5', 1)
     """
     fmt = get_dataset_format(dataset_format)
     text, golds = fmt.map_row(row)
     system = fmt.system_prompt if system_prompt is None else system_prompt
     messages = ([{"role": "system", "content": system}] if system else []) + [{"role": "user", "content": text}]
-    return {"prompt": messages, **golds}
+    kept = {name: row[name] for name in keep if name in row}
+    return {**kept, "prompt": messages, **golds}
+
+
+def map_columns(row: dict[str, Any], columns: Mapping[str, str]) -> dict[str, Any]:
+    """The row with each ``columns`` entry (``name: source``) added as a copy of column ``source``.
+
+    Example:
+        >>> map_columns({"question": "2 + 3?", "final": "5"}, {"target": "final"})
+        {'question': '2 + 3?', 'final': '5', 'target': '5'}
+        >>> map_columns({"question": "2 + 3?"}, {"target": "final"})
+        Traceback (most recent call last):
+        ...
+        referee.recipes.errors.RecipeError: columns maps target from 'final', which this row lacks (it has: question); fix the recipe's columns: entry.
+    """
+    absent = [source for source in columns.values() if source not in row]
+    if absent:
+        name = next(name for name, source in columns.items() if source == absent[0])
+        raise RecipeError(f"columns maps {name} from {absent[0]!r}, which this row lacks (it has: "
+                          f"{', '.join(sorted(row)) or 'none'}); fix the recipe's columns: entry.")
+    return {**row, **{name: row[source] for name, source in columns.items()}}
 
 
 def get_dataset_format(name: str) -> DatasetFormat:
@@ -169,10 +192,15 @@ def load_training_dataset(
     config_name: str | None = None,
     system_prompt: str | None = None,
     max_rows: int | None = None,
+    columns: Mapping[str, str] | None = None,
+    keep: Sequence[str] = (),
 ) -> Dataset:
     """The rows of ``source`` (file, folder or hub name) mapped by ``dataset_format``, as a ``datasets.Dataset``.
 
-    A row that cannot be read or mapped stops the load with its position and the reason.
+    ``columns`` (``name: source``) copies column ``source`` of every row to ``name`` before the
+    loader reads it; ``keep`` names the columns (mapped or not) kept beside the loader's own, the
+    ones the rewards read. A row that cannot be read or mapped stops the load with its position
+    and the reason.
 
     Example:
         >>> import json, os, tempfile
@@ -195,7 +223,7 @@ def load_training_dataset(
         if isinstance(row, BadRow):
             raise RecipeError(f"{source}: row {position + 1} cannot be read ({row.reason}); fix or remove it.")
         try:
-            mapped.append(to_training_row(row, dataset_format, system_prompt))
+            mapped.append(to_training_row(map_columns(row, columns or {}), dataset_format, system_prompt, keep=keep))
         except ValueError as exc:
             raise RecipeError(f"{source}: row {position + 1}: {exc}") from None
     if not mapped:

@@ -57,7 +57,9 @@ def test_every_golden_file_holds_except_the_deliberately_wrong_one(in_examples, 
     assert main(["check", "my_rewards:shows_work", "golden/shows_work.jsonl"]) == 0
     assert capsys.readouterr().out == "shows_work: 5 of 5 golden cases match\n"
     assert sorted(path.name for path in (EXAMPLES / "golden").glob("*.jsonl")) == [
-        "accuracy.jsonl", "shows_work.jsonl", "wrong.jsonl"]
+        "accuracy.jsonl", "json_answer.jsonl", "shows_work.jsonl", "wrong.jsonl"]
+    assert main(["check", "json_rewards:json_answer", "golden/json_answer.jsonl"]) == 0
+    assert capsys.readouterr().out == "json_answer: 6 of 6 golden cases match\n"
 
 
 def test_audit_finds_the_format_reward_that_pays_like_right(in_examples, capsys):
@@ -80,7 +82,12 @@ def test_the_pytest_example_runs_one_test_per_golden_case():
     done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_my_rewards.py"],
                           cwd=EXAMPLES, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stdout + done.stderr
-    assert "10 passed" in done.stdout
+    assert "16 passed" in done.stdout
+    # From the repository root too: the golden files and reward modules are found beside the test file.
+    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "examples/test_my_rewards.py"],
+                          cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "16 passed" in done.stdout
 
 
 def test_cpu_recipe_sets_what_a_cpu_run_needs_and_reads_the_demo_model():
@@ -115,7 +122,8 @@ def test_run_recipe_script_trains_two_steps(model_dir, tmp_path, monkeypatch, ca
     out = tmp_path / "out"
     assert script.main([str(CPU_RECIPE), "--model_name_or_path", model_dir, "--output_dir", str(out),
                         *TWO_STEPS]) == 0
-    assert "2 steps; mean reward of the logged steps: first " in capsys.readouterr().out
+    assert "trained 2 steps in " in capsys.readouterr().out
+    assert (out / "reward_curve.png").is_file()
     assert json.loads((out / "trainer_state.json").read_text())["global_step"] == 2
 
 
@@ -134,3 +142,21 @@ def test_prefilter_script_on_a_handful_of_rows(model_dir, tmp_path):
     scored = [json.loads(line) for line in (out / "all.jsonl").read_text().splitlines()]
     assert [row["num_samples"] for row in scored] == [8] * 4
     assert all(0.0 <= row["pass_rate"] <= 1.0 for row in scored)
+
+
+def test_run_recipe_script_takes_overrides_without_a_recipe(monkeypatch):
+    spec = importlib.util.spec_from_file_location("run_recipe_example", EXAMPLES / "run_recipe.py")
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    seen = []
+
+    def parse(config, overrides):
+        seen.append((config, overrides))
+        raise SystemExit(0)
+
+    monkeypatch.setattr(script, "parse_recipe", parse)
+    for argv in ([], ["--max_steps", "20"], ["examples/cpu_recipe.yaml", "--max_steps", "20"]):
+        with pytest.raises(SystemExit):
+            script.main(argv)
+    assert seen == [("examples/cpu_recipe.yaml", []), ("examples/cpu_recipe.yaml", ["--max_steps", "20"]),
+                    ("examples/cpu_recipe.yaml", ["--max_steps", "20"])]

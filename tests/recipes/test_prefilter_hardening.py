@@ -2,7 +2,6 @@
 bad paths are one line, shards split the rows evenly."""
 
 import json
-import time
 from pathlib import Path
 
 import pytest
@@ -64,10 +63,9 @@ def test_a_huge_prompt_is_refused_from_a_prefix_without_tokenising_it_all():
     tokenizer = CountingTokenizer()
     renderer = PromptRenderer(tokenizer, max_tokens=512, context_length=4096)
     huge = "word " * 10_000_000  # 50 MB: used to be tokenised whole (152 s, 19.6 GB on a real tokenizer)
-    started = time.perf_counter()
     with pytest.raises(PromptError, match=r"prompt is 50,000,000 characters and its first [\d,]+ alone are"):
         renderer.render({"prompt": huge})
-    assert tokenizer.longest <= 8 * 3584 and time.perf_counter() - started < 5
+    assert tokenizer.longest <= 8 * 3584  # the work done: never more than a prefix was tokenised
     # a prompt that fits is tokenised whole, as before, and one just too long still gets the exact count
     assert len(renderer.render({"prompt": "x" * 3584}).token_ids) == 3584
     with pytest.raises(PromptError, match="prompt is 3585 tokens"):

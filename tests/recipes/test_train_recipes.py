@@ -112,7 +112,7 @@ def test_a_model_that_cannot_be_loaded_is_a_user_mistake(capsys, tmp_path):
     assert main(["train", *CPU_RECIPE, "--model_name_or_path", str(tmp_path / "no_model"),
                  "--dataset_name", str(data), "--output_dir", str(tmp_path / "out")]) == 2
     err = capsys.readouterr().err
-    assert err.startswith(f"referee train: model_name_or_path={str(tmp_path / 'no_model')!r} cannot be loaded")
+    assert err.startswith(f"referee train: model_name_or_path={str(tmp_path / 'no_model')!r} is no folder here")
     assert err.count("\n") == 1 and "--debug" not in err
 
 

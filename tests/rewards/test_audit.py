@@ -4,8 +4,9 @@ import re
 import pytest
 
 from referee.recipes.cli import main
-from referee.rewards import get_reward, parse_reward_sum
+from referee.rewards import get_reward, parse_reward_sum, verdict_reward
 from referee.rewards.audit import PROBE_NAMES, PROBES, audit_reward, probe_answers
+from referee.verifiers import Verdict
 from referee.verifiers.numeric import iter_numbers
 
 # Real GSM8K rows (train split shape: the answer column is the whole solution).
@@ -166,13 +167,23 @@ def test_cli_limit_and_fail_share(tmp_path, capsys):
 @pytest.mark.parametrize(("args", "message"), [
     (["gsm8k_accuracy", "{missing}"], "No such file"),
     (["gsm8k_accuracy + tag_count", "{data}", "-O", "mode=strict"], "does not name a reward"),
-    (["gsm8k_accuracy", "{data}", "--answer-column", "solution"], "pass --answer-column"),
+    (["gsm8k_accuracy", "{data}", "--answer-column", "solution"], "has an answer in column 'solution'"),
 ])
 def test_cli_unusable_input_exits_2(tmp_path, capsys, args, message):
     data = write_rows(tmp_path / "rows.jsonl", ROWS)
     args = [a.format(data=data, missing=tmp_path / "none.jsonl") for a in args]
     assert main(["audit", *args]) == 2
     assert message in capsys.readouterr().err
+
+
+def test_cli_names_the_option_that_points_the_reward_at_the_gold(tmp_path, capsys):
+    data = write_rows(tmp_path / "rows.jsonl", [{"prompt": "9 * 2?", "final": "18"}])
+    assert main(["audit", "gsm8k_accuracy", data]) == 2
+    assert capsys.readouterr().err == (
+        f"referee audit: no row of {data} has the reward's gold column 'answer' (the rows have: final); point the "
+        "reward at the gold with -O gold_column=final (in a sum, -O REWARD.gold_column=...), and the audit reads it "
+        "too.\n")
+    assert main(["audit", "gsm8k_accuracy", data, "-O", "gold_column=final"]) == 0
 
 
 def test_cli_fails_a_reward_that_cannot_read_its_gold(tmp_path, capsys):
@@ -250,3 +261,55 @@ def test_a_reward_that_returns_too_few_scores_is_named():
 
     with pytest.raises(ValueError, match=r"the reward returned \d+ scores for \d+ completions"):
         audit_reward(one_short, ROWS)
+
+
+def json_verdicts(completions, final, **kwargs):
+    """The JSON worked example's check: {"answer": N} against the final column."""
+    verdicts = []
+    for text, gold in zip(completions, final):
+        try:
+            answer = str(json.loads(text)["answer"])
+        except (ValueError, TypeError, KeyError):
+            verdicts.append(Verdict("no_answer", reason="no JSON answer"))
+            continue
+        verdicts.append(Verdict("correct", 1.0, answer) if answer == gold else Verdict("wrong", 0.0, answer))
+    return verdicts
+
+
+JSON_ROWS = [{"prompt": "What is 9 * 2?", "final": "18"}, {"prompt": "2 + 3?", "final": "5"}]
+
+
+def test_the_audit_writes_answers_in_the_format_the_reward_declares():
+    seen = []
+    declared = verdict_reward(answer_template='{"answer": "{answer}"}')(
+        lambda completions, final, **kwargs: seen.extend(completions) or json_verdicts(completions, final))
+    report = audit_reward(declared, JSON_ROWS)
+    assert '{"answer": "18"}' in seen and '{"answer": "19"}' in seen  # the right and a wrong answer, in JSON
+    assert (report.usable, report.scored, report.separating, report.problem) == (2, 2, 2, None)
+    assert set(verdicts(report).values()) == {"ok"} and not report.failed
+
+
+def test_a_reward_that_declares_no_format_is_told_how_to_declare_one():
+    report = audit_reward(verdict_reward(json_verdicts), JSON_ROWS)
+    assert report.separating == 0 and report.failed
+    assert report.problem == (
+        "the reward never scored a right answer above a wrong one on the 2 rows it scored, in the answer shapes tried "
+        "('The answer is $\\\\boxed{X}$.'; 'The answer is X.\\n#### X'): if it reads another format, declare it on "
+        """the reward, e.g. answer_template = '{"answer": "{answer}"}' or a write_answer(answer) method """
+        "(docs/rewards.md, 'The answer format'), so no probe can be judged")
+
+
+def test_a_write_answer_hook_is_used_and_built_in_rewards_declare_their_format():
+    class Tagged:
+        __name__ = "tagged"
+
+        def write_answer(self, answer):
+            return f"ANSWER: {answer}"
+
+        def __call__(self, completions, final, **kwargs):
+            return [float(text == f"ANSWER: {gold}") for text, gold in zip(completions, final)]
+
+    report = audit_reward(Tagged(), JSON_ROWS)
+    assert (report.separating, report.problem) == (2, None)
+    assert get_reward("gsm8k_accuracy").answer_template == "The answer is {answer}.\n#### {answer}"
+    assert get_reward("math_accuracy").answer_template == "The answer is $\\boxed{{answer}}$."

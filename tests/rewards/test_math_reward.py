@@ -1,6 +1,5 @@
 import pickle
 import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -33,11 +32,11 @@ def test_answer_column_first_then_solution_row_by_row():
 def test_a_runaway_answer_is_the_completions_fault_and_counted_as_timeout():
     logged = {}
     reward = get_reward("math_accuracy", timeout=1.0, name="math_fast")
-    reward(completions=[r"\boxed{2\sqrt{2}}"], answer=[r"\sqrt{8}"])  # starts the worker pool: not what is timed
-    started = time.monotonic()
+    reward(completions=[r"\boxed{2\sqrt{2}}"], answer=[r"\sqrt{8}"])  # starts the worker pool first
+    # Without a deadline enforced from outside, this tower never finishes: that the call returns at all,
+    # with the tower counted as a timeout, is the deadline at work (the suite times nothing).
     assert reward(completions=[r"\boxed{9^{9^{9^{9}}}}", r"\boxed{1}"], answer=["1", "1"],
                   log_metric=logged.__setitem__) == [0.0, 1.0]
-    assert time.monotonic() - started < 1.0 + 3.0  # the deadline, plus room for a loaded 2-core box
     assert logged["rewards/math_fast/timeout"] == 0.5
 
 
