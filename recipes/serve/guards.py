@@ -12,6 +12,7 @@ import hmac
 import json
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
+from urllib.parse import parse_qs
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -43,17 +44,21 @@ def token_matches(given: bytes, token: str) -> bool:
 
 
 def bearer_of(scope: Scope) -> bytes | None:
-    """The token of a request's ``Authorization: Bearer ...`` header, ``None`` without one.
+    """The token a request carries: its ``Authorization: Bearer ...`` header, else a ``token=`` in its
+    query string (OpenRLHF's and verl's clients send no headers of their own), else ``None``.
 
     Example:
         >>> bearer_of({"headers": [(b"authorization", b"Bearer abc")]}), bearer_of({"headers": []})
         (b'abc', None)
+        >>> bearer_of({"headers": [], "query_string": b"token=abc%2Fd"})
+        b'abc/d'
     """
     for name, value in scope.get("headers", ()):
         if name == b"authorization":
             scheme, _, credentials = value.partition(b" ")
             return credentials.strip() if scheme.lower() == b"bearer" else None
-    return None
+    given = parse_qs(scope.get("query_string", b"").decode("latin-1")).get("token")
+    return given[0].encode() if given else None
 
 
 class TokenGuard:
@@ -78,8 +83,9 @@ class TokenGuard:
             given = bearer_of(scope)
             if given is None or not token_matches(given, self.token):
                 await send_json(send, 401, {"error": "this server needs its token: send the header "
-                                                     "'Authorization: Bearer <token>' with the token referee serve "
-                                                     "was started with."}, [(b"www-authenticate", b"Bearer")])
+                                                     "'Authorization: Bearer <token>', or add ?token=<token> to the "
+                                                     "URL, with the token referee serve was started with."},
+                                [(b"www-authenticate", b"Bearer")])
                 return
         await self.app(scope, receive, send)
 

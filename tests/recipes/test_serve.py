@@ -308,6 +308,8 @@ def test_every_endpoint_but_health_needs_the_token():
             assert call(f"{url}/run_code", {"code": "print(1)"}, token=token)[0] == 401
         status, reply = call(f"{url}/get_reward", body, token="s3cret-token")
         assert status == 200 and reply["rewards"] == [1.0]
+        assert call(f"{url}/get_reward?token=s3cret-token", body)[0] == 200  # OpenRLHF's client sends no headers
+        assert call(f"{url}/get_reward?token=s3cret", body)[0] == 401
         assert call(f"{url}/run_code", {"code": "print(1)"}, token="s3cret-token")[1]["run_result"]["stdout"] == "1\n"
     finally:
         stop(process)
