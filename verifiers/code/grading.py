@@ -18,6 +18,8 @@ from .judge import judge_task
 
 # Seconds a judge worker may need, on its first task, to start its sandbox (bubblewrap, imports).
 _SANDBOX_START_SECONDS = 30.0
+# The longest timeout a test may have: past ~1e9 s the kernel's and Python's clocks overflow.
+MAX_TIMEOUT = 86400.0
 
 
 def judge_pool(workers: int | None = None) -> DeadlinePool:
@@ -66,6 +68,8 @@ def check_options(timeout: Any, memory_mb: Any, max_output_bytes: Any, tmp_mb: A
         (None, 'basic')
         >>> check_options(0, 1024, 1 << 20, 64, None, "basic")[0]
         'timeout=0 must be a finite number of seconds above 0'
+        >>> check_options(1e10, 1024, 1 << 20, 64, None, "basic")[0]
+        "timeout=10000000000.0 is over a day (86400 s), more than the sandbox's clocks are meant to hold; give the seconds one test may run, e.g. 3"
     """
     problem = _bad_options(timeout, memory_mb, max_output_bytes, abs_tol, rel_tol, workers, tmp_mb)
     if problem is not None:
@@ -95,6 +99,9 @@ def _bad_options(timeout: Any, memory_mb: Any, max_output_bytes: Any, abs_tol: A
             return f"{name}={value!r} must be a non-negative number"
     if timeout <= 0 or timeout == float("inf"):
         return f"timeout={timeout!r} must be a finite number of seconds above 0"
+    if timeout > MAX_TIMEOUT:
+        return (f"timeout={timeout!r} is over a day ({MAX_TIMEOUT:g} s), more than the sandbox's clocks are "
+                "meant to hold; give the seconds one test may run, e.g. 3")
     integers = {"memory_mb": memory_mb, "max_output_bytes": max_output_bytes, "tmp_mb": tmp_mb}
     if workers is not None:
         integers["workers"] = workers
@@ -147,7 +154,7 @@ def verify_batch(
             For ``call`` tests the program runs after the standard imports APPS and
             LiveCodeBench give it (``from typing import *``, ``from collections import *``,
             ``heapq``, ...: :data:`referee.verifiers.code.job.STANDARD_IMPORTS`).
-        timeout: wall-clock seconds for each test (and for loading the program).
+        timeout: wall-clock seconds for each test (and for loading the program), at most a day.
         memory_mb: address-space limit of the program.
         max_output_bytes: the most the program may print, or return from one call.
         tmp_mb: the most the program may keep in files at once (its folder, ``/tmp``,
