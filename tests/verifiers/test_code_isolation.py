@@ -93,6 +93,38 @@ def test_the_not_root_levels_hold_the_attacks_they_can(level):
     assert code.verify("def f(x):\n    return 2 * x\n", TWICE, isolation=level, workers=1).correct
 
 
+def _reachable(level):
+    try:
+        return code.resolve_isolation(level).level == level
+    except ValueError:
+        return False
+
+
+# The levels with a /tmp and /dev/shm of their own (basic writes the host's: nothing to check there).
+PRIVATE_TMP_LEVELS = [level for level in ("full", "uid", "namespaces") if _reachable(level)]
+WRITES_TMP = ("def f(x):\n    with open('/tmp/a', 'w') as out:\n        out.write(str(x))\n"
+              "    with open('/dev/shm/b', 'w') as out:\n        out.write(str(x))\n"
+              "    return int(open('/tmp/a').read()) + int(open('/dev/shm/b').read())\n")
+SEES_LEFTOVERS = ("import os\ndef f(x):\n"
+                  "    return x + len({'a', 'b'} & set(os.listdir('/tmp') + os.listdir('/dev/shm')))\n")
+
+
+@pytest.mark.parametrize("level", PRIVATE_TMP_LEVELS)
+def test_tmp_and_dev_shm_are_writable_at_every_level(level):
+    verdict = code.verify(WRITES_TMP, TWICE, isolation=level, workers=1)
+    assert verdict.correct and verdict.details["isolation"] == level, verdict.reason
+
+
+# Where jobs have a uid of their own, what it leaves is removed after each job. (At `namespaces`,
+# whose jobs share the fork server's uid, a later job of the same worker still sees it.)
+@pytest.mark.parametrize("level", [level for level in PRIVATE_TMP_LEVELS if level in ("full", "uid")])
+def test_what_a_job_leaves_in_tmp_is_gone_before_the_next_job(level):
+    assert code.verify(WRITES_TMP, TWICE, isolation=level, workers=1).correct
+    after = code.verify(SEES_LEFTOVERS, {"format": "call", "fn_name": "f", "inputs": [[1]], "outputs": [1]},
+                        isolation=level, workers=1)
+    assert after.correct, after.reason  # f(1) == 1 only if neither file was left
+
+
 @pytest.mark.parametrize("level", ["uid"] if IS_ROOT else [])  # only root can give jobs their own uid
 def test_the_uid_level_without_bubblewrap(level):
     program = ("import os, signal, socket\ndef f(x):\n    try:\n        os.kill(os.getppid(), signal.SIGKILL)\n"

@@ -104,14 +104,15 @@ def bubblewrap_argv(bwrap: str, *, user_namespace: bool, tmp_bytes: int = DEFAUL
     """The bubblewrap command line (up to ``--``) that runs a worker in its own namespaces.
 
     The only places a job can write are its private ``/tmp`` and ``/dev/shm``, in-memory tmpfs
-    of ``tmp_bytes`` each; the root and ``/dev`` are read-only.
+    of ``tmp_bytes`` each, world-writable with the sticky bit as on any machine (the fork server
+    removes what a job's uid leaves there after each job); the root and ``/dev`` are read-only.
 
     Example:
         >>> argv = bubblewrap_argv("bwrap", user_namespace=False, tmp_bytes=1 << 20)
         >>> "--unshare-net" in argv and "--unshare-user" not in argv and argv[-1] == "--"
         True
-        >>> at = argv.index("--tmpfs"); argv[at - 2:at + 2]
-        ['--size', '1048576', '--tmpfs', '/tmp']
+        >>> at = argv.index("--tmpfs"); argv[at - 4:at + 2]
+        ['--perms', '1777', '--size', '1048576', '--tmpfs', '/tmp']
     """
     argv = [bwrap, "--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try",
             "--die-with-parent", "--new-session", "--hostname", "sandbox", "--clearenv"]
@@ -127,7 +128,9 @@ def bubblewrap_argv(bwrap: str, *, user_namespace: bool, tmp_bytes: int = DEFAUL
     # The fresh /proc, /dev and /tmp first: mounted after the binds, they would hide a Python or a
     # checkout that lives under them (a clone in /tmp, say).
     size = str(int(tmp_bytes))
-    argv += ["--proc", "/proc", "--dev", "/dev", "--size", size, "--tmpfs", "/tmp", "--size", size, "--tmpfs", "/dev/shm"]
+    # 1777 as on any machine: the jobs' own uid writes there too (bubblewrap's default, 0755 root, locks it out).
+    argv += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--size", size, "--tmpfs", "/tmp",
+             "--perms", "1777", "--size", size, "--tmpfs", "/dev/shm"]
     made: set[str] = {"/proc", "/dev", "/tmp"}
     for path in [f for f in _SYSTEM_FILES if os.path.exists(f)] + read_only_paths():
         parent = Path(path).parent

@@ -65,6 +65,8 @@ class Sandbox:
             args += ["--uid", str(self.uid)]
         if self.isolation.bubblewrap:
             args.append("--pid-namespace")
+            if self.uid is not None:  # what the job's uid leaves in the private /tmp and /dev/shm goes with the job
+                args.append("--sweep-shared")
         elif self.isolation.own_uid:
             args += ["--unshare-net", "--sweep-shared", "--reach-python", "--private-tmp"]
         return args
