@@ -22,7 +22,7 @@ DEFAULT_MEMORY_MB = 1024
 MAX_RUN_TIMEOUT = 300.0  # a request may not hold a judge worker longer
 MAX_MEMORY_MB = 65536
 # Options of the code verifier that also apply to a plain run (``--verifier-options '{"code": ...}'``).
-RUN_OPTIONS = ("workers", "isolation", "tmp_mb", "max_output_bytes")
+RUN_OPTIONS = ("workers", "isolation", "allow_weak_isolation", "min_isolation", "tmp_mb", "max_output_bytes")
 
 
 class RunCodeRequestError(ValueError):
@@ -38,8 +38,8 @@ def handle_run_code(payload: Any, code_options: Mapping[str, Any] | None = None,
                     max_run_timeout: float = MAX_RUN_TIMEOUT, max_memory_mb: int = MAX_MEMORY_MB) -> dict[str, Any]:
     """Run a Sandbox Fusion request's program and answer in Sandbox Fusion's reply shape.
 
-    ``code_options`` are the code verifier's options (only ``workers``, ``isolation``,
-    ``tmp_mb`` and ``max_output_bytes`` apply). ``max_run_timeout`` and ``max_memory_mb`` are
+    ``code_options`` are the code verifier's options (only those in :data:`RUN_OPTIONS`
+    apply: ``workers``, the isolation options, ``tmp_mb`` and ``max_output_bytes``). ``max_run_timeout`` and ``max_memory_mb`` are
     the most a request may ask for (``referee serve --max-timeout`` / ``--max-memory-mb``).
     Raises :class:`RunCodeRequestError` for a request that is not one referee serves.
 

@@ -33,9 +33,9 @@ class Sandbox:
     or root; without, the job folder is measured while the job runs).
 
     Example:
-        >>> from referee.verifiers.code.isolation import resolve_isolation
+        >>> from referee.verifiers.code.isolation import available_isolation
         >>> from referee.verifiers.code.limits import Limits
-        >>> sandbox = Sandbox(resolve_isolation("basic"), uid=None)
+        >>> sandbox = Sandbox(available_isolation("basic"), uid=None)
         >>> channel = sandbox.start_job({"mode": "calls", "code": "def f(x): return 2 * x", "names": ["f"],
         ...     "limits": Limits.for_tests(timeout=1, tests=1).to_dict(), "deadline_s": 5})
         >>> recv_message(channel, deadline=time.monotonic() + 5)
