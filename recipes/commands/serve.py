@@ -47,7 +47,8 @@ def add_parser(subparsers: Any) -> None:
                         help="address to listen on (default 127.0.0.1; any other than loopback needs a token)")
     parser.add_argument("--port", type=int, default=5000, help="port to listen on, 0 to 65535 (default 5000; 0: any free one)")
     parser.add_argument("--token", default=None,
-                        help=f"the bearer token clients must send (Authorization: Bearer ...); default: ${TOKEN_ENV}. "
+                        help=f"the bearer token clients must send (Authorization: Bearer ..., or ?token=... in the URL "
+                             f"for clients that send no headers); default: ${TOKEN_ENV}. "
                              "Prefer the environment variable: a command line is visible to every local user")
     parser.add_argument("--workers", type=int, default=None,
                         help="verifier worker processes for maths and code, shared by all requests (default: one per core)")
