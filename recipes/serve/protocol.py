@@ -5,8 +5,8 @@ uvicorn (0.54) times out only idle keep-alive connections *after* a response
 body a byte at a time, stays open for good, and a thousand such connections make the server
 unreachable. Here a deadline starts whenever the connection waits for a request (when it
 opens, and after each response) and closes it unless the request has arrived whole by then;
-bytes trickling in do not extend it. Headers are bounded in size by h11 (uvicorn's
-``h11_max_incomplete_event_size``, 16 KiB by default: larger ones get a 400).
+bytes trickling in do not extend it. What h11 holds of a request not yet whole is bounded too
+(uvicorn's ``h11_max_incomplete_event_size``, 16 KiB by default: past it, a 400).
 """
 
 from __future__ import annotations

@@ -341,3 +341,32 @@ def test_a_port_in_use_is_one_line_and_exit_2_without_a_banner():
 def test_unusable_limits_are_one_line_and_exit_2(options, message):
     status, output = serve_exits(*options)
     assert status == 2 and len(output.strip().splitlines()) == 1 and message in output
+
+
+def test_headers_still_incomplete_past_16_kib_are_a_400(small_server):
+    with connect(small_server) as raw:  # h11 bounds what it holds of a request not yet whole
+        raw.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\n" + b"X-Big: aaaaaaaaaaaaaaaa\r\n" * 1000)
+        reply = b""
+        while received := raw.recv(65536):
+            reply += received
+    assert reply.startswith(b"HTTP/1.1 400")
+
+
+def test_connections_past_max_connections_get_503():
+    process, url = start_server("--default-verifier", "gsm8k", "--workers", "1", "--max-connections", "2")
+    try:
+        def status():
+            try:
+                with urllib.request.urlopen(f"{url}/health", timeout=30) as reply:
+                    return reply.status
+            except urllib.error.HTTPError as error:  # uvicorn's own 503 is plain text
+                return error.code
+
+        with connect(url), connect(url):  # two held open (idle, not yet timed out)
+            assert status() == 503
+        deadline = time.monotonic() + 30
+        while status() != 200:  # the server notices they closed
+            assert time.monotonic() < deadline
+            time.sleep(0.1)
+    finally:
+        stop(process)
