@@ -324,19 +324,22 @@ class Scorer:
         return route(sample.data_source, sample.ground_truth, sample.extra_info,
                      default_verifier=self.options.default_verifier)
 
-    def score(self, samples: Sequence[TrainerSample]) -> list[SampleScore]:
+    def score(self, samples: Sequence[TrainerSample], *, record: bool = True) -> list[SampleScore]:
         """Score ``samples`` in order, one ``verify_batch`` per verifier.
 
         Raises :class:`~referee.rewards.routing.RefereeStop` subclasses only: an unknown source or
         bad option (:class:`~referee.rewards.routing.ConfigurationError`), or a tripped breaker
         (:class:`ErrorRateExceeded`). Anything a verifier raises becomes an ``error`` Verdict.
+        ``record=False`` leaves the breaker out (neither checked nor counted), for a caller with a
+        policy of its own (``referee serve`` judges each request's errors alone).
 
         Example:
             >>> [s.verdict.status for s in Scorer().score([TrainerSample("#### 3", "3", "gsm8k"),
             ...                                            TrainerSample("no idea", "3", "gsm8k")])]
             ['correct', 'no_answer']
         """
-        self.breaker.check()
+        if record:
+            self.breaker.check()
         routes = [self.route(sample) for sample in samples]
         verdicts: list[Verdict | None] = [None] * len(samples)
         by_verifier: dict[str, list[int]] = {}
@@ -361,9 +364,10 @@ class Scorer:
         for where, verdict in zip(routes, final):
             reward_value = reward_of(verdict, all_or_nothing=self.options.all_or_nothing)
             scores.append(SampleScore(self.options.fallback if reward_value is None else reward_value, verdict, where.verifier))
-        errors = [verdict.status == "error" for verdict in final]
-        last = next((v.reason for v in reversed(final) if v.status == "error"), "")
-        self.breaker.record(errors, last_reason=last)
+        if record:
+            errors = [verdict.status == "error" for verdict in final]
+            last = next((v.reason for v in reversed(final) if v.status == "error"), "")
+            self.breaker.record(errors, last_reason=last)
         return scores
 
     def _warn(self, verdicts: Sequence[Verdict]) -> None:

@@ -20,6 +20,8 @@ logger = logging.getLogger("referee.rewards")
 
 # Shares logged per batch as rewards/<name>/<status>: the statuses a reader must watch.
 LOGGED_STATUSES: tuple[str, ...] = ("no_answer", "timeout", "error")
+# How well a code verdict's program was contained, by isolation level (logged as a mean).
+ISOLATION_STRENGTH: dict[str, float] = {"full": 3.0, "namespaces": 2.0, "uid": 1.0, "basic": 0.0}
 
 _warned: set[tuple[str, str]] = set()
 _warned_lock = threading.Lock()
@@ -89,6 +91,8 @@ def report(reward_name: str, verdicts: Sequence[Verdict], trainer_kwargs: Mappin
 
     ``trainer_kwargs`` are the keyword arguments TRL passed to the reward function; without
     its callbacks (a direct call) only the warnings happen. A failing callback is warned about.
+    Code verdicts carry the sandbox's isolation level: its mean :data:`ISOLATION_STRENGTH` is
+    logged as ``rewards/<name>/isolation_strength`` (3 is ``full``) and each level through ``log_extra``.
 
     Example:
         >>> logged = {}
@@ -96,6 +100,9 @@ def report(reward_name: str, verdicts: Sequence[Verdict], trainer_kwargs: Mappin
         ...        {"log_metric": logged.__setitem__})
         >>> logged
         {'rewards/gsm8k_accuracy/no_answer': 0.5, 'rewards/gsm8k_accuracy/timeout': 0.0, 'rewards/gsm8k_accuracy/error': 0.0}
+        >>> report("code_tests", [Verdict("correct", 1.0, details={"isolation": "full"})], {"log_metric": logged.__setitem__})
+        >>> logged["rewards/code_tests/isolation_strength"]
+        3.0
     """
     warn_errors(reward_name, verdicts)
     if not verdicts:
@@ -103,11 +110,17 @@ def report(reward_name: str, verdicts: Sequence[Verdict], trainer_kwargs: Mappin
     counts = Counter(verdict.status for verdict in verdicts)
     for status in LOGGED_STATUSES:
         log_metric_safely(trainer_kwargs, f"rewards/{reward_name}/{status}", counts[status] / len(verdicts))
+    levels = [verdict.details.get("isolation") for verdict in verdicts]
+    strengths = [ISOLATION_STRENGTH[level] for level in levels if level in ISOLATION_STRENGTH]
+    if strengths:  # code verdicts: how well their programs were contained (3 = full)
+        log_metric_safely(trainer_kwargs, f"rewards/{reward_name}/isolation_strength", sum(strengths) / len(strengths))
     log_extra = trainer_kwargs.get("log_extra")
     if callable(log_extra):
         try:
             log_extra(f"{reward_name}/extracted", [verdict.extracted for verdict in verdicts])
             log_extra(f"{reward_name}/status", [verdict.status for verdict in verdicts])
+            if strengths:
+                log_extra(f"{reward_name}/isolation", [str(level) for level in levels])
         except Exception as exc:  # logging must never stop training
             warn_once(reward_name, "logging", f"reward {reward_name}: log_extra failed ({exc!r}); scores are unaffected.")
 

@@ -22,7 +22,7 @@ DEFAULT_MEMORY_MB = 1024
 MAX_RUN_TIMEOUT = 300.0  # a request may not hold a judge worker longer
 MAX_MEMORY_MB = 65536
 # Options of the code verifier that also apply to a plain run (``--verifier-options '{"code": ...}'``).
-RUN_OPTIONS = ("workers", "isolation", "tmp_mb", "max_output_bytes")
+RUN_OPTIONS = ("workers", "isolation", "allow_weak_isolation", "min_isolation", "tmp_mb", "max_output_bytes")
 
 
 class RunCodeRequestError(ValueError):
@@ -34,12 +34,14 @@ class RunCodeRequestError(ValueError):
     """
 
 
-def handle_run_code(payload: Any, code_options: Mapping[str, Any] | None = None) -> dict[str, Any]:
+def handle_run_code(payload: Any, code_options: Mapping[str, Any] | None = None, *,
+                    max_run_timeout: float = MAX_RUN_TIMEOUT, max_memory_mb: int = MAX_MEMORY_MB) -> dict[str, Any]:
     """Run a Sandbox Fusion request's program and answer in Sandbox Fusion's reply shape.
 
-    ``code_options`` are the code verifier's options (only ``workers``, ``isolation``,
-    ``tmp_mb`` and ``max_output_bytes`` apply). Raises :class:`RunCodeRequestError` for a
-    request that is not one referee serves.
+    ``code_options`` are the code verifier's options (only those in :data:`RUN_OPTIONS`
+    apply: ``workers``, the isolation options, ``tmp_mb`` and ``max_output_bytes``). ``max_run_timeout`` and ``max_memory_mb`` are
+    the most a request may ask for (``referee serve --max-timeout`` / ``--max-memory-mb``).
+    Raises :class:`RunCodeRequestError` for a request that is not one referee serves.
 
     Example:
         >>> reply = handle_run_code({"code": "print(int(input()) + 1)", "stdin": "41", "language": "python"})
@@ -47,8 +49,12 @@ def handle_run_code(payload: Any, code_options: Mapping[str, Any] | None = None)
         ('Success', 'Finished', '42\\n')
         >>> handle_run_code({"code": "while True: pass", "language": "python", "run_timeout": 0.5})["run_result"]["status"]
         'TimeLimitExceeded'
+        >>> handle_run_code({"code": "print(1)", "run_timeout": 60}, max_run_timeout=30)
+        Traceback (most recent call last):
+        ...
+        referee.rewards.sandbox_fusion.RunCodeRequestError: 'run_timeout' must be a number of seconds in (0, 30], got 60.
     """
-    request = _checked(payload)
+    request = _checked(payload, max_run_timeout, max_memory_mb)
     options = {key: value for key, value in (code_options or {}).items() if key in RUN_OPTIONS}
     run = run_program(request["code"], stdin=request["stdin"], timeout=request["run_timeout"],
                       memory_mb=request["memory_mb"], **options)
@@ -78,7 +84,7 @@ def run_code_reply(run: ProgramRun) -> dict[str, Any]:
     }
 
 
-def _checked(payload: Any) -> dict[str, Any]:
+def _checked(payload: Any, max_run_timeout: float, max_memory_mb: int) -> dict[str, Any]:
     if not isinstance(payload, Mapping):
         raise RunCodeRequestError("the body must be a JSON object such as {\"code\": \"print(1)\", \"language\": \"python\"}.")
     code = payload.get("code")
@@ -97,13 +103,13 @@ def _checked(payload: Any) -> dict[str, Any]:
         if payload.get(key):
             raise RunCodeRequestError(f"'{key}' is not supported: the program gets only its code and stdin.")
     run_timeout = payload.get("run_timeout")
-    run_timeout = DEFAULT_RUN_TIMEOUT if run_timeout is None else run_timeout
+    run_timeout = min(DEFAULT_RUN_TIMEOUT, max_run_timeout) if run_timeout is None else run_timeout
     if isinstance(run_timeout, bool) or not isinstance(run_timeout, (int, float)) or not (
-            0 < run_timeout <= MAX_RUN_TIMEOUT and math.isfinite(run_timeout)):
-        raise RunCodeRequestError(f"'run_timeout' must be a number of seconds in (0, {MAX_RUN_TIMEOUT:g}], "
+            0 < run_timeout <= max_run_timeout and math.isfinite(run_timeout)):
+        raise RunCodeRequestError(f"'run_timeout' must be a number of seconds in (0, {max_run_timeout:g}], "
                                   f"got {run_timeout!r}.")
     memory = payload.get("memory_limit_MB")
-    memory = DEFAULT_MEMORY_MB if memory is None else memory
-    if isinstance(memory, bool) or not isinstance(memory, int) or not 1 <= memory <= MAX_MEMORY_MB:
-        raise RunCodeRequestError(f"'memory_limit_MB' must be an integer in [1, {MAX_MEMORY_MB}], got {memory!r}.")
+    memory = min(DEFAULT_MEMORY_MB, max_memory_mb) if memory is None else memory
+    if isinstance(memory, bool) or not isinstance(memory, int) or not 1 <= memory <= max_memory_mb:
+        raise RunCodeRequestError(f"'memory_limit_MB' must be an integer in [1, {max_memory_mb}], got {memory!r}.")
     return {"code": code, "stdin": stdin, "run_timeout": float(run_timeout), "memory_mb": memory}

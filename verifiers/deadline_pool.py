@@ -75,6 +75,7 @@ class NamedFunction:
 # Tasks sent to a worker at once: the next one waits in its socket, so that a worker never idles
 # while this process is slow to wake up (a busy machine); it starts when the previous one ends.
 _QUEUED_PER_WORKER = 2
+_LONGEST_WAIT = 86400.0  # seconds one wait() may block; the deadline is checked after each
 
 
 @dataclass
@@ -224,7 +225,8 @@ class DeadlinePool:
         until = min(flight.started for flight in flights.values()) + timeout
         if batch_deadline is not None:
             until = min(until, batch_deadline)
-        for conn in wait(list(flights), timeout=max(0.0, until - time.monotonic())):
+        # poll() takes whole milliseconds in a C int (about 24.8 days): a longer deadline is waited in slices.
+        for conn in wait(list(flights), timeout=min(_LONGEST_WAIT, max(0.0, until - time.monotonic()))):
             flight = flights[conn]  # type: ignore[index]
             index = flight.queue.popleft()
             try:

@@ -4,6 +4,7 @@ appear whole or not at all, and reward loading that fails in one line."""
 from __future__ import annotations
 
 import os
+import stat
 import tempfile
 from pathlib import Path
 from typing import IO, Any
@@ -26,12 +27,30 @@ def same_file(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> bool:
         return os.path.realpath(a) == os.path.realpath(b)
 
 
+_KINDS = ((stat.S_ISLNK, "symbolic link"), (stat.S_ISCHR, "character device"), (stat.S_ISBLK, "block device"),
+          (stat.S_ISFIFO, "FIFO"), (stat.S_ISSOCK, "socket"))
+
+
+def _refuse_other_than_a_regular_file(path: Path) -> None:
+    """Raise ``FileExistsError`` if ``path`` exists as anything but a regular file or a folder
+    (a rename onto it would replace a device, a FIFO or a link, never write through it)."""
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        return
+    kind = next((name for test, name in _KINDS if test(mode)), None)
+    if kind is not None:
+        raise FileExistsError(f"{path} is a {kind}, not a regular file; write to a regular file or a new path "
+                              "(or leave the output out to write to standard output)")
+
+
 class AtomicOutput:
     """A text file written under a temporary name next to ``path`` and renamed onto it by
     :meth:`commit`; :meth:`discard` (or an exception before commit) leaves ``path`` as it was.
 
     The temporary file is created at once, so an unwritable folder or a ``path`` that is a
-    folder is reported before any work is done (``OSError`` with a one-line message).
+    folder is reported before any work is done (``OSError`` with a one-line message); so is a
+    ``path`` that is a device, a FIFO, a socket or a symbolic link, which the rename would replace.
 
     Example:
         >>> import os, tempfile
@@ -42,10 +61,15 @@ class AtomicOutput:
         False
         >>> output.commit(); open(path).read()
         'done\\n'
+        >>> AtomicOutput("/dev/null")
+        Traceback (most recent call last):
+        ...
+        FileExistsError: /dev/null is a character device, not a regular file; write to a regular file or a new path (or leave the output out to write to standard output)
     """
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
+        _refuse_other_than_a_regular_file(self.path)
         if self.path.is_dir():
             raise IsADirectoryError(f"{self.path} is a folder; give a file name such as {self.path / 'out.jsonl'}")
         folder = self.path.parent
@@ -67,6 +91,7 @@ class AtomicOutput:
         self.handle.flush()
         os.fsync(self.handle.fileno())
         self.handle.close()
+        _refuse_other_than_a_regular_file(self.path)  # again: it may have changed while we wrote
         os.replace(self.temporary, self.path)
 
     def discard(self) -> None:

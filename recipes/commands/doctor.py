@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import argparse
 import sys
+import warnings
 from typing import Any
 
-from referee.verifiers.code import LEVELS, resolve_isolation
-from referee.verifiers.code.isolation import Isolation
+from referee.verifiers.code import LEVELS
+from referee.verifiers.code.isolation import Isolation, available_isolation, exposures
 
 
 def add_parser(subparsers: Any) -> None:
@@ -17,8 +18,9 @@ def add_parser(subparsers: Any) -> None:
         description=(
             "Print the isolation level the code verifier runs with here (full, namespaces, uid or "
             "basic), each layer on or off with the reason, then judge a small program in the sandbox "
-            "to prove it works. Exits 0 when the sandbox works, 1 when it cannot judge, 2 when the "
-            "asked-for level is not available."
+            "to prove it works. Exits 0 when the sandbox works at full strength, 1 when it cannot "
+            "judge or the level is below full (a job could then signal your processes, read your home, "
+            "or kill its worker), 2 when the asked-for level is not available."
         ),
     )
     parser.add_argument("--isolation", default="auto", choices=("auto", *LEVELS),
@@ -35,7 +37,7 @@ def report_lines(isolation: Isolation) -> list[str]:
     """The printed report: the level, then one line per layer.
 
     Example:
-        >>> print("\\n".join(report_lines(resolve_isolation("basic"))[:2]))
+        >>> print("\\n".join(report_lines(available_isolation("basic"))[:2]))
         code sandbox isolation: basic
           off  bubblewrap: not used at the 'basic' level
     """
@@ -43,6 +45,23 @@ def report_lines(isolation: Isolation) -> list[str]:
     for layer in isolation.layers:
         lines.append(f"  {'on ' if layer.on else 'off'}  {layer.name}: {layer.why}")
     return lines
+
+
+def strength_line(isolation: Isolation) -> str:
+    """One line: full strength, or what a job could do below it and whether the verifiers accept that level.
+
+    Example:
+        >>> strength_line(available_isolation("basic"))
+        "below full strength: a job could signal your processes and read your home ...; the verifiers refuse this level unless it is named with allow_weak_isolation=True (install bubblewrap and run as root for 'full')"
+    """
+    if isolation.level == "full":
+        return "full strength: jobs cannot reach your processes, your files or the network"
+    weak = exposures(isolation)
+    if weak:
+        return (f"below full strength: a job could {' and '.join(weak)}; the verifiers refuse this level unless it is "
+                "named with allow_weak_isolation=True (install bubblewrap and run as root for 'full')")
+    return ("below full strength: jobs share their worker's uid or see the host's files (see the layers above); "
+            "run as root with bubblewrap for 'full'")
 
 
 def host_lines(infos: list[dict[str, Any]]) -> list[str]:
@@ -87,19 +106,26 @@ def run(args: argparse.Namespace) -> int:
     from referee.verifiers.code.doctor import sandbox_check
 
     try:
-        isolation = resolve_isolation(args.isolation)
+        isolation = available_isolation(args.isolation)
     except ValueError as exc:
         print(f"referee doctor: {exc}", file=sys.stderr)
         return 2
     print("\n".join(report_lines(isolation)))
+    strength = strength_line(isolation)
+    print(strength)
+    full = isolation.level == "full"
     if args.no_check:
-        return _ray_hosts(args.ray) if getattr(args, "ray", None) else 0
-    check = sandbox_check(isolation.level, workers=1, timeout=10.0)
+        code = 0 if full else 1
+        return max(code, _ray_hosts(args.ray)) if getattr(args, "ray", None) else code
+    # The check program is ours: it may run at a weak level (the verifiers refuse one unless told).
+    with warnings.catch_warnings():  # the strength line above says it already
+        warnings.simplefilter("ignore", RuntimeWarning)
+        check = sandbox_check(isolation.level, workers=1, timeout=10.0, allow_weak_isolation=True)
     if check.ok:
         print(f"check: a test program was judged in the sandbox in {check.seconds:.2f} s (including the worker's start)")
     else:
         print(f"check: the sandbox could not judge a test program: {check.reason}")
-    code = 0 if check.ok else 1
+    code = 0 if check.ok and full else 1
     if getattr(args, "ray", None):
         code = max(code, _ray_hosts(args.ray))
     return code

@@ -10,18 +10,19 @@ same verifier pools (``--workers`` worker processes each for maths and code), so
 requests share them instead of starting their own. Needs the ``serve`` extra (FastAPI, uvicorn).
 """
 
-# No `from __future__ import annotations` here: FastAPI reads the endpoints' annotations at
-# definition time, and `Request` is imported inside build_app().
+from __future__ import annotations
 
 import argparse
-import asyncio
+import errno
 import json
+import math
 import os
+import socket
 import sys
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from referee.rewards.adapters import AdapterOptions, ErrorRateExceeded, Scorer
+from referee.recipes.serve.limits import TOKEN_ENV, ServeLimits, is_loopback
+from referee.rewards.adapters import AdapterOptions, Scorer
 from referee.rewards.routing import ConfigurationError
 from referee.verifiers import VERIFIER_NAMES
 
@@ -33,24 +34,52 @@ def add_parser(subparsers: Any) -> None:
         description=(
             "Serve referee's verifiers over HTTP: POST /get_reward answers OpenRLHF's remote "
             "reward-model requests ({query, prompts, labels} -> {rewards, scores, extra_logs}), GET "
-            "/health reports the error count, POST /run_code runs a Python program as Sandbox Fusion's "
+            "/health reports the recent error count, POST /run_code runs a Python program as Sandbox Fusion's "
             "/run_code does (for verl's sandbox_fusion.url). Labels hold the gold answer, or a JSON object such as "
             '{"data_source": "openai/gsm8k", "answer": "18"} or {"verifier": "code", "tests": {...}}. '
-            "Exits 2 when the options are unusable or the serve extra is missing."
+            f"Every endpoint but /health needs the bearer token when one is set (--token, or {TOKEN_ENV}); "
+            "an address other than loopback is refused without one. "
+            "Exits 2 when the options are unusable, the port is taken or the serve extra is missing."
         ),
     )
-    parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1; 0.0.0.0 for all)")
-    parser.add_argument("--port", type=int, default=5000, help="port to listen on (default 5000)")
+    defaults = ServeLimits()
+    parser.add_argument("--host", default="127.0.0.1",
+                        help="address to listen on (default 127.0.0.1; any other than loopback needs a token)")
+    parser.add_argument("--port", type=int, default=5000, help="port to listen on, 0 to 65535 (default 5000; 0: any free one)")
+    parser.add_argument("--token", default=None,
+                        help=f"the bearer token clients must send (Authorization: Bearer ..., or ?token=... in the URL "
+                             f"for clients that send no headers); default: ${TOKEN_ENV}. "
+                             "Prefer the environment variable: a command line is visible to every local user")
     parser.add_argument("--workers", type=int, default=None,
                         help="verifier worker processes for maths and code, shared by all requests (default: one per core)")
     parser.add_argument("--default-verifier", choices=VERIFIER_NAMES, default=None,
                         help="the verifier for labels that name none (plain gold answers)")
     parser.add_argument("--fallback", type=float, default=0.0, help="the reward of an error sample (default 0.0)")
     parser.add_argument("--max-error-share", type=float, default=0.05,
-                        help="share of errors in the window that makes every request fail with 503 (default 0.05)")
-    parser.add_argument("--error-window", type=int, default=512, help="samples the error share is taken over (default 512)")
+                        help="share of a request's samples that may be referee errors; past it that request fails "
+                             "with 503 (default 0.05)")
+    parser.add_argument("--error-window", type=int, default=512,
+                        help="recent samples /health counts errors over (default 512)")
     parser.add_argument("--verifier-options", default=None, metavar="JSON",
                         help='each verifier\'s options as JSON, e.g. \'{"math": {"timeout": 5}}\'')
+    parser.add_argument("--max-body-mb", type=float, default=defaults.max_body_bytes / 2 ** 20,
+                        help=f"largest request body in MiB, refused with 413 before it is read (default {defaults.max_body_bytes // 2 ** 20})")
+    parser.add_argument("--max-completion-chars", type=int, default=defaults.max_completion_chars,
+                        help="longest query (prompt + response) judged; a longer one scores 0 as a timeout, unread "
+                             f"(default {defaults.max_completion_chars:,})")
+    parser.add_argument("--max-memory-mb", type=int, default=defaults.max_memory_mb,
+                        help=f"most memory a /run_code request may ask for (default {defaults.max_memory_mb})")
+    parser.add_argument("--max-timeout", type=float, default=defaults.max_timeout,
+                        help=f"most seconds a /run_code request may ask for (default {defaults.max_timeout:g})")
+    parser.add_argument("--max-programs", type=int, default=None,
+                        help="/run_code programs at once; one more gets 429 (default: two per code worker)")
+    parser.add_argument("--max-connections", type=int, default=defaults.max_connections,
+                        help=f"connections served at once; beyond it requests get 503 (default {defaults.max_connections})")
+    parser.add_argument("--request-timeout", type=float, default=defaults.request_timeout,
+                        help="seconds a connection has to send a whole request (headers and body) before it is "
+                             f"closed (default {defaults.request_timeout:g})")
+    parser.add_argument("--idle-timeout", type=float, default=defaults.idle_timeout,
+                        help=f"seconds an idle keep-alive connection stays open (default {defaults.idle_timeout:g})")
     parser.set_defaults(run=run)
 
 
@@ -84,61 +113,81 @@ def options_from_args(args: argparse.Namespace) -> AdapterOptions:
                                  "verifier_options": per_verifier})
 
 
-def build_app(scorer: Scorer) -> Any:
-    """The FastAPI app: ``POST /get_reward``, ``POST /run_code`` and ``GET /health``, every request
-    sharing ``scorer`` (and its code options for ``/run_code``).
+def limits_from_args(args: argparse.Namespace, code_workers: int | None = None) -> ServeLimits:
+    """The server's limits the command line gives (the token from ``--token`` or the environment).
 
     Example:
-        >>> sorted(route.path for route in build_app(Scorer()).routes if route.path.startswith(("/get", "/run", "/health")))
-        ['/get_reward', '/health', '/run_code']
+        >>> args = build_example_args(max_timeout=30.0)
+        >>> limits_from_args(args, code_workers=2).max_timeout, limits_from_args(args, code_workers=2).max_programs
+        (30.0, 4)
     """
-    from fastapi import FastAPI, Request
-    from fastapi.responses import JSONResponse
+    token = args.token if args.token is not None else os.environ.get(TOKEN_ENV) or None
+    if token is not None and (not token.strip() or token != token.strip()):
+        raise ConfigurationError(f"the token ({'--token' if args.token is not None else TOKEN_ENV}) is empty or "
+                                 "has spaces around it; use a long random string, e.g. from `openssl rand -hex 32`.")
+    positive = {"--max-body-mb": args.max_body_mb, "--max-completion-chars": args.max_completion_chars,
+                "--max-memory-mb": args.max_memory_mb, "--max-timeout": args.max_timeout,
+                "--max-connections": args.max_connections, "--request-timeout": args.request_timeout,
+                "--idle-timeout": args.idle_timeout}
+    if args.max_programs is not None:
+        positive["--max-programs"] = args.max_programs
+    for flag, value in positive.items():
+        if not (math.isfinite(value) and value > 0):
+            raise ConfigurationError(f"{flag} {value} must be a positive number.")
+    if args.max_timeout > 86400:  # a timer longer than that is a mistake, and past ~1e9 s no clock holds it
+        raise ConfigurationError(f"--max-timeout {args.max_timeout:g} is over a day; give seconds, e.g. 60.")
+    max_programs = args.max_programs if args.max_programs is not None else 2 * (code_workers or os.cpu_count() or 1)
+    return ServeLimits(token=token, max_body_bytes=int(args.max_body_mb * 2 ** 20),
+                       max_completion_chars=args.max_completion_chars, max_memory_mb=args.max_memory_mb,
+                       max_timeout=args.max_timeout, max_programs=max_programs, request_timeout=args.request_timeout,
+                       idle_timeout=args.idle_timeout, max_connections=args.max_connections)
 
-    from referee.rewards.openrlhf import handle_get_reward_async
-    from referee.rewards.sandbox_fusion import RunCodeRequestError, handle_run_code
 
-    code_options = scorer.options.verifier_options.get("code", {})
-    # Their own threads: programs waiting for a judge worker must not hold the threads /get_reward uses.
-    run_code_threads = ThreadPoolExecutor(max_workers=2 * (code_options.get("workers") or os.cpu_count() or 1),
-                                          thread_name_prefix="referee-run-code")
-    app = FastAPI(title="referee", description="Verifiable rewards in OpenRLHF's remote reward-model protocol.")
+def build_example_args(**overrides: Any) -> argparse.Namespace:
+    """``referee serve``'s arguments with their defaults and ``overrides`` (for examples and tests).
 
-    @app.post("/get_reward")
-    async def get_reward(request: Request) -> JSONResponse:
-        try:
-            payload = await request.json()
-        except ValueError:
-            return JSONResponse({"error": "the body is not JSON; send {\"query\": [...], \"prompts\": [...], "
-                                          "\"labels\": [...]}."}, status_code=400)
-        try:
-            return JSONResponse(await handle_get_reward_async(payload, scorer))
-        except (ValueError, ConfigurationError) as exc:
-            return JSONResponse({"error": str(exc)}, status_code=400)
-        except ErrorRateExceeded as exc:
-            return JSONResponse({"error": str(exc)}, status_code=503)
+    Example:
+        >>> build_example_args(port=8000).port
+        8000
+    """
+    from referee.recipes.cli import build_parser
 
-    @app.post("/run_code")
-    async def run_code(request: Request) -> JSONResponse:
-        try:
-            payload = await request.json()
-        except ValueError:
-            return JSONResponse({"error": "the body is not JSON; send Sandbox Fusion's {\"code\": ..., "
-                                          "\"language\": \"python\", \"stdin\": ...}."}, status_code=400)
-        try:
-            reply = await asyncio.get_running_loop().run_in_executor(run_code_threads, handle_run_code, payload,
-                                                                     code_options)
-        except RunCodeRequestError as exc:
-            return JSONResponse({"error": str(exc)}, status_code=400)
-        return JSONResponse(reply)
+    args = build_parser().parse_args(["serve"])
+    for key, value in overrides.items():
+        setattr(args, key, value)
+    return args
 
-    @app.get("/health")
-    async def health() -> JSONResponse:
-        stats = scorer.breaker.stats()
-        return JSONResponse({"status": "tripped" if stats["tripped"] else "ok", "errors": stats,
-                             "verifiers": list(VERIFIER_NAMES)}, status_code=503 if stats["tripped"] else 200)
 
-    return app
+def bind(host: str, port: int) -> socket.socket:
+    """A listening TCP socket on ``host``:``port`` (raises ``ConfigurationError`` naming what is wrong).
+
+    Example:
+        >>> listener = bind("127.0.0.1", 0); listener.getsockname()[0]
+        '127.0.0.1'
+        >>> bind("127.0.0.1", listener.getsockname()[1])
+        Traceback (most recent call last):
+        ...
+        referee.rewards.routing.ConfigurationError: 127.0.0.1 port ... is in use (another server?); stop it or choose another --port.
+        >>> listener.close()
+    """
+    if not 0 <= port <= 65535:
+        raise ConfigurationError(f"--port {port} is not a port; use 0 to 65535 (0: any free one).")
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM,
+                                                             flags=socket.AI_PASSIVE)[0]
+    except (socket.gaierror, UnicodeError) as exc:
+        raise ConfigurationError(f"--host {host!r} is not an address this machine has ({exc}).") from None
+    listener = socket.socket(family, kind, proto)
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        listener.bind(address)
+        listener.listen(2048)
+    except OSError as exc:
+        listener.close()
+        if exc.errno == errno.EADDRINUSE:
+            raise ConfigurationError(f"{host} port {port} is in use (another server?); stop it or choose another --port.") from None
+        raise ConfigurationError(f"cannot listen on {host} port {port}: {exc.strerror or exc}.") from None
+    return listener
 
 
 def run(args: argparse.Namespace) -> int:
@@ -149,14 +198,36 @@ def run(args: argparse.Namespace) -> int:
         print(f"referee serve: {exc.name} is missing; install the serve extra: pip install 'referee[serve]'", file=sys.stderr)
         return 2
     try:
-        scorer = Scorer(options_from_args(args), name="referee_serve")
+        options = options_from_args(args)
+        limits = limits_from_args(args, options.verifier_options.get("code", {}).get("workers"))
+        listener = bind(args.host, args.port)
     except ConfigurationError as exc:
+        print(f"referee serve: {exc}", file=sys.stderr)
+        return 2
+    host, port = listener.getsockname()[:2]
+    if limits.token is None and not is_loopback(host):
+        listener.close()
+        print(f"referee serve: --host {args.host} is reachable from other machines, and /run_code runs any caller's "
+              f"code: set a token (--token, or {TOKEN_ENV}) or listen on 127.0.0.1.", file=sys.stderr)
+        return 2
+    try:
+        scorer = Scorer(options, name="referee_serve")
+    except ConfigurationError as exc:
+        listener.close()
         print(f"referee serve: {exc}", file=sys.stderr)
         return 2
     import uvicorn
 
-    print(f"referee serve: POST http://{args.host}:{args.port}/get_reward (OpenRLHF: --reward.remote_url "
-          f"http://{args.host}:{args.port}/get_reward); POST .../run_code (verl: "
-          f"reward_model.sandbox_fusion.url=http://{args.host}:{args.port}/run_code)", file=sys.stderr, flush=True)
-    uvicorn.run(build_app(scorer), host=args.host, port=args.port, log_level="warning")
+    from referee.recipes.serve.app import build_app
+    from referee.recipes.serve.protocol import protocol_with_request_timeout
+
+    config = uvicorn.Config(build_app(scorer, limits), log_level="warning", http=protocol_with_request_timeout(limits.request_timeout),
+                            timeout_keep_alive=limits.idle_timeout, limit_concurrency=limits.max_connections,
+                            timeout_graceful_shutdown=10)
+    shown = f"[{host}]" if ":" in host else host
+    url = f"http://{shown}:{port}"
+    print(f"referee serve: listening on {url}{' (token required)' if limits.token else ''}: POST {url}/get_reward "
+          f"(OpenRLHF: --reward.remote_url {url}/get_reward); POST {url}/run_code (verl: "
+          f"reward_model.sandbox_fusion.url={url}/run_code)", file=sys.stderr, flush=True)
+    uvicorn.Server(config).run(sockets=[listener])
     return 0

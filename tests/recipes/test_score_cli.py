@@ -106,6 +106,41 @@ def test_score_output_it_cannot_write_is_one_line_exit_2(tmp_path, capsys, where
     assert str(target) in err
 
 
+@pytest.mark.parametrize("kind", ["device", "fifo", "link_to_a_file", "dangling_link"])
+def test_score_never_replaces_anything_but_a_regular_file(tmp_path, capsys, kind):
+    import os
+    import stat
+
+    source, kept = tmp_path / "in.jsonl", tmp_path / "kept.jsonl"
+    _write(source, ROWS[:2])
+    kept.write_text("keep me\n")
+    target = tmp_path / "out.jsonl"
+    if kind == "device":  # a device node of our own: a regression must not replace the machine's /dev/null
+        try:
+            os.mknod(target, stat.S_IFCHR | 0o666, os.makedev(1, 3))
+        except PermissionError:
+            pytest.skip("creating a device node needs root (CI runs as root)")
+    elif kind == "fifo":
+        os.mkfifo(target)
+    else:
+        target.symlink_to(kept if kind == "link_to_a_file" else tmp_path / "nowhere")
+    before = os.lstat(target).st_mode
+    assert main(["score", "gsm8k", str(source), "-o", str(target), "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "not a regular file" in err and str(target) in err
+    assert os.lstat(target).st_mode == before and stat.S_IFMT(before) != stat.S_IFREG
+    assert kept.read_text() == "keep me\n" and not (tmp_path / "nowhere").exists()
+
+
+def test_score_replaces_a_regular_file_and_writes_a_new_path(tmp_path):
+    source, old, new = tmp_path / "in.jsonl", tmp_path / "old.jsonl", tmp_path / "new.jsonl"
+    _write(source, ROWS[:2])
+    old.write_text("previous run\n")
+    assert main(["score", "gsm8k", str(source), "-o", str(old), "--no-progress"]) == 0
+    assert main(["score", "gsm8k", str(source), "-o", str(new), "--no-progress"]) == 0
+    assert old.read_text() == new.read_text() and len(new.read_text().splitlines()) == 2
+
+
 def test_score_where_every_line_is_an_error_exits_1_with_the_reason(tmp_path, capsys):
     source = tmp_path / "in.jsonl"
     _write(source, [{"completion": "#### 3"}, {"completion": "#### 4"}])

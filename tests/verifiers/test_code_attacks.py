@@ -94,10 +94,12 @@ ESCAPES = [
            needs_protection=True),
     # Without bubblewrap the shared temp folders are the host's: the write works, and the
     # worker sweeps what the job's uid left there (checked below).
+    # The write works (a job's /tmp and /dev/shm are writable at every level, as on any machine) but
+    # lands in the job's own: the host's folders must stay empty (HOST_PATHS, checked after each attack).
     Attack("write into the shared temp folders", "def f():\n    done = False\n"
            f"    for path in {SHARED_TEMP_PATHS!r}:\n        try:\n            open(path, 'w').write('pwned')\n"
            "            done = True\n        except OSError:\n            pass\n    return done\n", wins_if(True),
-           score=0.0 if LEVEL.bubblewrap else 1.0, needs_protection=True),
+           score=1.0, needs_protection=True),
     Attack("read a secret file on the host", "def f():\n    try:\n        return open({secret_path!r}).read()\n"
            "    except OSError:\n        return ''\n", {"format": "call", "fn_name": "f", "inputs": [[]], "outputs": ["{secret}"]},
            needs_protection=True),

@@ -1,5 +1,8 @@
 """Finding the program in a completion, in the shapes models write."""
 
+import subprocess
+import sys
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -63,3 +66,17 @@ def test_a_fenced_python_block_is_read_back_exactly(body, before, after):
 def test_arbitrary_text_never_raises_and_gives_part_of_it(text):
     code = extract_code(text)
     assert code in text
+
+
+def test_a_megabyte_of_fence_like_text_does_not_hang_extraction():
+    # Each of these took hours before (backtracking over a run of backticks, or over a tag with
+    # no newline after it); now all run in well under a second. The bound only catches a hang.
+    script = (
+        "from referee.verifiers.code.extract import extract_code\n"
+        "N = 1_000_000\n"
+        "for text in ['`' * N, '~' * N, '```' + 'word' * (N // 4), '```' + ' ' * (N // 2) + 'a' * (N // 2),\n"
+        "             '`' * 1000 + '\\n' + ('`' * 999 + '\\n') * 1000, '```python\\n' + 'x = 1\\n' * (N // 6)]:\n"
+        "    extract_code(text)\n"
+        "print(extract_code('```python\\nprint(1)\\n```'))\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0 and done.stdout == "print(1)\n\n", done.stderr

@@ -10,6 +10,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import warnings
 from types import SimpleNamespace
 
 import pytest
@@ -42,7 +43,7 @@ FOUR_FORMATS = [
 
 
 def test_auto_picks_the_best_level_this_machine_gives():
-    chosen = iso.resolve_isolation("auto")
+    chosen = iso.available_isolation("auto")
     assert chosen.bubblewrap == BUBBLEWRAP_WORKS and chosen.own_uid == IS_ROOT
     assert chosen.level == {(True, True): "full", (True, False): "namespaces", (False, True): "uid",
                             (False, False): "basic"}[(BUBBLEWRAP_WORKS, IS_ROOT)]
@@ -51,7 +52,7 @@ def test_auto_picks_the_best_level_this_machine_gives():
 
 def test_without_root_auto_falls_back_and_says_why(monkeypatch):
     monkeypatch.setattr(iso, "_is_root", lambda: False)
-    chosen = iso.resolve_isolation("auto")
+    chosen = iso.available_isolation("auto")
     assert not chosen.own_uid and chosen.level in NOT_ROOT_LEVELS
     uid_layer = next(layer for layer in chosen.layers if layer.name == "own uid")
     assert not uid_layer.on and uid_layer.why.startswith("not root")
@@ -61,20 +62,102 @@ def test_without_root_auto_falls_back_and_says_why(monkeypatch):
 
 def test_without_bubblewrap_auto_falls_back_and_says_why(monkeypatch):
     monkeypatch.setattr(iso, "probe_bubblewrap", lambda: (False, "bwrap is not installed (apt-get install bubblewrap)"))
-    chosen = iso.resolve_isolation("auto")
+    chosen = iso.available_isolation("auto")
     assert chosen.level == ("uid" if IS_ROOT else "basic")
     assert "apt-get install bubblewrap" in next(layer.why for layer in chosen.layers if layer.name == "bubblewrap")
     with pytest.raises(ValueError, match="needs bubblewrap, but bwrap is not installed"):
         iso.resolve_isolation("full")
 
 
+# --- failing closed -----------------------------------------------------------------------------
+
+@pytest.fixture
+def fresh_resolution(monkeypatch):
+    """Resolution as in a new process: nothing cached, nothing warned yet (and so again afterwards)."""
+    from referee.verifiers.code import grading
+
+    grading._isolation.cache_clear()
+    monkeypatch.setattr(iso, "_warned", set())
+    yield
+    grading._isolation.cache_clear()
+
+
+def test_auto_refuses_a_level_where_jobs_reach_you_and_says_how_to_get_one(monkeypatch, fresh_resolution):
+    monkeypatch.setattr(iso, "_is_root", lambda: False)
+    monkeypatch.setattr(iso, "probe_bubblewrap", lambda: (False, "bwrap is not installed (apt-get install bubblewrap)"))
+    with pytest.raises(ValueError) as refused:
+        iso.resolve_isolation("auto")
+    message = str(refused.value)
+    assert "'basic'" in message and "signal your processes" in message and "read your home" in message
+    assert "apt-get install bubblewrap" in message and "allow_weak_isolation=True" in message
+    assert message.count(". ") == 0  # one sentence
+    verdict = code.verify("def f(x):\n    return 2 * x\n", TWICE, workers=1)  # nothing runs
+    assert verdict.status == "error" and verdict.reason == message and verdict.details["isolation"] == "auto"
+    with pytest.raises(ValueError, match="found only 'basic'"):  # the acknowledgement goes with a named level only
+        iso.resolve_isolation("auto", allow_weak=True)
+
+
+def test_a_weak_level_runs_only_when_named_and_accepted_and_warns_once(fresh_resolution):
+    refused = code.verify("def f(x):\n    return 2 * x\n", TWICE, isolation="basic", workers=1)
+    assert refused.status == "error" and "allow_weak_isolation=True" in refused.reason
+    with pytest.warns(RuntimeWarning, match="isolation='basic'.*signal your processes"):
+        accepted = code.verify("def f(x):\n    return 2 * x\n", TWICE, isolation="basic", allow_weak_isolation=True,
+                               workers=1)
+    assert accepted.correct and accepted.details["isolation"] == "basic"
+    from referee.verifiers.code import grading
+
+    grading._isolation.cache_clear()  # resolved again: still no second warning in this process
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert code.verify("def f(x):\n    return 2 * x\n", TWICE, isolation="basic", allow_weak_isolation=True,
+                           workers=1).correct
+
+
+def test_uid_is_weak_only_where_others_can_enter_your_home(monkeypatch):
+    home = tempfile.mkdtemp()  # under /tmp, which others may pass through (pytest's tmp_path is under a 0700 folder)
+    try:
+        monkeypatch.setenv("HOME", home)
+        os.chmod(home, 0o700)
+        assert iso.exposures(iso.isolation_of("uid")) == []
+        os.chmod(home, 0o755)
+        assert iso.exposures(iso.isolation_of("uid")) == [f"read your home {os.path.realpath(home)}"]
+        assert iso.exposures(iso.isolation_of("full")) == iso.exposures(iso.isolation_of("namespaces")) == []
+    finally:
+        os.rmdir(home)
+
+
+def test_min_isolation_refuses_a_weaker_level(fresh_resolution):
+    verdict = code.verify("def f(x):\n    return 2 * x\n", TWICE, isolation="basic", allow_weak_isolation=True,
+                          min_isolation="uid", workers=1)
+    assert verdict.status == "error" and "below min_isolation='uid'" in verdict.reason
+    assert verdict.details["isolation"] == "basic"
+    bad = code.verify("def f(x):\n    return 2 * x\n", TWICE, min_isolation="strong")
+    assert bad.status == "error" and "min_isolation='strong'" in bad.reason
+    best = iso.available_isolation("auto").level
+    assert code.verify("def f(x):\n    return 2 * x\n", TWICE, min_isolation=best, workers=1).correct
+
+
+def test_every_code_verdict_says_its_isolation_level():
+    level = iso.available_isolation("auto").level
+    verdicts = code.verify_batch(["def f(x):\n    return 2 * x\n", "no code here", 3, "def f(x):\n    return x\n"],
+                                 [TWICE, TWICE, TWICE, {"format": "nope"}], workers=1)
+    assert [v.details["isolation"] for v in verdicts] == [level] * 4
+
+
+def test_doctor_exits_1_below_full_strength(capsys):
+    assert referee_main(["doctor", "--isolation", "basic", "--no-check"]) == 1
+    assert "below full strength: a job could signal your processes" in capsys.readouterr().out
+    if iso.available_isolation("auto").level == "full":
+        assert referee_main(["doctor", "--no-check"]) == 0
+
+
 @pytest.mark.parametrize("level", NOT_ROOT_LEVELS)
 @pytest.mark.parametrize(("program", "tests"), FOUR_FORMATS, ids=[t["format"] for _, t in FOUR_FORMATS])
 def test_the_not_root_levels_judge_all_four_formats(level, program, tests):
-    assert code.verify(program, tests, isolation=level, workers=1).correct
+    assert code.verify(program, tests, isolation=level, allow_weak_isolation=True, workers=1).correct
     wrong = program.replace("2 * x", "3 * x").replace("sum(xs)", "len(xs)").replace("hypot", "fsum").replace("a * b", "a + b")
     wrong = wrong.replace("math.fsum(a, b)", "math.fsum([a, b])")
-    assert code.verify(wrong, tests, isolation=level, workers=1).status == "wrong"
+    assert code.verify(wrong, tests, isolation=level, allow_weak_isolation=True, workers=1).status == "wrong"
 
 
 @pytest.mark.parametrize("level", NOT_ROOT_LEVELS)
@@ -87,10 +170,42 @@ def test_the_not_root_levels_hold_the_attacks_they_can(level):
          "unsendable"),
         ("def f(x):\n    while True:\n        print('x' * 10000)\n", "output"),
     ]
-    verdicts = code.verify_batch([a for a, _ in attacks], [TWICE] * len(attacks), isolation=level, workers=1, timeout=1.0)
+    verdicts = code.verify_batch([a for a, _ in attacks], [TWICE] * len(attacks), isolation=level, allow_weak_isolation=True, workers=1, timeout=1.0)
     assert [v.score for v in verdicts] == [0.0] * len(attacks), [v.reason for v in verdicts]
     assert [v.details["tests"][0]["kind"] for v in verdicts] == [kind for _, kind in attacks]
-    assert code.verify("def f(x):\n    return 2 * x\n", TWICE, isolation=level, workers=1).correct
+    assert code.verify("def f(x):\n    return 2 * x\n", TWICE, isolation=level, allow_weak_isolation=True, workers=1).correct
+
+
+def _reachable(level):
+    try:
+        return code.resolve_isolation(level).level == level
+    except ValueError:
+        return False
+
+
+# The levels with a /tmp and /dev/shm of their own (basic writes the host's: nothing to check there).
+PRIVATE_TMP_LEVELS = [level for level in ("full", "uid", "namespaces") if _reachable(level)]
+WRITES_TMP = ("def f(x):\n    with open('/tmp/a', 'w') as out:\n        out.write(str(x))\n"
+              "    with open('/dev/shm/b', 'w') as out:\n        out.write(str(x))\n"
+              "    return int(open('/tmp/a').read()) + int(open('/dev/shm/b').read())\n")
+SEES_LEFTOVERS = ("import os\ndef f(x):\n"
+                  "    return x + len({'a', 'b'} & set(os.listdir('/tmp') + os.listdir('/dev/shm')))\n")
+
+
+@pytest.mark.parametrize("level", PRIVATE_TMP_LEVELS)
+def test_tmp_and_dev_shm_are_writable_at_every_level(level):
+    verdict = code.verify(WRITES_TMP, TWICE, isolation=level, allow_weak_isolation=True, workers=1)
+    assert verdict.correct and verdict.details["isolation"] == level, verdict.reason
+
+
+# Where jobs have a uid of their own, what it leaves is removed after each job. (At `namespaces`,
+# whose jobs share the fork server's uid, a later job of the same worker still sees it.)
+@pytest.mark.parametrize("level", [level for level in PRIVATE_TMP_LEVELS if level in ("full", "uid")])
+def test_what_a_job_leaves_in_tmp_is_gone_before_the_next_job(level):
+    assert code.verify(WRITES_TMP, TWICE, isolation=level, allow_weak_isolation=True, workers=1).correct
+    after = code.verify(SEES_LEFTOVERS, {"format": "call", "fn_name": "f", "inputs": [[1]], "outputs": [1]},
+                        isolation=level, allow_weak_isolation=True, workers=1)
+    assert after.correct, after.reason  # f(1) == 1 only if neither file was left
 
 
 @pytest.mark.parametrize("level", ["uid"] if IS_ROOT else [])  # only root can give jobs their own uid
@@ -99,7 +214,7 @@ def test_the_uid_level_without_bubblewrap(level):
                "        return 0\n    except OSError:\n        pass\n    try:\n"
                "        socket.socket().connect(('127.0.0.1', 9))\n        return 0\n    except OSError:\n        pass\n"
                "    return 2 * x if os.getuid() != 0 else 0\n")
-    verdict = code.verify(program, TWICE, isolation=level, workers=1)
+    verdict = code.verify(program, TWICE, isolation=level, allow_weak_isolation=True, workers=1)
     assert verdict.correct, verdict.reason  # not root, no network, the worker out of reach
 
 
@@ -108,7 +223,7 @@ def test_the_uid_level_imports_the_whole_standard_library_wherever_python_lives(
     # none of these is imported by the worker; pyenv keeps them in a 0700 /root, for one
     program = ("import calendar, email.mime.text, json.tool, sqlite3, zoneinfo\ndef f(x):\n"
                "    return 2 * x if calendar.isleap(2024) else 0\n")
-    verdict = code.verify(program, TWICE, isolation=level, workers=1)
+    verdict = code.verify(program, TWICE, isolation=level, allow_weak_isolation=True, workers=1)
     assert verdict.correct, verdict.reason
 
 
@@ -177,7 +292,7 @@ def test_everything_is_shut_down_at_exit(level):
               "from referee.verifiers.code.grading import judge_pool\n"
               "from tests.verifiers.test_code_isolation import _forkservers\n"
               "assert code.verify('def f(x):\\n    return 2 * x\\n', {'format': 'call', 'fn_name': 'f', "
-              f"'inputs': [[1]], 'outputs': [2]}}, workers=2, isolation={level!r}).correct\n"
+              f"'inputs': [[1]], 'outputs': [2]}}, workers=2, isolation={level!r}, allow_weak_isolation=True).correct\n"
               "from tests.verifiers.test_code_isolation import _job_folders\n"
               "folders = [f for pid in _forkservers(os.getpid()) for f in _job_folders(pid)]\n"
               "print(json.dumps({'pids': judge_pool(2).processes(), 'folders': folders}))\n")
@@ -192,13 +307,13 @@ def test_everything_is_shut_down_at_exit(level):
 
 
 def test_a_worker_killed_before_cleaning_up_leaves_no_folder_for_long():
-    assert code.verify("def f(x):\n    return 2 * x\n", TWICE, isolation="basic", workers=1).correct
+    assert code.verify("def f(x):\n    return 2 * x\n", TWICE, isolation="basic", allow_weak_isolation=True, workers=1).correct
     killed = _forkservers(os.getpid())
     stale = [path for pid in killed for path in _job_folders(pid)]
     assert stale
     for pid in killed:
         os.kill(pid, signal.SIGKILL)  # no chance to clean up
-    assert code.verify("def f(x):\n    return 2 * x\n", TWICE, isolation="basic", workers=1).correct
+    assert code.verify("def f(x):\n    return 2 * x\n", TWICE, isolation="basic", allow_weak_isolation=True, workers=1).correct
     assert [path for path in stale if os.path.exists(path)] == []  # the next worker swept them
 
 

@@ -229,3 +229,19 @@ def test_referee_score_judges_a_file_with_the_code_verifier(tmp_path):
                            "-O", "timeout=5"], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert [json.loads(line)["status"] for line in done.stdout.splitlines()] == ["correct", "wrong"]
+
+
+@pytest.mark.parametrize("timeout", [1e10, 1e300])
+def test_a_timeout_no_clock_holds_is_one_clear_error(timeout):
+    verdict = code.verify("def f():\n    return 1\n", CALL, timeout=timeout)
+    assert verdict.status == "error" and "is over a day" in verdict.reason
+    from referee.verifiers.code.run import run_program
+
+    run = run_program("print(1)", timeout=timeout)
+    assert run.ended == "error" and "is over a day" in run.reason
+
+
+def test_the_longest_timeout_works_with_many_tests():
+    # The judge's budget grows with the tests (here past the 24.8 days poll() can wait at once).
+    many = {"format": "call", "fn_name": "f", "inputs": [[n] for n in range(13)], "outputs": list(range(13))}
+    assert code.verify("def f(x):\n    return x\n", many, timeout=86400.0).correct

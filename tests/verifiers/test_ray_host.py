@@ -336,18 +336,20 @@ def _kill_hosts():
     assert _hosts() == []
 
 
+@pytest.mark.skipif(os.geteuid() != 0, reason="the uid level needs root (CI runs as root)")
 def test_min_isolation_refuses_code_below_it(cluster):
+    # `uid`, not `basic`: the sandbox itself refuses `basic` unless it is accepted (allow_weak_isolation).
     _kill_hosts()
     before = ray_host.configure_hosts()
-    ray_host.configure_hosts(isolation="basic", min_isolation="uid")
+    ray_host.configure_hosts(isolation="uid", min_isolation="namespaces")
     try:
         verdicts = code.verify_batch([_fenced(TASKS[3]["solution"])], [_tests(TASKS[3])], backend="ray")
-        assert verdicts[0].status == "error" and "below min_isolation=uid" in verdicts[0].reason
+        assert verdicts[0].status == "error" and "below min_isolation=namespaces" in verdicts[0].reason
         assert get_reward("code_pass_rate", backend="ray")(completions=[TASKS[3]["solution"]],
                                                             tests=[_tests(TASKS[3])]) == [None]
         assert [v.status for v in math.verify_batch([r"\boxed{2}"], ["2"], backend="ray")] == ["correct"]
         (info,) = ray_host.describe_hosts(start=False)
-        assert info["isolation"] == "basic" and info["refuses_code"]
+        assert info["isolation"] == "uid" and info["refuses_code"]
     finally:
         _kill_hosts()
         ray_host.configure_hosts(**before.__dict__)

@@ -31,17 +31,21 @@ class SandboxCheck:
     seconds: float
 
 
-def sandbox_check(isolation: str = "auto", *, workers: int = 1, timeout: float = 10.0) -> SandboxCheck:
+def sandbox_check(isolation: str = "auto", *, workers: int = 1, timeout: float = 10.0,
+                  allow_weak_isolation: bool = False) -> SandboxCheck:
     """Resolve ``isolation`` and judge :data:`CHECK_PROGRAM` at that level (starting the judge pool).
 
-    Raises ``ValueError`` when the asked-for level is not available here.
+    Raises ``ValueError`` when the asked-for level is not available here, or is one where a job
+    could reach you and ``allow_weak_isolation`` does not accept it (see
+    :func:`~referee.verifiers.code.isolation.resolve_isolation`).
 
     Example:
-        >>> check = sandbox_check("basic")
+        >>> check = sandbox_check("basic", allow_weak_isolation=True)
         >>> check.level, check.ok
         ('basic', True)
     """
-    level = resolve_isolation(isolation).level
+    level = resolve_isolation(isolation, allow_weak=allow_weak_isolation).level
     started = time.monotonic()
-    verdict = verify(CHECK_PROGRAM, CHECK_TESTS, isolation=level, workers=workers, timeout=timeout)
+    verdict = verify(CHECK_PROGRAM, CHECK_TESTS, isolation=level, workers=workers, timeout=timeout,
+                     allow_weak_isolation=allow_weak_isolation)
     return SandboxCheck(level, verdict.correct, "" if verdict.correct else verdict.reason, time.monotonic() - started)

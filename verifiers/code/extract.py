@@ -5,13 +5,16 @@ from __future__ import annotations
 import ast
 import re
 
-# A fence is three or more backticks (or tildes) and an optional language tag, then a newline; it
-# may be glued to text before it (``<answer>```python``). The block closes at the same fence that
-# starts a line or ends one (``return x```</answer>``, ``````</answer>``), or runs to the end of a
-# truncated completion. A fence inside a line of code (``s = "```"``) does not close it.
+# A fence is a run of 3 to 16 backticks (or tildes) and an optional language tag, then a newline;
+# it may be glued to text before it (``<answer>```python``). The block closes at the same fence
+# that starts a line or ends one (``return x```</answer>``, ``````</answer>``), or runs to the end
+# of a truncated completion. A fence inside a line of code (``s = "```"``) does not close it.
+# Linear time on any text: a fence starts only where its run starts and is the whole run (capped, so
+# that comparing it at each place of a body stays cheap), and the lookaheads after the spaces and
+# the tag keep them from giving characters back to the pattern after them.
 _FENCE_RE = re.compile(
-    r"(?P<fence>`{3,}|~{3,})[ \t]*(?P<lang>[\w+#.-]*)[^\n`]*\n(?P<body>.*?)"
-    r"(?:^[ \t]*(?P=fence)(?![`~])|(?P=fence)(?![`~])(?=[ \t]*(?:<|$))|\Z)",
+    r"(?P<fence>(?<!`)`{3,16}(?!`)|(?<!~)~{3,16}(?!~))[ \t]*(?![ \t])(?P<lang>[\w+#.-]*)(?![\w+#.-])[^\n`]*\n"
+    r"(?P<body>.*?)(?:^[ \t]*(?P=fence)(?![`~])|(?P=fence)(?![`~])(?=[ \t]*(?:<|$))|\Z)",
     re.MULTILINE | re.DOTALL,
 )
 _PYTHON_TAGS = frozenset({"python", "python3", "py", "py3"})

@@ -8,16 +8,18 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..deadline_pool import DeadlinePool, Outcome, shared_pool
-from ..ray_host import on_backend
+from ..ray_host import below, on_backend
 from ..verdict import Verdict
 from .extract import extract_code
 from .formats import TestsError, count_tests, parse_tests
-from .isolation import Isolation, resolve_isolation
+from .isolation import LEVELS, Isolation, resolve_isolation
 from .limits import DEFAULT_TMP_MB
 from .judge import judge_task
 
 # Seconds a judge worker may need, on its first task, to start its sandbox (bubblewrap, imports).
 _SANDBOX_START_SECONDS = 30.0
+# The longest timeout a test may have: past ~1e9 s the kernel's and Python's clocks overflow.
+MAX_TIMEOUT = 86400.0
 
 
 def judge_pool(workers: int | None = None) -> DeadlinePool:
@@ -31,8 +33,8 @@ def judge_pool(workers: int | None = None) -> DeadlinePool:
 
 
 @functools.lru_cache(maxsize=8)
-def _isolation(requested: str) -> Isolation:
-    return resolve_isolation(requested)
+def _isolation(requested: str, allow_weak: bool) -> Isolation:
+    return resolve_isolation(requested, allow_weak=allow_weak)
 
 
 def run_judges(tasks: list[dict[str, Any]], budget: float, workers: int | None,
@@ -58,22 +60,33 @@ def run_judges(tasks: list[dict[str, Any]], budget: float, workers: int | None,
 
 
 def check_options(timeout: Any, memory_mb: Any, max_output_bytes: Any, tmp_mb: Any, workers: Any,
-                  isolation: str, abs_tol: Any = 0.0, rel_tol: Any = 0.0) -> tuple[str | None, str]:
+                  isolation: str, abs_tol: Any = 0.0, rel_tol: Any = 0.0, *, allow_weak_isolation: bool = False,
+                  min_isolation: str | None = None) -> tuple[str | None, str]:
     """(what is wrong with these options or ``None``, the isolation level they resolve to).
 
     Example:
-        >>> check_options(3.0, 1024, 1 << 20, 64, None, "basic")
+        >>> check_options(3.0, 1024, 1 << 20, 64, None, "basic", allow_weak_isolation=True)
         (None, 'basic')
-        >>> check_options(0, 1024, 1 << 20, 64, None, "basic")[0]
+        >>> check_options(3.0, 1024, 1 << 20, 64, None, "basic", allow_weak_isolation=True, min_isolation="uid")[0]
+        "isolation 'basic' is below min_isolation='uid'; ..."
+        >>> check_options(0, 1024, 1 << 20, 64, None, "full")[0]
         'timeout=0 must be a finite number of seconds above 0'
+        >>> check_options(1e10, 1024, 1 << 20, 64, None, "full")[0]
+        "timeout=10000000000.0 is over a day (86400 s), more than the sandbox's clocks are meant to hold; give the seconds one test may run, e.g. 3"
     """
     problem = _bad_options(timeout, memory_mb, max_output_bytes, abs_tol, rel_tol, workers, tmp_mb)
+    if problem is None and min_isolation is not None and min_isolation not in LEVELS:
+        problem = f"min_isolation={min_isolation!r} is not a level; use one of {', '.join(LEVELS)} (or None)"
     if problem is not None:
         return problem, isolation
     try:
-        return None, _isolation(isolation).level
+        level = _isolation(isolation, bool(allow_weak_isolation)).level
     except ValueError as exc:
         return str(exc), isolation
+    if below(level, min_isolation):
+        return (f"isolation {level!r} is below min_isolation={min_isolation!r}; install bubblewrap and run as "
+                "root for 'full' (referee doctor says what is missing)"), level
+    return None, level
 
 
 def judge_budget(timeout: float, tests: int) -> float:
@@ -95,6 +108,9 @@ def _bad_options(timeout: Any, memory_mb: Any, max_output_bytes: Any, abs_tol: A
             return f"{name}={value!r} must be a non-negative number"
     if timeout <= 0 or timeout == float("inf"):
         return f"timeout={timeout!r} must be a finite number of seconds above 0"
+    if timeout > MAX_TIMEOUT:
+        return (f"timeout={timeout!r} is over a day ({MAX_TIMEOUT:g} s), more than the sandbox's clocks are "
+                "meant to hold; give the seconds one test may run, e.g. 3")
     integers = {"memory_mb": memory_mb, "max_output_bytes": max_output_bytes, "tmp_mb": tmp_mb}
     if workers is not None:
         integers["workers"] = workers
@@ -134,6 +150,8 @@ def verify_batch(
     rel_tol: float = 0.0,
     workers: int | None = None,
     isolation: str = "auto",
+    allow_weak_isolation: bool = False,
+    min_isolation: str | None = None,
     batch_timeout: float | None = None,
     backend: str = "local",
 ) -> list[Verdict]:
@@ -147,7 +165,7 @@ def verify_batch(
             For ``call`` tests the program runs after the standard imports APPS and
             LiveCodeBench give it (``from typing import *``, ``from collections import *``,
             ``heapq``, ...: :data:`referee.verifiers.code.job.STANDARD_IMPORTS`).
-        timeout: wall-clock seconds for each test (and for loading the program).
+        timeout: wall-clock seconds for each test (and for loading the program), at most a day.
         memory_mb: address-space limit of the program.
         max_output_bytes: the most the program may print, or return from one call.
         tmp_mb: the most the program may keep in files at once (its folder, ``/tmp``,
@@ -158,7 +176,13 @@ def verify_batch(
         workers: parallel judge and sandbox workers (default: one per core, the node's cores
             divided by ``LOCAL_WORLD_SIZE`` under ``torchrun`` / ``accelerate launch``).
         isolation: ``"auto"`` (the best this machine gives) or a level: ``full``,
-            ``namespaces``, ``uid``, ``basic`` (see ``referee doctor``).
+            ``namespaces``, ``uid``, ``basic`` (see ``referee doctor``). It fails closed: a level
+            where a job could signal your processes or read your home (``basic``; ``uid`` with a
+            home others can enter) is an ``error`` for every completion, ``auto`` included, unless
+            named with ``allow_weak_isolation=True``.
+        allow_weak_isolation: accept such a level when it is named (a warning, once per process).
+        min_isolation: the weakest level accepted (``full``, ``namespaces``, ``uid``, ``basic``);
+            a weaker one is an ``error`` for every completion.
         batch_timeout: seconds the whole call may take (``None``: bounded by the per-test
             deadlines); programs unfinished by then are ``error``.
         backend: ``"local"`` (this process's pools) or ``"ray"``: the batch is judged by the
@@ -182,25 +206,27 @@ def verify_batch(
     if backend != "local":
         return on_backend("code", backend, completions, tests_list, locals())
     verdicts: list[Verdict | None] = [None] * len(completions)
-    problem, level = check_options(timeout, memory_mb, max_output_bytes, tmp_mb, workers, isolation, abs_tol, rel_tol)
+    problem, level = check_options(timeout, memory_mb, max_output_bytes, tmp_mb, workers, isolation, abs_tol, rel_tol,
+                                   allow_weak_isolation=allow_weak_isolation, min_isolation=min_isolation)
     if problem is None and batch_timeout is not None and not (
             isinstance(batch_timeout, (int, float)) and not isinstance(batch_timeout, bool) and batch_timeout > 0):
         problem = f"batch_timeout={batch_timeout!r} must be a positive number of seconds"
     if problem is not None:
-        return [Verdict("error", 0.0, reason=problem) for _ in completions]
+        return [Verdict("error", 0.0, reason=problem, details={"isolation": level}) for _ in completions]
     tasks, budgets, where, codes = [], [], [], []
     for index, (completion, tests) in enumerate(zip(completions, tests_list)):
         if not isinstance(completion, str):
-            verdicts[index] = Verdict("error", reason=f"completion must be a str, got {type(completion).__name__}")
+            verdicts[index] = Verdict("error", reason=f"completion must be a str, got {type(completion).__name__}",
+                                      details={"isolation": level})
             continue
         try:
             spec = parse_tests(tests)
         except TestsError as exc:
-            verdicts[index] = Verdict("error", reason=str(exc))
+            verdicts[index] = Verdict("error", reason=str(exc), details={"isolation": level})
             continue
         code = extract_code(completion)
         if not code.strip():
-            verdicts[index] = Verdict("no_answer", reason="the completion holds no code")
+            verdicts[index] = Verdict("no_answer", reason="the completion holds no code", details={"isolation": level})
             continue
         tasks.append({"code": code, "tests": tests, "timeout": float(timeout), "memory_mb": memory_mb,
                       "output_bytes": max_output_bytes, "tmp_mb": tmp_mb, "abs_tol": float(abs_tol),
@@ -236,6 +262,8 @@ def verify(
     rel_tol: float = 0.0,
     workers: int | None = None,
     isolation: str = "auto",
+    allow_weak_isolation: bool = False,
+    min_isolation: str | None = None,
 ) -> Verdict:
     """Judge one completion's program against ``tests``; the options are :func:`verify_batch`'s.
 
@@ -247,4 +275,5 @@ def verify(
         '0 of 2 tests passed; test 1: exited (code 0) in square(2)'
     """
     return verify_batch([completion], [tests], timeout=timeout, memory_mb=memory_mb, max_output_bytes=max_output_bytes,
-                        tmp_mb=tmp_mb, abs_tol=abs_tol, rel_tol=rel_tol, workers=workers, isolation=isolation)[0]
+                        tmp_mb=tmp_mb, abs_tol=abs_tol, rel_tol=rel_tol, workers=workers, isolation=isolation,
+                        allow_weak_isolation=allow_weak_isolation, min_isolation=min_isolation)[0]

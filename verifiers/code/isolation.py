@@ -12,6 +12,12 @@ Levels, best first:
 
 Every level keeps the rest: per-job rlimits, a fresh job folder, capped output, deadlines
 enforced from outside, cleanup that kills every process the job left, and trusted-side judging.
+
+It fails closed: :func:`resolve_isolation` never gives a level where a job could signal the
+caller's processes or read the caller's home (``basic``; ``uid`` with a home other users can
+pass through) unless that level is named *and* accepted (``allow_weak=True``, the verifiers'
+``allow_weak_isolation`` option), which warns once per process. ``auto`` raises instead, naming
+what is missing. :func:`available_isolation` says what the machine gives, with no policy.
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ import stat
 import subprocess
 import sys
 import sysconfig
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -47,7 +54,7 @@ class Layer:
     """One isolation layer: its name, whether it is on, and why.
 
     Example:
-        >>> [layer.name for layer in resolve_isolation("basic").layers]
+        >>> [layer.name for layer in available_isolation("basic").layers]
         ['bubblewrap', 'own uid', 'no network', 'rlimits, deadlines, cleanup, trusted judging']
     """
 
@@ -61,7 +68,7 @@ class Isolation:
     """The isolation a sandbox worker runs with.
 
     Example:
-        >>> iso = resolve_isolation("basic")
+        >>> iso = available_isolation("basic")
         >>> iso.level, iso.bubblewrap, iso.own_uid
         ('basic', False, False)
     """
@@ -104,14 +111,15 @@ def bubblewrap_argv(bwrap: str, *, user_namespace: bool, tmp_bytes: int = DEFAUL
     """The bubblewrap command line (up to ``--``) that runs a worker in its own namespaces.
 
     The only places a job can write are its private ``/tmp`` and ``/dev/shm``, in-memory tmpfs
-    of ``tmp_bytes`` each; the root and ``/dev`` are read-only.
+    of ``tmp_bytes`` each, world-writable with the sticky bit as on any machine (the fork server
+    removes what a job's uid leaves there after each job); the root and ``/dev`` are read-only.
 
     Example:
         >>> argv = bubblewrap_argv("bwrap", user_namespace=False, tmp_bytes=1 << 20)
         >>> "--unshare-net" in argv and "--unshare-user" not in argv and argv[-1] == "--"
         True
-        >>> at = argv.index("--tmpfs"); argv[at - 2:at + 2]
-        ['--size', '1048576', '--tmpfs', '/tmp']
+        >>> at = argv.index("--tmpfs"); argv[at - 4:at + 2]
+        ['--perms', '1777', '--size', '1048576', '--tmpfs', '/tmp']
     """
     argv = [bwrap, "--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try",
             "--die-with-parent", "--new-session", "--hostname", "sandbox", "--clearenv"]
@@ -127,7 +135,9 @@ def bubblewrap_argv(bwrap: str, *, user_namespace: bool, tmp_bytes: int = DEFAUL
     # The fresh /proc, /dev and /tmp first: mounted after the binds, they would hide a Python or a
     # checkout that lives under them (a clone in /tmp, say).
     size = str(int(tmp_bytes))
-    argv += ["--proc", "/proc", "--dev", "/dev", "--size", size, "--tmpfs", "/tmp", "--size", size, "--tmpfs", "/dev/shm"]
+    # 1777 as on any machine: the jobs' own uid writes there too (bubblewrap's default, 0755 root, locks it out).
+    argv += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--size", size, "--tmpfs", "/tmp",
+             "--perms", "1777", "--size", size, "--tmpfs", "/dev/shm"]
     made: set[str] = {"/proc", "/dev", "/tmp"}
     for path in [f for f in _SYSTEM_FILES if os.path.exists(f)] + read_only_paths():
         parent = Path(path).parent
@@ -146,7 +156,7 @@ def worker_argv(isolation: Isolation, worker_args: list[str], *, tmp_bytes: int 
     """The full command that starts a fork-server worker with ``isolation``.
 
     Example:
-        >>> worker_argv(resolve_isolation("basic"), ["--fd", "3"])[-4:]
+        >>> worker_argv(available_isolation("basic"), ["--fd", "3"])[-4:]
         ['-m', 'referee.verifiers.code.forkserver', '--fd', '3']
     """
     python = [sys.executable, "-I", "-B", "-m", WORKER_MODULE, *worker_args]
@@ -240,13 +250,81 @@ def isolation_of(level: str) -> Isolation:
     return Isolation(level, bubblewrap, own_uid, _layers(level, bubblewrap, own_uid, "resolved earlier"))
 
 
-def resolve_isolation(requested: str = "auto") -> Isolation:
-    """The isolation to run with: the best available for ``"auto"``, else exactly the level asked for.
+def exposures(isolation: Isolation) -> list[str]:
+    """What a job at ``isolation`` could do to the caller: signal their processes, read their home.
+
+    Example:
+        >>> exposures(isolation_of("full")), exposures(isolation_of("basic"))[0]
+        ([], 'signal your processes')
+    """
+    if isolation.bubblewrap:  # own pid namespace, a minimal root without /home or /root
+        return []
+    found = [] if isolation.own_uid else ["signal your processes"]
+    home = os.path.realpath(os.path.expanduser("~"))
+    if not isolation.own_uid or _others_can_enter(home):
+        found.append(f"read your home {home}")
+    return found
+
+
+def _others_can_enter(path: str) -> bool:
+    """Whether a user other than the owner can pass through every folder down to ``path`` and into it."""
+    target = Path(path)
+    try:
+        return all(folder.stat().st_mode & stat.S_IXOTH for folder in [*reversed(target.parents), target])
+    except OSError:
+        return False
+
+
+_warned: set[str] = set()
+
+
+def resolve_isolation(requested: str = "auto", *, allow_weak: bool = False) -> Isolation:
+    """The isolation to run untrusted code with: the best available for ``"auto"``, else exactly the
+    level asked for; never one where a job could reach you (:func:`exposures`) unless it is named and
+    ``allow_weak`` accepts it (a warning, once per process and level).
+
+    Raises ``ValueError`` (one sentence saying what is missing and how to get it) for a level this
+    machine cannot give, for ``auto`` where only a weak level is left, and for a weak level named
+    without ``allow_weak``.
+
+    Example:
+        >>> resolve_isolation("basic", allow_weak=True).summary()
+        'basic (rlimits, deadlines, cleanup, trusted judging)'
+        >>> resolve_isolation("basic")
+        Traceback (most recent call last):
+        ...
+        ValueError: isolation='basic' lets a job signal your processes and read your home ...; pass allow_weak_isolation=True with it to accept that, or install bubblewrap (apt-get install bubblewrap) for 'full' or 'namespaces'.
+    """
+    isolation = available_isolation(requested)
+    weak = exposures(isolation)
+    if not weak:
+        return isolation
+    what = " and ".join(weak)
+    if requested == "auto":
+        missing = isolation.layers[0].why if not isolation.bubblewrap else "bubblewrap does not run here"
+        home = "" if not isolation.own_uid else f", or close your home to other users (chmod o-rwx {os.path.expanduser('~')})"
+        raise ValueError(f"isolation='auto' found only {isolation.level!r} here, where a job could {what} "
+                         f"({missing}): install bubblewrap (apt-get install bubblewrap){home}, or pass "
+                         f"isolation={isolation.level!r} with allow_weak_isolation=True to accept that.")
+    if not allow_weak:
+        raise ValueError(f"isolation={isolation.level!r} lets a job {what}; pass allow_weak_isolation=True with it "
+                         "to accept that, or install bubblewrap (apt-get install bubblewrap) for 'full' or 'namespaces'.")
+    if isolation.level not in _warned:
+        _warned.add(isolation.level)
+        warnings.warn(f"referee's code sandbox runs at isolation={isolation.level!r} (allow_weak_isolation=True): "
+                      f"a job could {what}; run untrusted code at 'full' (root and bubblewrap).",
+                      RuntimeWarning, stacklevel=2)
+    return isolation
+
+
+def available_isolation(requested: str = "auto") -> Isolation:
+    """What this machine gives: the best level for ``"auto"``, else exactly the level asked for (no
+    fail-closed policy: :func:`resolve_isolation` adds it; ``referee doctor`` reports with this).
 
     Raises ``ValueError`` (one sentence saying what is missing) for a level this machine cannot give.
 
     Example:
-        >>> resolve_isolation("basic").summary()
+        >>> available_isolation("basic").summary()
         'basic (rlimits, deadlines, cleanup, trusted judging)'
     """
     if requested != "auto" and requested not in _REQUIREMENTS:

@@ -27,8 +27,8 @@ def judge_program(sandbox: Sandbox, task: dict[str, Any]) -> dict[str, Any]:
     not be the program's doing (unusable tests, a sandbox that fails, a judge bug).
 
     Example:
-        >>> from referee.verifiers.code.isolation import resolve_isolation
-        >>> sandbox = Sandbox(resolve_isolation("basic"), uid=None)
+        >>> from referee.verifiers.code.isolation import available_isolation
+        >>> sandbox = Sandbox(available_isolation("basic"), uid=None)
         >>> task = {"code": "def f(x):\\n    return x + 1", "timeout": 2.0,
         ...         "tests": {"format": "call", "fn_name": "f", "inputs": [[1], [2]], "outputs": [2, 4]}}
         >>> [o["kind"] for o in judge_program(sandbox, task)["outcomes"]]
@@ -83,8 +83,8 @@ def run_in_sandbox(sandbox: Sandbox, task: dict[str, Any]) -> dict[str, Any]:
     when the sandbox failed or something outside killed the job.
 
     Example:
-        >>> from referee.verifiers.code.isolation import resolve_isolation
-        >>> sandbox = Sandbox(resolve_isolation("basic"), uid=None)
+        >>> from referee.verifiers.code.isolation import available_isolation
+        >>> sandbox = Sandbox(available_isolation("basic"), uid=None)
         >>> run = run_in_sandbox(sandbox, {"code": "print(int(input()) * 2)", "stdin": "21\\n", "timeout": 2.0})["run"]
         >>> run["ended"], run["exit_code"], run["stdout"]
         ('finished', 0, '42\\n')

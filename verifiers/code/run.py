@@ -50,6 +50,8 @@ def run_program(
     tmp_mb: int = DEFAULT_TMP_MB,
     workers: int | None = None,
     isolation: str = "auto",
+    allow_weak_isolation: bool = False,
+    min_isolation: str | None = None,
 ) -> ProgramRun:
     """Run ``code`` as ``__main__`` on ``stdin`` in the code verifier's sandbox pool.
 
@@ -65,7 +67,8 @@ def run_program(
     """
     if not isinstance(code, str) or not isinstance(stdin, str):
         return _error(f"code and stdin must be str, got {type(code).__name__} and {type(stdin).__name__}")
-    problem, level = check_options(timeout, memory_mb, max_output_bytes, tmp_mb, workers, isolation)
+    problem, level = check_options(timeout, memory_mb, max_output_bytes, tmp_mb, workers, isolation,
+                                   allow_weak_isolation=allow_weak_isolation, min_isolation=min_isolation)
     if problem is not None:
         return _error(problem)
     task: dict[str, Any] = {"code": code, "stdin": stdin, "timeout": float(timeout), "memory_mb": memory_mb,

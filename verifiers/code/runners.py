@@ -41,9 +41,9 @@ class Candidate:
     result; the program's exceptions come back as built-in exceptions of the same name.
 
     Example:
-        >>> from referee.verifiers.code.isolation import resolve_isolation
+        >>> from referee.verifiers.code.isolation import available_isolation
         >>> from referee.verifiers.code.sandbox import Sandbox
-        >>> sandbox = Sandbox(resolve_isolation("basic"), uid=None)
+        >>> sandbox = Sandbox(available_isolation("basic"), uid=None)
         >>> session = ProgramSession(sandbox, "def half(x):\\n    return x // 2", timeout=2.0, tests=1)
         >>> session.describe(["half"])
         {'half': ('callable',)}
@@ -243,9 +243,9 @@ def run_tests(session: ProgramSession, spec: TestSpec, *, timeout: float, abs_to
 
     Example:
         >>> from referee.verifiers.code.formats import parse_tests
-        >>> from referee.verifiers.code.isolation import resolve_isolation
+        >>> from referee.verifiers.code.isolation import available_isolation
         >>> from referee.verifiers.code.sandbox import Sandbox
-        >>> sandbox = Sandbox(resolve_isolation("basic"), uid=None)
+        >>> sandbox = Sandbox(available_isolation("basic"), uid=None)
         >>> spec = parse_tests({"format": "asserts", "asserts": ["assert f(2) == 4", "assert f(3) == 9"]})
         >>> session = ProgramSession(sandbox, "def f(x):\\n    return x * 2", timeout=2.0, tests=2)
         >>> [o.kind for o in run_tests(session, spec, timeout=2.0)]

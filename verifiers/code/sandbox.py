@@ -33,9 +33,9 @@ class Sandbox:
     or root; without, the job folder is measured while the job runs).
 
     Example:
-        >>> from referee.verifiers.code.isolation import resolve_isolation
+        >>> from referee.verifiers.code.isolation import available_isolation
         >>> from referee.verifiers.code.limits import Limits
-        >>> sandbox = Sandbox(resolve_isolation("basic"), uid=None)
+        >>> sandbox = Sandbox(available_isolation("basic"), uid=None)
         >>> channel = sandbox.start_job({"mode": "calls", "code": "def f(x): return 2 * x", "names": ["f"],
         ...     "limits": Limits.for_tests(timeout=1, tests=1).to_dict(), "deadline_s": 5})
         >>> recv_message(channel, deadline=time.monotonic() + 5)
@@ -65,6 +65,8 @@ class Sandbox:
             args += ["--uid", str(self.uid)]
         if self.isolation.bubblewrap:
             args.append("--pid-namespace")
+            if self.uid is not None:  # what the job's uid leaves in the private /tmp and /dev/shm goes with the job
+                args.append("--sweep-shared")
         elif self.isolation.own_uid:
             args += ["--unshare-net", "--sweep-shared", "--reach-python", "--private-tmp"]
         return args

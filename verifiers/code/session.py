@@ -169,8 +169,8 @@ class ProgramSession:
     """The trusted side's view of one program: load it once, call into it, restart it after a crash.
 
     Example:
-        >>> from referee.verifiers.code.isolation import resolve_isolation
-        >>> sandbox = Sandbox(resolve_isolation("basic"), uid=None)
+        >>> from referee.verifiers.code.isolation import available_isolation
+        >>> sandbox = Sandbox(available_isolation("basic"), uid=None)
         >>> session = ProgramSession(sandbox, "def f(x):\\n    return x * 2", timeout=2.0, tests=1)
         >>> session.describe(["f"])
         {'f': ('callable',)}
