@@ -1,7 +1,12 @@
 """Fixtures shared by the tests: one tiny local model for the whole session (recipes, examples),
 and a local TCP listener that counts the connections sandboxed programs make (code verifier).
-Property tests have no per-example deadline: they test behaviour, and a loaded CI machine is slow."""
+Property tests have no per-example deadline: they test behaviour, and a loaded CI machine is slow.
+No test asserts how long something took: a deadline test asserts what the deadline does (a
+``timeout`` verdict for work that never ends on its own), and ``no_test_hangs`` fails a test that
+stalls instead of letting it hold up the run."""
 
+import os
+import signal
 import socket
 import threading
 
@@ -13,6 +18,29 @@ from referee.recipes.common.tiny_model import save_tiny_model
 
 settings.register_profile("referee", deadline=None)
 settings.load_profile("referee")
+
+# Seconds after which a test counts as hung (generous: the slowest training test takes a few minutes on CI).
+HANG_LIMIT = int(os.environ.get("REFEREE_TEST_HANG_LIMIT", "900"))
+
+
+@pytest.fixture(autouse=True)
+def no_test_hangs():
+    """Fail a test still running after ``HANG_LIMIT`` seconds (a deadline that stopped holding, a
+    deadlock) with a one-line reason, rather than stall the whole run until CI's own limit."""
+    if not hasattr(signal, "SIGALRM") or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def hung(signum, frame):
+        raise TimeoutError(f"the test ran past {HANG_LIMIT} s: something it waits on no longer ends")
+
+    previous = signal.signal(signal.SIGALRM, hung)
+    signal.alarm(HANG_LIMIT)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 @pytest.fixture(scope="session")

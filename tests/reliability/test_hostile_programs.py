@@ -3,7 +3,6 @@ order, with the right status; no hostile program passes; nothing survives the ba
 no file); the pool judges correctly afterwards."""
 
 import os
-import socket
 import time
 import uuid
 
@@ -67,15 +66,12 @@ def hostile(level_protected: bool, port: int) -> list[tuple[str, str, set]]:
 def test_a_batch_of_hostile_programs(level, sandboxes, listener):
     isolation = code.resolve_isolation(level, allow_weak=True)
     cases = hostile(isolation.bubblewrap or isolation.own_uid, listener.port)
-    started = time.monotonic()
     verdicts = code.verify_batch([program for _, program, _ in cases], [TWO] * len(cases), isolation=level, allow_weak_isolation=True, **OPTIONS)
-    elapsed = time.monotonic() - started
     got = {name: (verdict.status, verdict.reason) for (name, _, _), verdict in zip(cases, verdicts)}
     assert len(verdicts) == len(cases)
     for (name, _, allowed), verdict in zip(cases, verdicts):
         assert verdict.status in allowed, (name, got[name])
         assert verdict.score == (1.0 if verdict.status == "correct" else 0.0), (name, got[name])
-    assert elapsed < 40.0
     if isolation.bubblewrap or isolation.own_uid:
         assert listener.accepted == 0
     time.sleep(1.2)  # past the moment the daemon would have written

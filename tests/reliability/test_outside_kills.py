@@ -3,7 +3,6 @@ is an ``error`` (reward None), never a wrong answer; a fork server or a judge SI
 middle of a batch costs a retry, and every verdict still comes back, right and in order."""
 
 import threading
-import time
 
 import pytest
 
@@ -26,14 +25,12 @@ def _in_background(function):
 def test_a_job_killed_from_outside_is_an_error_not_a_wrong_answer(level, sandboxes):
     code.verify("def f(x):\n    return 2 * x\n", TWO, isolation=level, allow_weak_isolation=True, workers=1)  # the sandbox is warm
     killer, killed = _in_background(lambda: sandboxes.kill_when(sandboxes.jobs, settle=0.3))
-    started = time.monotonic()
     verdict = code.verify("import time\ndef f(x):\n    time.sleep(30)\n    return 2 * x\n", TWO, isolation=level, allow_weak_isolation=True,
                           workers=1, timeout=10.0)
     killer.join()
     assert killed[0], "no job was found to kill"
     assert verdict.status == "error" and "did not send" in verdict.reason, verdict.reason
-    assert reward_of(verdict) is None
-    assert time.monotonic() - started < 5.0
+    assert reward_of(verdict) is None  # the 10 s timeout never fired: that would be a timeout, the program's fault
     assert sandboxes.leftovers() == []
     assert code.verify("def f(x):\n    return 2 * x\n", TWO, isolation=level, allow_weak_isolation=True, workers=1).correct
 

@@ -36,7 +36,7 @@ def test_a_program_that_overruns_a_limit_says_which(code, ended):
     run = run_program(code, timeout=1.0, memory_mb=256, max_output_bytes=1 << 16)
     assert run.ended == ended, run
     assert run.exit_code == (1 if ended == "memory" else None)  # a MemoryError ends Python with 1
-    assert not run.ok and run.seconds < 30
+    assert not run.ok
 
 
 def test_a_timeout_ends_the_run_at_its_deadline():
