@@ -33,7 +33,7 @@ def test_every_config_field_is_one_flag_with_the_fields_help():
     actions = {action.dest: action for action in prefilter_parser()._subparsers._group_actions[0].choices[
         "prefilter"]._actions}
     fields = list(config_fields(PrefilterConfig))
-    assert len(fields) == 37  # and --merge, the one flag that is no field: 38 options
+    assert len(fields) == 38  # and --merge, the one flag that is no field: 39 options
     for item in fields:
         assert actions[item.name].help == item.metadata["flag"].help, item.name
     assert set(actions) == {item.name for item in fields} | {"help", "merge"}
