@@ -27,12 +27,11 @@ from fractions import Fraction
 from functools import lru_cache
 from typing import Any, Literal, NamedTuple, TypeVar
 
-from .latex import boxed_spans
-from .math_answers import UnusableGold
-from .math_extract import CUT_OFF_REASON, before_modifier, looks_cut_off, without_closing_remark
-from .numeric import Exact, NumberMatch, exact, first_number, format_number, iter_numbers, last_number, parse_number
+from .text.latex import boxed_spans
+from .text.numbers import Exact, NumberMatch, exact, first_number, format_number, iter_numbers, last_number, parse_number
 from .ray_host import on_backend
-from .verdict import Verdict
+from .text.prose import CUT_OFF_REASON, before_modifier, looks_cut_off, without_closing_remark
+from .verdict import UnusableGold, Verdict
 
 Mode = Literal["strict", "flexible", "auto"]
 MODES: tuple[str, ...] = ("strict", "flexible", "auto")
@@ -361,7 +360,7 @@ def _gold(gold: Any) -> tuple[Exact, str]:
 def gold_value(gold: Any) -> Fraction:
     """Parse a gold answer (number, string, or a full GSM8K solution ending in ``#### N``).
 
-    Returns the exact value; raises :class:`~referee.verifiers.math_answers.UnusableGold` (a
+    Returns the exact value; raises :class:`~referee.verifiers.verdict.UnusableGold` (a
     ``ValueError``, the maths verifier's) with a one-line message when the gold is unusable.
 
     Example:
@@ -370,7 +369,7 @@ def gold_value(gold: Any) -> Fraction:
         >>> gold_value("eighteen")
         Traceback (most recent call last):
         ...
-        referee.verifiers.math_answers.UnusableGold: gold 'eighteen' is not a single number
+        referee.verifiers.verdict.UnusableGold: gold 'eighteen' is not a single number
     """
     return Fraction(_gold(gold)[0])
 

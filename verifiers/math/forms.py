@@ -30,7 +30,9 @@ import re
 from decimal import Decimal
 from fractions import Fraction
 
-from .math_extract import is_mention
+from ..text.latex import balanced, bracket_depths, top_level_parts
+from .exact import exact_number
+from .extract import is_mention
 
 _NUMBER_WORDS = frozenset(
     "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
@@ -99,52 +101,6 @@ _COMMA_NUMBER_RE = re.compile(r"^\s*-?(?P<whole>[0-9]+),(?P<decimals>[0-9]+)\s*$
 _POINT_NUMBER_RE = re.compile(r"^\s*-?[0-9]+\.[0-9]+\s*$")
 
 
-def _depths(text: str) -> list[int]:
-    """Bracket depth before each character (``()``, ``[]``, ``{}`` counted alike, never negative)."""
-    depths, depth = [], 0
-    for char in text:
-        if char in ")]}":
-            depth = max(0, depth - 1)
-        depths.append(depth)
-        if char in "([{":
-            depth += 1
-    return depths
-
-
-def balanced(text: str, opening: str = "([{", closing: str = ")]}") -> bool:
-    """Whether every bracket of ``opening`` / ``closing`` in ``text`` (not escaped: ``\\{`` is
-    a brace to print) closes one opened before it, and all are closed.
-
-    Example:
-        >>> balanced("(1, 2))"), balanced(r"\\frac{1}{2}", "{", "}"), balanced(r"\\{1\\}}", "{", "}")
-        (False, True, False)
-    """
-    depth = 0
-    for index, char in enumerate(text):
-        if (char in opening or char in closing) and index and text[index - 1] == "\\":
-            continue
-        depth += (char in opening) - (char in closing)
-        if depth < 0:
-            return False
-    return depth == 0
-
-
-def top_level_parts(text: str) -> list[str]:
-    """``text`` split at the commas outside brackets.
-
-    Example:
-        >>> top_level_parts(r"(1, 2), \\frac{1}{2}, [0, 1)")
-        ['(1, 2)', '\\\\frac{1}{2}', '[0, 1)']
-    """
-    parts, start = [], 0
-    for index, (char, depth) in enumerate(zip(text, _depths(text))):
-        if char == "," and depth == 0:
-            parts.append(text[start:index].strip())
-            start = index + 1
-    parts.append(text[start:].strip())
-    return parts
-
-
 def has_relation(text: str) -> bool:
     """Whether ``text`` states a relation (``=``, ``<``, ``\\le``, ``\\in``, ...) rather than a value.
 
@@ -162,7 +118,7 @@ def right_hand_side(text: str) -> str:
         >>> right_hand_side("E(2020, 1993) = 76"), right_hand_side(r"\\text{Total} = \\$129 + \\$195 = \\$324")
         ('76', '\\\\$324')
     """
-    depths = _depths(text)
+    depths = bracket_depths(text)
     for index in range(len(text) - 1, -1, -1):
         if text[index] == "=" and depths[index] == 0 and (index == 0 or text[index - 1] not in "<>!:=") \
                 and text[index + 1:index + 2] != "=":
@@ -266,7 +222,6 @@ _BOUNDS_RE = re.compile(r"^(?P<open>[\[(])(?P<low>[^,]+),(?P<high>[^,]+)(?P<clos
 
 def _bound_value(text: str) -> Fraction | float | None:
     """The value of an interval's end or a point left out: an exact number or ``\\infty``, else ``None``."""
-    from .math_answers import exact_number  # math_answers builds on this module
 
     text = text.strip()
     if text.lstrip("+-").strip() == "\\infty":

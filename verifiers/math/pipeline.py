@@ -1,7 +1,7 @@
-"""Maths answer checking: math-verify and sympy equivalence with hard timeouts, fast.
+"""The batch pipeline: read each answer and gold, decide what plain text can, send the rest to sympy workers.
 
 ``verify(completion, gold)`` reads the completion's final answer (see
-:func:`referee.verifiers.math_answers.extract_answer`), reads the gold (bare LaTeX, a number
+:func:`referee.verifiers.math.extract.extract_answer`), reads the gold (bare LaTeX, a number
 or a full solution with ``\\boxed{}``), and decides in three steps, cheapest first:
 
 1. **text**: equal after normalisation (``\\dfrac`` = ``\\frac``, ``\\left(`` = ``(``, spacing,
@@ -33,29 +33,27 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-from .deadline_pool import NamedFunction, Outcome, shared_pool
-from .math_answers import (
-    CompareOptions,
+from ..deadline_pool import NamedFunction, Outcome, shared_pool
+from ..text.latex import brace_depth, strip_math_delimiters, top_level_parts
+from ..text.prose import CUT_OFF_REASON, HEDGE, looks_cut_off
+from ..verdict import UnusableGold, Verdict
+from .exact import (
     ExactNumber,
-    Extraction,
-    Percent,
-    UnusableGold,
     base_number,
-    brace_depth,
     canonical,
     exact_elements,
     exact_matrix,
     exact_number,
-    extract_answer,
     for_sympy,
-    gold_answer,
     has_decimals,
     never_a_number,
     numbers_match,
 )
-from .math_extract import CUT_OFF_REASON, HEDGE, after_reasoning, looks_cut_off, strip_math_delimiters
-from .math_forms import comparable, top_level_parts, union_of_alternatives
-from .math_values import (
+from .extract import Extraction, after_reasoning, extract_answer
+from .forms import comparable, union_of_alternatives
+from .gold import gold_answer
+from .options import CompareOptions, Percent
+from .values import (
     closed_form_value,
     definition,
     far_apart,
@@ -65,12 +63,11 @@ from .math_values import (
     unordered_values,
     value_at_point,
 )
-from .ray_host import on_backend
-from .verdict import Verdict
+from ..ray_host import on_backend
 
 # The sympy side is imported only by the workers: this process never parses with sympy.
-_WORKER_MODULES = ("referee.verifiers.math_sympy:_warm_up",)
-_JUDGE = NamedFunction("referee.verifiers.math_sympy:judge")
+_WORKER_MODULES = ("referee.verifiers.math.sympy_worker:_warm_up",)
+_JUDGE = NamedFunction("referee.verifiers.math.sympy_worker:judge")
 MAX_NESTING = 64  # deeper answers only exhaust the LaTeX parser's recursion
 _SHOWN = 80  # characters of an answer quoted in a reason
 # "or" between two answers inside one box or span: "x = 1 \text{ or } x = -2", "5 \quad \text{or} \quad 7"
@@ -113,7 +110,7 @@ os.register_at_fork(after_in_child=_GOLD_CHECKS.after_fork)
 class _Item:
     """A completion whose verdict depends on its gold being usable."""
 
-    gold: str  # the gold as compared with this answer (see math_forms.comparable)
+    gold: str  # the gold as compared with this answer (see forms.comparable)
     gold_for_sympy: str
     gold_number: ExactNumber | None
     gold_value: complex | None  # its value (at the comparison point when it has variables)
