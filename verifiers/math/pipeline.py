@@ -34,6 +34,7 @@ from fractions import Fraction
 from typing import Any
 
 from ..deadline_pool import NamedFunction, Outcome, shared_pool
+from ..registry import moved_backend_keyword
 from ..text.latex import brace_depth, strip_math_delimiters, top_level_parts
 from ..text.prose import CUT_OFF_REASON, HEDGE, looks_cut_off
 from ..verdict import UnusableGold, Verdict
@@ -63,7 +64,6 @@ from .values import (
     unordered_values,
     value_at_point,
 )
-from ..ray_host import on_backend
 
 # The sympy side is imported only by the workers: this process never parses with sympy.
 _WORKER_MODULES = ("referee.verifiers.math.sympy_worker:_warm_up",)
@@ -393,8 +393,9 @@ def verify_batch(
     (``None``, the default: bounded by the per-item deadlines, at most about
     ``timeout * len / workers``); items unfinished by then are ``error``. Identical
     (gold, answer) pairs are checked once, and each distinct gold is parsed once per worker.
-    ``backend="ray"`` checks the batch on the Ray verifier host of the caller's node
-    (:mod:`referee.verifiers.ray_host`; ``workers`` is then the host's).
+    ``backend="ray"`` (deprecated, kept for one release: use
+    :func:`referee.verifiers.registry.verify_batch_on` or a reward's ``backend=``) checks the batch
+    on the Ray verifier host of the caller's node (``workers`` is then the host's).
 
     Example:
         >>> golds = [r"\\frac{1}{2}"] * 3 + [None]
@@ -405,7 +406,7 @@ def verify_batch(
         raise ValueError(f"verify_batch got {len(completions)} completions but {len(golds)} golds; "
                          "pass one gold per completion.")
     if backend != "local":
-        return on_backend("math", backend, completions, golds, locals())
+        return moved_backend_keyword("math", backend, completions, golds, locals())
     started = time.monotonic()
     options = CompareOptions(float_rounding, abs_tol, rel_tol, percent, strict)
     problem = _option_problem(options, timeout, max_answer_chars, workers, batch_timeout, after_think)
