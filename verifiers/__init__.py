@@ -18,7 +18,7 @@ MOVED_MODULES = {
     "latex": "text.latex", "numeric": "text.numbers",
     "math_forms": "math.forms", "math_values": "math.values", "math_sympy": "math.sympy_worker",
     "math_extract": ("math.extract", "text.prose", "text.latex"),
-    "math_answers": ("math.exact", "math.gold", "math.options"),
+    "math_answers": ("math.exact", "math.gold", "math.options", "math.extract", "text.latex"),
 }
 
 install_moved_modules(__name__, MOVED_MODULES)
