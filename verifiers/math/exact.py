@@ -17,21 +17,22 @@ from typing import Any
 
 from ..text.latex import strip_math_delimiters, top_level_parts
 from ..text.numbers import first_number
+from ..text.vocabulary import OPERATOR_NAME_COMMAND, SCALE_WORD, STYLED_TEXT_COMMAND, TEXT_COMMAND
 from .options import CompareOptions, Percent
 
 # ---------------------------------------------------------------------------------------------
 # Fast paths
 
 
-_TEXT_COMMAND_RE = re.compile(r"\\(?:text|textbf|textit|textrm|textnormal|mbox|mathrm|mathbf)\s*\{([^{}]*)\}")
-_SPACING_RE = re.compile(r"(?<!\\)\\(?:(?:left|right|displaystyle|quad|qquad)(?![A-Za-z])|[!,;: ])|\s+")
+_TEXT_COMMAND_RE = re.compile(rf"{STYLED_TEXT_COMMAND}\s*\{{([^{{}}]*)\}}")
+_SPACING_AND_SIZING_RE = re.compile(r"(?<!\\)\\(?:(?:left|right|displaystyle|quad|qquad)(?![A-Za-z])|[!,;: ])|\s+")
 _SHORT_ARGUMENT_RE = re.compile(r"\\(sqrt|frac)\s*([0-9A-Za-z])(?:\s*([0-9A-Za-z]))?")
 _SHORT_NUMERATOR_RE = re.compile(r"\\frac\s*([0-9A-Za-z])\s*(?=\{)")  # \frac1{6} is \frac{1}{6}
 _BRACED_SCRIPT_RE = re.compile(r"([_^])\{([0-9A-Za-z])\}")  # x^{2} is x^2, a_{n} is a_n
 _DEGREES_RE = re.compile(r"\^\s*\{\s*\\circ\s*\}|\^\s*\\circ|\\circ|°|\\degree")
 _TRAILING_UNIT_RE = re.compile(
-    r"(?<=[0-9])(?:\s|\\[,;: ])*\\(?:text|mbox|textrm|textnormal|mathrm)\s*\{\s*(?!(?:[ei]|hundred|thousand|million|billion"
-    r"|trillion|dozen|score)\s*\})\(?[A-Za-z][A-Za-z ./]*\)?\s*\}(?:\^\{?[23]\}?)?\s*$", re.IGNORECASE)
+    rf"(?<=[0-9])(?:\s|\\[,;: ])*{TEXT_COMMAND}\s*\{{\s*(?!(?:[ei]|{SCALE_WORD}|score)\s*\}})"
+    r"\(?[A-Za-z][A-Za-z ./]*\)?\s*\}(?:\^\{?[23]\}?)?\s*$", re.IGNORECASE)
 _ASSIGNMENT_RE = re.compile(r"^[A-Za-z](?:_\{?[A-Za-z0-9]+\}?)?=(?!=)(.+)$")
 _PLAIN_NUMBER_RE = re.compile(
     r"""^[-+]?(?:\\\$)?
@@ -67,7 +68,7 @@ def canonical(text: str) -> str:
     previous = None
     while previous != text:
         previous, text = text, _TEXT_COMMAND_RE.sub(r"\1", text)
-    text = _SPACING_RE.sub("", text).replace("{,}", ",")
+    text = _SPACING_AND_SIZING_RE.sub("", text).replace("{,}", ",")
     text = _SHORT_ARGUMENT_RE.sub(_braced_arguments, text)
     text = _SHORT_NUMERATOR_RE.sub(r"\\frac{\1}", text)
     text = _BRACED_SCRIPT_RE.sub(r"\1\2", text)
@@ -286,8 +287,10 @@ def for_sympy(text: str, percent: Percent) -> str:
     return text
 
 
-_TEXT_BLOCK_RE = re.compile(r"\\(?:text|textbf|textit|textrm|mbox|mathrm|operatorname)\s*\{[^{}]*\}")
-_RELATION_RE = re.compile(r"[=<>]|\\(?:le|ge|leq|geq|ne|neq|in|approx|equiv)(?![A-Za-z])")
+_TEXT_BLOCK_RE = re.compile(rf"(?:{STYLED_TEXT_COMMAND}|{OPERATOR_NAME_COMMAND})\s*\{{[^{{}}]*\}}")
+# Narrower than vocabulary.RELATION_COMMAND (no \leqslant, \geqslant, \lt, \gt): widening it sends
+# "k \geqslant 2" against a number to sympy instead of deciding it here (same verdict, another reason).
+_ANY_RELATION_RE = re.compile(r"[=<>]|\\(?:le|ge|leq|geq|ne|neq|in|approx|equiv)(?![A-Za-z])")
 _WORD_RE = re.compile(r"(?:\\text\{)?[A-Za-z][A-Za-z ]+\}?")
 
 
@@ -339,7 +342,7 @@ def never_a_number(text: str) -> bool:
     raw, text = text, canonical(text)
     if _top_level_comma(text) or "\\cup" in text or "\\begin{" in text or _WORD_RE.fullmatch(text):
         return True
-    if _RELATION_RE.search(text) or may_end_in_unit(raw) or may_end_in_unit(text):
+    if _ANY_RELATION_RE.search(text) or may_end_in_unit(raw) or may_end_in_unit(text):
         return False
     bare = re.sub(r"\\[A-Za-z]+", "", _TEXT_BLOCK_RE.sub("", text))
     variables = re.findall(r"[A-Za-df-hj-z]", bare)  # letters other than e and i

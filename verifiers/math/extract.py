@@ -40,7 +40,7 @@ from typing import Literal
 
 from ..text.latex import boxed_spans, math_spans, strip_math_delimiters
 from ..text.prose import HEDGE, before_modifier, last_prose_number, looks_cut_off, without_closing_remark
-from ..text.vocabulary import UNIT_WORD
+from ..text.vocabulary import NOT_EQUAL_COMMAND, OPERATOR_NAME_COMMAND, ORDER_COMMAND, STYLED_TEXT_COMMAND, UNIT_WORD
 
 Source = Literal["bare", "answer tag", "boxed", "final answer", "bold", "math span", "last number"]
 
@@ -62,9 +62,9 @@ _PHRASE_TAIL_RE = re.compile(r"(?:\.\s|\n|\.?\s*I hope it is correct|\.$)", re.I
 _PHRASE_SPAN_LIMIT = 300
 
 # Between two answers that are one answer: delimiters, spacing, commas and "and" only.
-_JOIN_NOISE_RE = re.compile(r"\\(?:quad|qquad|text|textbf|mathrm|mbox)\b|\\[,;:! ]|\\\(|\\\)|\\\[|\\\]|[${}\s,;.&]")
+_JOIN_NOISE_RE = re.compile(rf"(?:\\q?quad|{STYLED_TEXT_COMMAND})\b|" r"\\[,;:! ]|\\\(|\\\)|\\\[|\\\]|[${}\s,;.&]")
 _JOIN_WORD_RE = re.compile(r"^(?:and)?$", re.IGNORECASE)
-_INEQUALITY_RE = re.compile(r"<|>|\\(?:le|ge|leq|geq|lt|gt|ne|neq|leqslant|geqslant)(?![A-Za-z])|[≤≥≠]")
+_INEQUALITY_RE = re.compile(rf"<|>|{ORDER_COMMAND}|{NOT_EQUAL_COMMAND}|[≤≥≠]")
 _PARAGRAPH_END_RE = re.compile(r"[.!?]\s*\n\s*\n")  # a sentence that ends a paragraph: what follows is new
 _LOOSE_GAP = 240  # characters of prose between boxes of one paragraph that still group
 _MAX_GROUP = 8
@@ -79,7 +79,7 @@ _BOLD_RE = re.compile(r"\*\*([^*\n]{1,80})\*\*")
 _ENUMERATOR_RE = re.compile(r"^\s*(?:[0-9]+|[A-Za-z])[.)]\s*$")
 
 # A bare answer: maths with at most a few words that are part of answers.
-_COMMAND_RE = re.compile(r"\\(?:begin|end)\s*\{[^{}]*\}|\\(?:text|textbf|textit|textrm|mathrm|mathbf|mbox|operatorname)\s*\{[^{}]*\}|\\[A-Za-z]+")
+_COMMAND_RE = re.compile(rf"\\(?:begin|end)\s*\{{[^{{}}]*\}}|(?:{STYLED_TEXT_COMMAND}|{OPERATOR_NAME_COMMAND})\s*\{{[^{{}}]*\}}|\\[A-Za-z]+")
 _WORD_RE = re.compile(r"[^\W\d_]{3,}")
 _ANSWER_WORDS = frozenset({"and", "percent", "pct", "percentage", "or"})
 _SHORT_WORD_RE = re.compile(r"(?<![A-Za-z\\])(?:so|is|it|to|of|in|on|at|we|be|as|by|if|an|do|no|my|he|us|am)(?![A-Za-z])",

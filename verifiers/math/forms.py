@@ -31,6 +31,7 @@ from decimal import Decimal
 from fractions import Fraction
 
 from ..text.latex import balanced, bracket_depths, top_level_parts
+from ..text.vocabulary import ORDER_COMMAND, RELATION_COMMAND, SCALE_WORD, SCALES, STYLED_TEXT_COMMAND, TEXT_COMMAND
 from .exact import exact_number
 from .extract import is_mention
 
@@ -41,24 +42,23 @@ _NUMBER_WORDS = frozenset(
 )
 _CURRENCY_RE = re.compile(r"\\\$\s?|(?<![\\$])\$(?=\s?[-0-9.])|[€£¥₹]|(?<=[0-9])\s?\\?\$(?=\s*$)")
 _DIGIT_TYPO_RE = re.compile(r"(?<![\\])\\(?=[0-9])")  # \boxed{\15}: a dollar sign lost its $
-_LETTER_WRAPPER_RE = re.compile(r"\\(?:mathrm|text|textbf|mathbf|textrm|mathit|textit)\s*\{\s*(\(?[A-Za-z]\)?)\s*\}")
+_LETTER_WRAPPER_RE = re.compile(rf"{STYLED_TEXT_COMMAND}\s*\{{" r"\s*(\(?[A-Za-z]\)?)\s*\}")
 _AFTER_NUMBER_RE = re.compile(r"[0-9]\s*(?:\\[,;: ]\s*)*$")  # "50 \text{ m}": a unit, not a letter to unwrap
 _ROW_SPACING_RE = re.compile(r"\\\\\s*\[\s*-?[0-9.]+\s*(?:pt|em|ex|mm|cm)\s*\]")  # "\\\\[4pt]": a row break with spacing
 _DOUBLED_COMMAND_RE = re.compile(r"(?<!\\)\\\\(?=[A-Za-z])")  # "\\\\frac" escaped twice (JSON) is "\\frac"
-_NUMBER_IN_TEXT_RE = re.compile(r"\\(?:text|textrm|mbox)\s*\{\s*(-?[0-9][0-9,.]*)\s+(?!(?:hundred|thousand|million|billion"
-                                r"|trillion|dozen|score)\b)([A-Za-z][A-Za-z ./]*)\}", re.IGNORECASE)
-_SPACING_RE = re.compile(r"(?<![\\])\\[,;: ]|~")
+_NUMBER_IN_TEXT_RE = re.compile(rf"{TEXT_COMMAND}\s*\{{\s*(-?[0-9][0-9,.]*)\s+(?!(?:{SCALE_WORD}|score)\b)"
+                                r"([A-Za-z][A-Za-z ./]*)\}", re.IGNORECASE)
+_SPACING_COMMAND_RE = re.compile(r"(?<![\\])\\[,;: ]|~")
 _NEGATIVE_SPACE_RE = re.compile(r"(?<![\\])\\!\s*")
 _PERCENT_WORD_RE = re.compile(r"(?<=[0-9}])\s*(?:\\text\{\s*)?(?:percent(?:age)?|pct)\b\}?", re.IGNORECASE)
 _UNICODE_RELATIONS = {"≤": "\\le ", "≥": "\\ge ", "≠": "\\ne ", "−": "-", "∞": "\\infty ", "∈": "\\in ", "∪": "\\cup ",
                       "∩": "\\cap ", "×": "\\times ", "·": "\\cdot ", "÷": "\\div ", "π": "\\pi "}
-_RELATION_RE = re.compile(r"(?<![<>!:=])=(?!=)|<|>|\\(?:le|ge|leq|geq|leqslant|geqslant|lt|gt|ne|neq|in|approx)(?![A-Za-z])")
+_STATED_RELATION_RE = re.compile(rf"(?<![<>!:=])=(?!=)|<|>|{RELATION_COMMAND}")  # not "==", "!=", ":="
 _AND_RE = re.compile(r"(?<=[0-9)}\]])\s*(?:,\s*)?(?:\\text\{\s*and\s*\}|\band\b)\s*(?=[-+0-9(\[\\])")
 _APPROX_RE = re.compile(r"\\approx(?![A-Za-z])|≈")
-_SCALES = {"hundred": 100, "thousand": 1000, "million": 10 ** 6, "billion": 10 ** 9, "trillion": 10 ** 12, "dozen": 12}
 _SCALED_NUMBER_RE = re.compile(  # "1.45 million", "\text{2 dozen}", "3 \text{ thousand}": the whole (stripped) answer
-    r"(?:\\(?:text|mbox|textrm|mathrm)\s*\{\s*)?(?P<sign>-?)(?P<number>[0-9]{1,3}(?:,[0-9]{3})*(?:\.[0-9]+)?|[0-9]+(?:\.[0-9]+)?)"
-    r"\s?(?:\\(?:text|mbox|textrm|mathrm)\s*\{\s*)?(?P<scale>hundred|thousand|million|billion|trillion|dozen)s?"
+    rf"(?:{TEXT_COMMAND}\s*\{{\s*)?" r"(?P<sign>-?)(?P<number>[0-9]{1,3}(?:,[0-9]{3})*(?:\.[0-9]+)?|[0-9]+(?:\.[0-9]+)?)"
+    rf"\s?(?:{TEXT_COMMAND}\s*\{{\s*)?(?P<scale>{SCALE_WORD})s?"
     r"(?:\s*\})?(?:\s*\})?",  # no two optional runs of spaces side by side: linear
     re.IGNORECASE)
 _REPEATING_RE = re.compile(r"(?<![0-9.,])(?P<whole>[0-9]{1,3}(?:,[0-9]{3})+|[0-9]*)\.(?P<fixed>[0-9]*)"
@@ -66,7 +66,7 @@ _REPEATING_RE = re.compile(r"(?<![0-9.,])(?P<whole>[0-9]{1,3}(?:,[0-9]{3})+|[0-9
 
 _LESS = {"\\le": "<=", "\\leq": "<=", "\\leqslant": "<=", "\\lt": "<", "<": "<", "<=": "<="}
 _GREATER = {"\\ge": ">=", "\\geq": ">=", "\\geqslant": ">=", "\\gt": ">", ">": ">", ">=": ">="}
-_INEQUALITY_TOKEN_RE = re.compile(r"\\(?:leqslant|geqslant|leq|geq|le|ge|lt|gt)(?![A-Za-z])|<=|>=|<|>")
+_INEQUALITY_TOKEN_RE = re.compile(rf"{ORDER_COMMAND}|<=|>=|<|>")
 _LATIN_VARIABLE = r"[A-Za-z](?:_\{?[A-Za-z0-9]+\}?)?"  # x, a_1
 _GREEK_VARIABLE = r"\\(?!infty(?![A-Za-z])|pi(?![A-Za-z]))[A-Za-z]+(?:_\{?[A-Za-z0-9]+\}?)?"  # \lambda, not \pi
 
@@ -89,11 +89,11 @@ _PLUS_MINUS_RE = re.compile(r"^(?:\\pm|±)\s*(?P<value>.+)$")
 _UNICODE_ROOT_RE = re.compile(r"√\s*(?:(?P<digits>[0-9]+(?:\.[0-9]+)?)|\((?P<group>[^()]*)\)|(?P<letter>[A-Za-z]))")
 _CHOICE_GOLD_RE = re.compile(r"^\s*\(?\s*(?P<letter>[A-J])\s*\)?\s*\.?\s*$")
 _CHOICE_ANSWER_RE = re.compile(  # "C. x = 42", "(C)", "\text{(E) Hyperbola}"
-    r"^\s*(?:\\(?:text|textbf|mathrm|mbox)\s*\{\s*)?\(?\s*(?P<letter>[A-J])\s*(?:\)|\.|:|\}|$)")
+    rf"^\s*(?:{STYLED_TEXT_COMMAND}\s*\{{\s*)?" r"\(?\s*(?P<letter>[A-J])\s*(?:\)|\.|:|\}|$)")
 _ANOTHER_CHOICE_RE = re.compile(r"\(\s*[A-J]\s*\)|(?:(?<![A-Za-z])(?i:and|or)|&|[,;])\s*\(?\s*[A-J](?![A-Za-z])")
 _ORDINAL_RE = re.compile(
-    r"(?<=[0-9])\s*(?:\^\s*\{?\s*(?:\\(?:text|mathrm|textrm)\s*\{\s*)?(?:st|nd|rd|th)\s*\}?\s*\}?"
-    r"|\\(?:text|mathrm|textrm)\s*\{\s*(?:st|nd|rd|th)\s*\}|(?:st|nd|rd|th)(?![A-Za-z]))")
+    rf"(?<=[0-9])\s*(?:\^\s*\{{?\s*(?:{TEXT_COMMAND}\s*\{{\s*)?(?:st|nd|rd|th)\s*\}}?\s*\}}?"
+    rf"|{TEXT_COMMAND}\s*\{{\s*(?:st|nd|rd|th)\s*\}}|" r"(?:st|nd|rd|th)(?![A-Za-z]))")
 _VECTOR_RE = re.compile(r"^\s*\\begin\{(?P<env>[pbB]?matrix)\}(?P<body>.*)\\end\{(?P=env)\}\s*$", re.DOTALL)
 _ANGLE_RE = re.compile(r"^\s*(?:\\left\s*)?(?:\\langle|⟨)(?P<body>.*?)(?:\\right\s*)?(?:\\rangle|⟩)\s*$", re.DOTALL)
 _PAREN_RE = re.compile(r"^\s*(?:\\left\s*)?\((?P<body>.*)(?:\\right\s*)?\)\s*$", re.DOTALL)
@@ -108,7 +108,7 @@ def has_relation(text: str) -> bool:
         >>> has_relation("x = 5"), has_relation(r"k \\geqslant 2"), has_relation(r"\\frac{1}{2}")
         (True, True, False)
     """
-    return _RELATION_RE.search(text) is not None
+    return _STATED_RELATION_RE.search(text) is not None
 
 
 def right_hand_side(text: str) -> str:
@@ -145,7 +145,7 @@ def _repeating_as_fraction(match: re.Match[str]) -> str:
 
 def _scaled(match: re.Match[str]) -> str:
     """A number with a scale word as the number it is: ``1.45 million`` -> ``1450000``."""
-    value = Decimal(match.group("number").replace(",", "")) * _SCALES[match.group("scale").lower()]
+    value = Decimal(match.group("number").replace(",", "")) * SCALES[match.group("scale").lower()]
     return match.group("sign") + format(value.normalize(), "f")
 
 
@@ -157,7 +157,7 @@ def _clean(text: str) -> str:
         text = text.replace(char, replacement)
     text = _LETTER_WRAPPER_RE.sub(_unwrap_letter, text)
     text = _NUMBER_IN_TEXT_RE.sub(r"\1 \\text{ \2}", text)  # "\text{7 days}" is 7 with a unit
-    text = _SPACING_RE.sub(" ", _NEGATIVE_SPACE_RE.sub("", text))
+    text = _SPACING_COMMAND_RE.sub(" ", _NEGATIVE_SPACE_RE.sub("", text))
     text = _REPEATING_RE.sub(_repeating_as_fraction, text)
     text = _DIGIT_TYPO_RE.sub("", _CURRENCY_RE.sub("", text))
     scaled = _SCALED_NUMBER_RE.fullmatch(text.strip())  # the whole answer: match, not a scan

@@ -37,6 +37,7 @@ from ..deadline_pool import NamedFunction, Outcome, shared_pool
 from ..registry import moved_backend_keyword
 from ..text.latex import brace_depth, strip_math_delimiters, top_level_parts
 from ..text.prose import CUT_OFF_REASON, HEDGE, looks_cut_off
+from ..text.vocabulary import TEXT_COMMAND
 from ..verdict import UnusableGold, Verdict
 from .exact import (
     ExactNumber,
@@ -72,7 +73,7 @@ MAX_NESTING = 64  # deeper answers only exhaust the LaTeX parser's recursion
 _SHOWN = 80  # characters of an answer quoted in a reason
 # "or" between two answers inside one box or span: "x = 1 \text{ or } x = -2", "5 \quad \text{or} \quad 7"
 _OR_WORD_RE = re.compile(  # starts only where a run of spaces starts: linear however many spaces
-    r"(?<!\s)\s*(?:\\q?quad\s*)*(?:\\(?:text|mathrm|textrm|mbox)\s*\{\s*or\s*\}|(?<=\s)or(?=\s))\s*(?:\\q?quad\s*)*")
+    rf"(?<!\s)\s*(?:\\q?quad\s*)*(?:{TEXT_COMMAND}\s*\{{\s*or\s*\}}|" r"(?<=\s)or(?=\s))\s*(?:\\q?quad\s*)*")
 _WORDS_ONLY_RE = re.compile(r"(?:\\text\s*\{[^{}0-9]*\}|[A-Za-z\s.,;:'])+")  # "\text{No solutions}", "all primes"
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from .vocabulary import UNIT_WORD
+from .vocabulary import SCALE_WORD, UNIT_WORD
 
 HEDGE = " \u27eaor\u27eb "  # " ⟪or⟫ ": joins answers offered as alternatives ("\boxed{5} or \boxed{7}")
 
@@ -58,7 +58,7 @@ _PROSE_NUMBER_RE = re.compile(
     r"(?<![A-Za-z0-9_.,^\\{}/|])(?P<sign>[-\u2212\u2013])?(?:\\?\$|[€£¥₹])?\s?(?P<root>√)?"
     r"(?P<number>[0-9]+(?:[.,][0-9]+)*|\.[0-9]+)(?:/(?P<denominator>[0-9]+))?(?![0-9])"
     r"(?:√(?P<radicand>[0-9]+)|\^(?P<power>[0-9]+)(?![0-9.,]?[0-9])|\s?(?P<pi>π)"
-    r"|\s(?P<scale>hundred|thousand|million|billion|trillion|dozen)s?\b)?"
+    rf"|\s(?P<scale>{SCALE_WORD})s?\b)?"
     r"(?:/(?P<under>[0-9]+)(?![0-9.,]?[0-9]))?"  # "2√3/3", "12π/5": the whole fraction
     r"(?:\s?(?P<percent>\\?%|percent\b|pct\b))?"
 )
