@@ -27,6 +27,7 @@ Each rewrite keeps the value.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from decimal import Decimal
 from fractions import Fraction
 
@@ -149,35 +150,80 @@ def _scaled(match: re.Match[str]) -> str:
     return match.group("sign") + format(value.normalize(), "f")
 
 
-def _clean(text: str) -> str:
-    if "\\begin" not in text:  # outside a matrix "\\\\" before a letter is never a line break
-        text = _DOUBLED_COMMAND_RE.sub(r"\\", text)
-    text = _ROW_SPACING_RE.sub(r"\\\\", text)
+def _doubled_commands(text: str) -> str:
+    return _DOUBLED_COMMAND_RE.sub(r"\\", text) if "\\begin" not in text else text  # in a matrix "\\\\" breaks a row
+
+
+def _unicode_relations(text: str) -> str:
     for char, replacement in _UNICODE_RELATIONS.items():
         text = text.replace(char, replacement)
-    text = _LETTER_WRAPPER_RE.sub(_unwrap_letter, text)
-    text = _NUMBER_IN_TEXT_RE.sub(r"\1 \\text{ \2}", text)  # "\text{7 days}" is 7 with a unit
-    text = _SPACING_COMMAND_RE.sub(" ", _NEGATIVE_SPACE_RE.sub("", text))
-    text = _REPEATING_RE.sub(_repeating_as_fraction, text)
-    text = _DIGIT_TYPO_RE.sub("", _CURRENCY_RE.sub("", text))
+    return text
+
+
+def _scaled_answer(text: str) -> str:
     scaled = _SCALED_NUMBER_RE.fullmatch(text.strip())  # the whole answer: match, not a scan
-    if scaled:
-        text = _scaled(scaled)
-    text = _UNICODE_ROOT_RE.sub(lambda m: "\\sqrt{" + (m.group("digits") or m.group("group") or m.group("letter")) + "}", text)
-    text = _PERCENT_WORD_RE.sub(r"\\%", text)
-    text = _ORDINAL_RE.sub("", text)
-    text = _AND_RE.sub(", ", text)  # "7 \text{ and } -5" is the list 7, -5
+    return _scaled(scaled) if scaled else text
+
+
+def _unicode_root(match: re.Match[str]) -> str:
+    return "\\sqrt{" + (match.group("digits") or match.group("group") or match.group("letter")) + "}"
+
+
+def _trailing_clutter(text: str) -> str:
     text = text.strip().rstrip(".").strip()
     while text.endswith("\\") and not text.endswith("\\\\"):
         text = text[:-1].rstrip()
-    if "\\pm" in text or "±" in text:  # "\pm 1, \pm 7" lists 1, -1, 7, -7
+    return text
+
+
+def _plus_minus_list(text: str) -> str:
+    if "\\pm" in text or "±" in text:
         parts = [_PLUS_MINUS_RE.match(part) for part in top_level_parts(text)]
         if all(parts):
-            text = ", ".join(f"{m.group('value')}, -{m.group('value')}" for m in parts)  # type: ignore[union-attr]
+            return ", ".join(f"{m.group('value')}, -{m.group('value')}" for m in parts)  # type: ignore[union-attr]
+    return text
+
+
+def _approximation(text: str) -> str:
     approx = _APPROX_RE.search(text)
     if approx:  # "\frac{1}{\sqrt3} \approx 0.577": the exact value; "x \approx 0.577": the approximation
         head, tail = text[:approx.start()].strip(), text[approx.end():].strip()
-        text = tail if not head or is_mention(head) else head
+        return tail if not head or is_mention(head) else head
+    return text
+
+
+# The rewrites that clean an answer before it is compared, in the order they run (each one sees
+# what the ones before it left: a unit is split from "\text{7 days}" only after letters are
+# unwrapped, currency goes before scale words are read, "and" lists after percent words).
+CLEANUPS: tuple[tuple[str, Callable[[str], str]], ...] = (
+    ("commands escaped twice", _doubled_commands),  # "\\\\frac" (JSON's doing) is "\\frac"
+    ("row spacing", lambda text: _ROW_SPACING_RE.sub(r"\\\\", text)),  # "\\\\[4pt]" is a row break
+    ("unicode relations", _unicode_relations),  # "≤" is "\le", "−" is "-"
+    ("wrapped letters", lambda text: _LETTER_WRAPPER_RE.sub(_unwrap_letter, text)),  # "\textbf{C}" is "C"
+    ("number in text", lambda text: _NUMBER_IN_TEXT_RE.sub(r"\1 \\text{ \2}", text)),  # "\text{7 days}" is 7 with a unit
+    ("spacing", lambda text: _SPACING_COMMAND_RE.sub(" ", _NEGATIVE_SPACE_RE.sub("", text))),
+    ("repeating decimals", lambda text: _REPEATING_RE.sub(_repeating_as_fraction, text)),
+    ("currency", lambda text: _DIGIT_TYPO_RE.sub("", _CURRENCY_RE.sub("", text))),
+    ("scale words", _scaled_answer),  # "1.45 million" is 1450000
+    ("unicode roots", lambda text: _UNICODE_ROOT_RE.sub(_unicode_root, text)),  # "√2" is "\sqrt{2}"
+    ("percent words", lambda text: _PERCENT_WORD_RE.sub(r"\\%", text)),  # "28 percent" is "28\%"
+    ("ordinals", lambda text: _ORDINAL_RE.sub("", text)),  # "3^{rd}" is 3
+    ("and lists", lambda text: _AND_RE.sub(", ", text)),  # "7 \text{ and } -5" is the list 7, -5
+    ("trailing clutter", _trailing_clutter),  # a final "." or a lone "\"
+    ("plus-minus lists", _plus_minus_list),  # "\pm 1, \pm 7" lists 1, -1, 7, -7
+    ("approximations", _approximation),
+)
+
+
+def _clean(text: str) -> str:
+    """``text`` after every rewrite of :data:`CLEANUPS`, in order.
+
+    Example:
+        >>> _clean(r"\\text{7 days}."), _clean(r"\\pm 2"), [name for name, _ in CLEANUPS][:3]
+        ('7 \\\\text{ days}', '2, -2', ['commands escaped twice', 'row spacing', 'unicode relations'])
+    """
+    for _, rewrite in CLEANUPS:
+        text = rewrite(text)
     return text
 
 
