@@ -22,7 +22,7 @@ from fractions import Fraction
 from pathlib import Path
 
 from referee.verifiers import gsm8k
-from referee.verifiers.numeric import format_number
+from referee.verifiers.text.numbers import format_number
 
 
 def _commas(value: Fraction) -> str:

@@ -34,8 +34,10 @@ from typing import Any
 from referee.verifiers import deadline_pool
 from referee.verifiers import math as referee_math
 from referee.verifiers.deadline_pool import DeadlinePool, NamedFunction
-from referee.verifiers.math_answers import CompareOptions, assignment_value, canonical, exact_number, gold_answer
-from referee.verifiers.numeric import format_number
+from referee.verifiers.math import CompareOptions
+from referee.verifiers.math.exact import assignment_value, canonical, exact_number
+from referee.verifiers.math.gold import gold_answer
+from referee.verifiers.text.numbers import format_number
 
 logging.disable(logging.WARNING)  # math-verify logs every timeout and parse failure
 
@@ -209,7 +211,7 @@ def _warm_math_verify() -> None:
     """The same warm-up as referee's worker template gets, for the anchor."""
     from math_verify import parse, verify
 
-    from referee.verifiers.math_sympy import _WARM_UP_ANSWERS
+    from referee.verifiers.math.sympy_worker import _WARM_UP_ANSWERS
 
     for answer in _WARM_UP_ANSWERS:
         verify(parse(f"\\boxed{{{answer}}}"), parse(f"\\boxed{{{answer}+1}}"))
@@ -307,17 +309,17 @@ def pool_comparison(batch_path: str, deadline: float) -> list[dict] | None:
         import pebble
     except ImportError:
         return None
-    import referee.verifiers.math_sympy  # noqa: F401  (pebble forks this process: same modules preloaded)
+    import referee.verifiers.math.sympy_worker  # noqa: F401  (pebble forks this process: same modules preloaded)
 
     batch = json.loads(Path(batch_path).read_text())
     options = CompareOptions()
     jobs = [(gold_answer(c["gold"]), c["answer"], options) for c in batch]
-    function = NamedFunction("referee.verifiers.math_sympy:equivalent")
+    function = NamedFunction("referee.verifiers.math.sympy_worker:equivalent")
     hang = (r"\frac{\sqrt{5}}{2}", r"9^{9^{9^{9}}}", options)
     results = []
 
     def ours() -> tuple[float, float]:
-        with DeadlinePool(2, preload=("referee.verifiers.math_sympy",)) as pool:  # no warm-up: as pebble
+        with DeadlinePool(2, preload=("referee.verifiers.math.sympy_worker",)) as pool:  # no warm-up: as pebble
             pool.run(abs, [(1,), (2,)], timeout=30)
             started = time.perf_counter()
             pool.run(function, jobs, timeout=deadline)

@@ -9,11 +9,10 @@ and its monitor), ``demo`` (``referee demo``), ``prefilter`` (the pass-rate pre-
 Importing this package never imports torch or TRL; the names below load on first use.
 """
 
-import importlib.abc
-import importlib.util
-import sys
 from importlib import import_module
 from typing import Any
+
+from referee.verifiers.moved_modules import install_moved_modules
 
 # Public names, imported on first access so `import referee.recipes` stays light.
 _LAZY_EXPORTS = {
@@ -62,27 +61,4 @@ MOVED_MODULES = {
 }
 
 
-class _MovedModules(importlib.abc.MetaPathFinder, importlib.abc.Loader):
-    """Imports a moved module under its old name as the very module object of its new name.
-
-    Example:
-        >>> import referee.recipes.loss, referee.recipes.train.loss
-        >>> referee.recipes.loss is referee.recipes.train.loss, referee.recipes.loss.__name__
-        (True, 'referee.recipes.train.loss')
-    """
-
-    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
-        old = fullname[len(__name__) + 1:] if fullname.startswith(__name__ + ".") else None
-        return importlib.util.spec_from_loader(fullname, self) if old in MOVED_MODULES else None
-
-    def create_module(self, spec: Any) -> Any:
-        module = import_module(f"{__name__}.{MOVED_MODULES[spec.name[len(__name__) + 1:]]}")
-        spec.loader_state = module.__spec__  # the import system replaces __spec__: put it back
-        return module
-
-    def exec_module(self, module: Any) -> None:
-        module.__spec__ = module.__spec__.loader_state
-
-
-if not any(isinstance(finder, _MovedModules) for finder in sys.meta_path):
-    sys.meta_path.insert(0, _MovedModules())
+install_moved_modules(__name__, MOVED_MODULES)

@@ -15,7 +15,7 @@ from typing import Any
 
 from referee.verifiers import VERIFIER_NAMES, Verdict, get_verifier
 from referee.verifiers.format import get_check
-from referee.verifiers.registry import default_gold_field
+from referee.verifiers.registry import backend_problem, default_gold_field, verify_batch_on
 
 from .completions import completion_text
 from .policy import error_verdict, report, reward_of, warn_once
@@ -145,8 +145,6 @@ class VerifierReward:
         backend: str = "local",
         **options: Any,
     ) -> None:
-        from referee.verifiers.ray_host import backend_problem
-
         self.__name__ = _checked_name(name)
         self.verifier = verifier
         if backend_problem(backend):
@@ -224,8 +222,7 @@ class VerifierReward:
             return []
         module = get_verifier(self.verifier)
         try:
-            backend = {"backend": self.backend} if self.backend != "local" else {}
-            verdicts = module.verify_batch(texts, golds, **self.options, **backend)
+            verdicts = verify_batch_on(self.backend, self.verifier, texts, golds, self.options)
             if len(verdicts) == len(texts) and all(isinstance(v, Verdict) for v in verdicts):
                 return list(verdicts)
             problem = f"returned {len(verdicts)} items for {len(texts)} completions"

@@ -1,5 +1,8 @@
 """Every ``referee.recipes`` import path the docs, examples, benchmarks and tests use resolves,
-and ``recipes/`` keeps its layout by capability (few top-level modules, no import circles)."""
+``recipes/`` keeps its layout by capability (few top-level modules, no import circles), and
+``verifiers/`` keeps its house: no circles, a plain-text floor that imports nothing above it,
+answer domains that do not import each other, no verifier that imports a runner, and old
+module paths that still import for one release."""
 
 from __future__ import annotations
 
@@ -13,9 +16,11 @@ from pathlib import Path
 import pytest
 
 from referee.recipes import MOVED_MODULES
+from referee.verifiers import MOVED_MODULES as MOVED_VERIFIER_MODULES
 
 ROOT = Path(__file__).resolve().parents[1]
 RECIPES = ROOT / "recipes"
+PACKAGES = {"referee.verifiers": ROOT / "verifiers", "referee.rewards": ROOT / "rewards", "referee.recipes": RECIPES}
 
 # The import paths the docs, README, examples and benchmarks show, written out so that a move
 # that breaks one fails here by name (test_every_cited_path_resolves finds new ones by itself).
@@ -138,11 +143,30 @@ def test_the_console_script_target_resolves():
     assert callable(getattr(importlib.import_module(script.group(1)), script.group(2)))
 
 
+def _subpackages_on_disk() -> set[str]:
+    return {package + "".join(f".{part}" for part in path.parent.relative_to(folder).parts)
+            for package, folder in PACKAGES.items() for path in folder.rglob("__init__.py")}
+
+
 def test_the_package_list_holds_every_subpackage():
-    listed = set(re.findall(r'"(referee\.recipes[\w.]*)"', (ROOT / "pyproject.toml").read_text()))
-    on_disk = {"referee.recipes" + "".join(f".{part}" for part in path.parent.relative_to(RECIPES).parts)
-               for path in RECIPES.rglob("__init__.py")}
+    listed = set(re.findall(r'"(referee\.(?:recipes|verifiers|rewards)[\w.]*)"', (ROOT / "pyproject.toml").read_text()))
+    on_disk = _subpackages_on_disk()
+    assert {"referee.verifiers.math", "referee.verifiers.text", "referee.verifiers.code"} <= on_disk
     assert on_disk - listed == set()
+
+
+def test_a_built_wheel_holds_every_subpackage(tmp_path):
+    import zipfile
+
+    build = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
+                            "-w", str(tmp_path), str(ROOT)], capture_output=True, text=True, timeout=300)
+    assert build.returncode == 0, build.stderr
+    (wheel,) = tmp_path.glob("referee-*.whl")
+    names = set(zipfile.ZipFile(wheel).namelist())
+    missing = {package for package in _subpackages_on_disk()
+               if f"{package.replace('.', '/')}/__init__.py" not in names}
+    assert missing == set()
+    assert "referee/verifiers/math/sympy_worker.py" in names and "referee/verifiers/text/prose.py" in names
 
 
 def test_recipes_is_split_by_capability():
@@ -165,15 +189,21 @@ def test_pickled_classes_keep_importable_names():
     assert pickle.loads(pickle.dumps(SamplingOptions(max_tokens=8))) == SamplingOptions(max_tokens=8)
 
 
-def _module_name(path: Path) -> str:
-    parts = path.relative_to(RECIPES).with_suffix("").parts
+def _module_name(path: Path, folder: Path = RECIPES, package: str = "referee.recipes") -> str:
+    parts = path.relative_to(folder).with_suffix("").parts
     parts = parts[:-1] if parts[-1] == "__init__" else parts
-    return ".".join(("referee.recipes", *parts))
+    return ".".join((package, *parts))
 
 
 def recipes_import_graph() -> dict[str, set[str]]:
     """Which ``referee.recipes`` modules each module imports (at any level, doctests aside)."""
-    modules = {_module_name(path): path for path in RECIPES.rglob("*.py")}
+    return import_graph("referee.recipes")
+
+
+def import_graph(*packages: str) -> dict[str, set[str]]:
+    """Which modules of ``packages`` each of their modules imports (at any level, doctests aside)."""
+    modules = {_module_name(path, PACKAGES[package], package): path
+               for package in packages for path in PACKAGES[package].rglob("*.py")}
     graph: dict[str, set[str]] = {}
     for name, path in modules.items():
         package = name if path.name == "__init__.py" else name.rpartition(".")[0]
@@ -192,8 +222,7 @@ def recipes_import_graph() -> dict[str, set[str]]:
     return graph
 
 
-def test_recipes_has_no_import_circles():
-    graph = recipes_import_graph()
+def _circles(graph: dict[str, set[str]]) -> list[list[str]]:
     # A package importing its own submodules (to re-export them) is not a circle.
     edges = {name: {t for t in targets if not (t.startswith(name + ".") or name.startswith(t + "."))}
              for name, targets in graph.items()}
@@ -209,7 +238,126 @@ def test_recipes_has_no_import_circles():
                 elif target not in seen:
                     seen.add(target)
                     stack.append((target, trail + [target]))
-    assert circles == []
+    return circles
+
+
+def test_recipes_has_no_import_circles():
+    assert _circles(recipes_import_graph()) == []
+
+
+def test_verifiers_and_rewards_have_no_import_circles():
+    graph = import_graph("referee.verifiers", "referee.rewards")
+    assert "referee.verifiers.math.pipeline" in graph and "referee.rewards.verdict_rewards" in graph
+    assert _circles(graph) == []
+
+
+def test_the_circles_test_can_fail():
+    assert _circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c", "a"], ["b", "c", "a", "b"],
+                                                                          ["c", "a", "b", "c"]]
+
+
+def _reaching(graph: dict[str, set[str]], sources: str, allowed: tuple[str, ...]) -> dict[str, list[str]]:
+    """The modules under ``sources`` that import a ``referee.verifiers`` module outside ``allowed``."""
+    found = {name: sorted(t for t in targets if t.startswith("referee.verifiers") and not t.startswith(allowed))
+             for name, targets in graph.items() if name == sources or name.startswith(sources + ".")}
+    return {name: targets for name, targets in found.items() if targets}
+
+
+def test_the_text_floor_imports_nothing_else_of_verifiers():
+    graph = import_graph("referee.verifiers")
+    assert "referee.verifiers.text.prose" in graph
+    assert _reaching(graph, "referee.verifiers.text", ("referee.verifiers.text",)) == {}
+
+
+def test_answer_domains_do_not_import_each_other():
+    from referee.verifiers import VERIFIER_NAMES, get_verifier
+
+    graph = import_graph("referee.verifiers")
+    domains = [get_verifier(name).__name__ for name in VERIFIER_NAMES]
+    assert set(domains) == {"referee.verifiers.math", "referee.verifiers.code", "referee.verifiers.gsm8k"}
+    crossing = {}
+    for domain in domains:
+        others = tuple(o for other in domains if other != domain for o in (other + ".", other))
+        reached = {name: sorted(t for t in targets if t.startswith(others) and not t.startswith(domain + "."))
+                   for name, targets in graph.items() if name == domain or name.startswith(domain + ".")}
+        crossing.update({name: targets for name, targets in reached.items() if targets})
+    assert crossing == {}
+
+
+def test_no_verifier_or_reward_imports_a_runner():
+    graph = import_graph("referee.verifiers", "referee.rewards")
+    importing = sorted(name for name, targets in graph.items() if "referee.verifiers.ray_host" in targets)
+    assert importing == []
+
+
+@pytest.mark.parametrize("old", sorted(MOVED_VERIFIER_MODULES))
+def test_a_moved_verifier_module_still_imports_under_its_old_name(old):
+    new = MOVED_VERIFIER_MODULES[old]
+    module = importlib.import_module(f"referee.verifiers.{old}")
+    if isinstance(new, str):
+        assert module is importlib.import_module(f"referee.verifiers.{new}")
+    assert [name for name in OLD_PUBLIC_NAMES[old] if not hasattr(module, name)] == []
+
+
+# The public names of the flat maths modules before verifiers/ became a house (math.py's
+# on_backend, the dispatch hook, is gone with the dispatch).
+OLD_PUBLIC_NAMES = {
+    "math_answers": ["BOXED_RE", "CompareOptions", "ExactNumber", "Extraction", "MAX_GOLD_CHARS", "PERCENT_MODES",
+                     "Percent", "Source", "UnusableGold", "assignment_value", "balanced", "base_number",
+                     "brace_depth", "canonical", "exact_elements", "exact_matrix", "exact_number", "extract_answer",
+                     "first_number", "for_sympy", "format_number", "gold_answer", "has_decimals", "is_bare_answer",
+                     "last_boxed", "may_end_in_unit", "never_a_number", "number_words_only", "numbers_match",
+                     "strip_math_delimiters", "top_level_parts"],
+    "math_extract": ["CUT_OFF_REASON", "Extraction", "HEDGE", "Source", "after_reasoning", "before_modifier",
+                     "boxed_spans", "extract_answer", "is_bare_answer", "is_mention", "last_boxed",
+                     "last_prose_number", "looks_cut_off", "math_spans", "prose_number", "prose_words",
+                     "strip_math_delimiters", "without_closing_remark"],
+    "math_forms": ["balanced", "comparable", "has_relation", "is_mention", "number_words_only", "right_hand_side",
+                   "top_level_parts", "union_of_alternatives"],
+    "math_values": ["CompareOptions", "canonical", "closed_form_value", "definition", "far_apart", "is_simple_maths",
+                    "may_end_in_unit", "ordered_values", "surely_parses", "top_level_parts", "union_values",
+                    "unordered_values", "value_at_point"],
+    "math_sympy": ["CompareOptions", "equivalent", "gold_problem", "judge"],
+    "latex": ["BOXED_RE", "boxed_spans", "closing_braces"],
+    "numeric": ["Exact", "NumberMatch", "exact", "first_number", "format_number", "iter_numbers", "last_number",
+                "parse_number"],
+    "math": ["CUT_OFF_REASON", "CompareOptions", "ExactNumber", "Extraction", "HEDGE", "MAX_NESTING", "NamedFunction",
+             "Outcome", "Percent", "UnusableGold", "Verdict", "after_reasoning", "base_number", "brace_depth",
+             "canonical", "closed_form_value", "comparable", "definition", "exact_elements", "exact_matrix",
+             "exact_number", "extract_answer", "far_apart", "for_sympy", "gold_answer", "has_decimals",
+             "looks_cut_off", "never_a_number", "numbers_match", "ordered_values", "shared_pool",
+             "strip_math_delimiters", "surely_parses", "top_level_parts", "union_of_alternatives", "union_values",
+             "unordered_values", "value_at_point", "verify", "verify_batch"],
+}
+
+
+def test_the_old_flat_math_module_names_still_resolve():
+    from referee.verifiers import math as maths
+
+    assert [name for name in OLD_PUBLIC_NAMES["math"] if not hasattr(maths, name)] == []
+    assert maths.__all__ == ["CompareOptions", "Verdict", "verify", "verify_batch"]
+
+
+def test_old_verifier_paths_and_pickles_work_in_a_fresh_process():
+    # A pickle written before the split names referee.verifiers.math_answers.CompareOptions.
+    script = ("import pickle; from referee.verifiers.math import CompareOptions; "
+              "data = pickle.dumps(CompareOptions(percent='divide'), protocol=0); "
+              "old = data.replace(b'referee.verifiers.math.options', b'referee.verifiers.math_answers'); "
+              "assert old != data and pickle.loads(old) == CompareOptions(percent='divide'); "
+              "assert pickle.loads(data) == CompareOptions(percent='divide'); "
+              "from referee.verifiers.math_extract import looks_cut_off; import referee.verifiers.text.prose as p; "
+              "assert looks_cut_off is p.looks_cut_off; import referee.verifiers.numeric as n, referee.verifiers.text.numbers as m; "
+              "assert n is m and n.__spec__.name == n.__name__ == 'referee.verifiers.text.numbers'; print('ok')")
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert run.stdout.strip() == "ok", run.stderr
+
+
+def test_the_old_backend_keyword_warns_and_still_dispatches():
+    from referee.verifiers import gsm8k
+
+    with pytest.warns(DeprecationWarning, match="verify_batch_on"):
+        verdicts = gsm8k.verify_batch(["#### 3"], [3], backend="dask")
+    assert [v.reason for v in verdicts] == ["backend='dask' is not one of local, ray"]
 
 
 def test_what_the_capabilities_share_lives_below_them():

@@ -27,12 +27,11 @@ from fractions import Fraction
 from functools import lru_cache
 from typing import Any, Literal, NamedTuple, TypeVar
 
-from .latex import boxed_spans
-from .math_answers import UnusableGold
-from .math_extract import CUT_OFF_REASON, before_modifier, looks_cut_off, without_closing_remark
-from .numeric import Exact, NumberMatch, exact, first_number, format_number, iter_numbers, last_number, parse_number
-from .ray_host import on_backend
-from .verdict import Verdict
+from .text.latex import boxed_spans
+from .text.numbers import Exact, NumberMatch, exact, first_number, format_number, iter_numbers, last_number, parse_number
+from .registry import moved_backend_keyword
+from .text.prose import CUT_OFF_REASON, before_modifier, looks_cut_off, without_closing_remark
+from .verdict import UnusableGold, Verdict
 
 Mode = Literal["strict", "flexible", "auto"]
 MODES: tuple[str, ...] = ("strict", "flexible", "auto")
@@ -361,7 +360,7 @@ def _gold(gold: Any) -> tuple[Exact, str]:
 def gold_value(gold: Any) -> Fraction:
     """Parse a gold answer (number, string, or a full GSM8K solution ending in ``#### N``).
 
-    Returns the exact value; raises :class:`~referee.verifiers.math_answers.UnusableGold` (a
+    Returns the exact value; raises :class:`~referee.verifiers.verdict.UnusableGold` (a
     ``ValueError``, the maths verifier's) with a one-line message when the gold is unusable.
 
     Example:
@@ -370,7 +369,7 @@ def gold_value(gold: Any) -> Fraction:
         >>> gold_value("eighteen")
         Traceback (most recent call last):
         ...
-        referee.verifiers.math_answers.UnusableGold: gold 'eighteen' is not a single number
+        referee.verifiers.verdict.UnusableGold: gold 'eighteen' is not a single number
     """
     return Fraction(_gold(gold)[0])
 
@@ -458,8 +457,9 @@ def verify_batch(completions: Sequence[Any], golds: Sequence[Any], *, batch_time
     """``verify`` over paired lists, order kept; bad items get their own Verdict.
 
     ``batch_timeout``: seconds the whole call may take (items not reached by then are
-    ``error``); ``backend="ray"`` checks the batch on the Ray verifier host of the caller's
-    node (:mod:`referee.verifiers.ray_host`).
+    ``error``); ``backend="ray"`` (deprecated, kept for one release: use
+    :func:`referee.verifiers.registry.verify_batch_on`) checks the batch on the Ray verifier host
+    of the caller's node.
 
     Example:
         >>> [v.status for v in verify_batch(["#### 3", "no idea", None], [3, 3, 3])]
@@ -468,7 +468,7 @@ def verify_batch(completions: Sequence[Any], golds: Sequence[Any], *, batch_time
     if len(completions) != len(golds):
         raise ValueError(f"verify_batch got {len(completions)} completions but {len(golds)} golds; pass one gold per completion.")
     if backend != "local":
-        return on_backend("gsm8k", backend, completions, golds, {**options, "batch_timeout": batch_timeout})
+        return moved_backend_keyword("gsm8k", backend, completions, golds, {**options, "batch_timeout": batch_timeout})
     if batch_timeout is None:
         return [verify(completion, gold, **options) for completion, gold in zip(completions, golds)]
     if isinstance(batch_timeout, bool) or not isinstance(batch_timeout, (int, float)) or not batch_timeout > 0:

@@ -1,11 +1,13 @@
 """Verification across machines on Ray: one verifier host actor per node, shared by every caller there.
 
-``verify_batch(..., backend="ray")`` of the maths, GSM8K and code verifiers calls
-:func:`run_batch`, which sends the batch to the **verifier host of the caller's own node**: a
+This runner stands above every answer domain: a reward's ``backend="ray"`` (dispatched by
+:func:`referee.verifiers.registry.verify_batch_on`) calls :func:`run_batch`, which sends the batch to the **verifier host of the caller's own node**: a
 threaded Ray actor named ``referee-host-<node_id>`` that owns referee's maths pool and code
 sandbox fork servers on that node. So completions never leave their node, the gold cache of
 the maths workers stays warm per node, and all the trainer's processes on a node share one set
-of pools instead of starting one each.
+of pools instead of starting one each. The host finds each verifier by name through the
+registry and gives it the options the host owns (its pool size as ``workers``, its sandbox
+level as ``isolation``) when the verifier's ``verify_batch`` takes them.
 
 * **Placement.** A host takes ``num_cpus`` equal to its pool size (default: half the node's
   CPUs, at least one; :func:`configure_hosts` or ``REFEREE_RAY_POOL_SIZE``), runs up to twice
@@ -38,6 +40,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import inspect
 import math
 import os
 import threading
@@ -46,12 +49,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from .registry import BACKENDS, VERIFIER_NAMES, backend_problem, get_verifier, warm_up_case  # noqa: F401 (BACKENDS, backend_problem: their old home)
 from .verdict import Verdict
 
-BACKENDS: tuple[str, ...] = ("local", "ray")
 HOST_PREFIX = "referee-host-"
 NAMESPACE = "referee"  # the hosts' Ray namespace, shared by every job of the cluster
-_VERIFIERS = ("gsm8k", "math", "code")
 _MIN_CHUNK = 32  # items per chunk at least: a chunk is one actor call
 _GRACE_SECONDS = 5.0  # past batch_timeout, how long the caller waits for a host's own deadline to answer
 _MONITOR = "monitor"  # the hosts' concurrency group for info()
@@ -129,30 +131,6 @@ def configure_hosts(**changes: Any) -> HostSettings:
     return settings
 
 
-def backend_problem(backend: Any) -> str | None:
-    """What is wrong with a ``backend=`` value (one line), or ``None``.
-
-    Example:
-        >>> backend_problem("ray") is None, backend_problem("local") is None
-        (True, True)
-        >>> backend_problem("dask")
-        "backend='dask' is not one of local, ray"
-    """
-    return None if backend in BACKENDS else f"backend={backend!r} is not one of {', '.join(BACKENDS)}"
-
-
-def below(level: str, minimum: str | None) -> bool:
-    """Whether sandbox isolation ``level`` is weaker than ``minimum`` (``None``: nothing is).
-
-    Example:
-        >>> below("basic", "uid"), below("full", "uid"), below("uid", None)
-        (True, False, False)
-    """
-    from .code.isolation import LEVELS
-
-    return minimum is not None and LEVELS.index(level) > LEVELS.index(minimum)
-
-
 def chunk_bounds(count: int, parts: int, min_chunk: int = _MIN_CHUNK) -> list[tuple[int, int]]:
     """Split ``range(count)`` into at most ``parts`` contiguous chunks of at least ``min_chunk`` items.
 
@@ -182,6 +160,7 @@ class VerifierHost:
         import ray
 
         from .code.doctor import SandboxCheck, sandbox_check
+        from .code.isolation import below
 
         self.pool_size = pool_size
         self.min_isolation = min_isolation
@@ -204,9 +183,17 @@ class VerifierHost:
         elif below(check.level, min_isolation):
             self.refusal = (f"the verifier host on node {self.node_id[:12]} has sandbox isolation {check.level}, "
                             f"below min_isolation={min_isolation}; it refuses code")
-        from . import math as maths
+        for name in VERIFIER_NAMES:  # start the worker pools of the verifiers that have them
+            case = warm_up_case(name)
+            if case is not None:
+                module = get_verifier(name)
+                module.verify_batch([case[0]], [case[1]], **self._owned_options(module))
 
-        maths.verify_batch([r"\boxed{1}"], ["1"], workers=pool_size)  # start the maths pool
+    def _owned_options(self, module: Any) -> dict[str, Any]:
+        """The options this host owns (pool size, sandbox level) that ``module``'s ``verify_batch`` takes."""
+        takes = inspect.signature(module.verify_batch).parameters
+        owned = {"workers": self.pool_size, "isolation": self.isolation}
+        return {name: value for name, value in owned.items() if name in takes}
 
     def info(self) -> dict[str, Any]:
         """Where this host runs and what it has (``referee doctor --ray`` prints it)."""
@@ -222,20 +209,16 @@ class VerifierHost:
     def verify_batch(self, verifier: str, completions: Sequence[Any], golds: Sequence[Any],
                      options: dict[str, Any], caller: tuple[str, int]) -> list[Verdict]:
         """The local ``verify_batch`` of ``verifier`` on this node's pools (``workers`` is the host's)."""
-        from .registry import get_verifier
-
         with self._lock:
             self.batches += 1
             self.items += len(completions)
             self.callers.add(tuple(caller))
-        if verifier == "code" and self.refusal:
+        module = get_verifier(verifier)
+        owned = self._owned_options(module)
+        if "isolation" in owned and self.refusal:  # a verifier that takes a sandbox level runs code
             return [Verdict("error", reason=self.refusal) for _ in completions]
-        options = dict(options, backend="local")
-        if verifier in ("math", "code"):
-            options["workers"] = self.pool_size
-        if verifier == "code":
-            options["isolation"] = self.isolation
-        return get_verifier(verifier).verify_batch(completions, golds, **options)
+        options = {name: value for name, value in options.items() if name != "backend" and name not in owned}
+        return module.verify_batch(completions, golds, **options, **owned)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -430,7 +413,7 @@ def run_batch(verifier: str, completions: Sequence[Any], golds: Sequence[Any], o
               *, batch_timeout: float | None = None) -> list[Verdict]:
     """``verifier``'s ``verify_batch`` on the verifier host of the caller's node; one Verdict per item, in order.
 
-    The dispatch every ``verify_batch(..., backend="ray")`` makes. ``options`` are the
+    The dispatch of ``backend="ray"`` (see :func:`referee.verifiers.registry.verify_batch_on`). ``options`` are the
     verifier's own (sent to the host as they are); ``batch_timeout`` bounds the whole call:
     the host gets it too (maths and code stop their own work then), and items unfinished
     shortly after it are ``error``. Never raises for a failed host or node: see the module's
@@ -444,7 +427,7 @@ def run_batch(verifier: str, completions: Sequence[Any], golds: Sequence[Any], o
     if batch_timeout is not None and (isinstance(batch_timeout, bool) or not isinstance(batch_timeout, (int, float))
                                       or not batch_timeout > 0):
         return [Verdict("error", reason=f"batch_timeout={batch_timeout!r} must be a positive number of seconds")] * count
-    if verifier not in _VERIFIERS:
+    if verifier not in VERIFIER_NAMES:
         return [Verdict("error", reason=f"no verifier {verifier!r} on the verifier hosts")] * count
     if not count:
         return []
@@ -548,25 +531,6 @@ def run_batch(verifier: str, completions: Sequence[Any], golds: Sequence[Any], o
             reason = f"the batch deadline of {batch_timeout} s passed before the verifier host answered"
         out.append(Verdict("error", reason=reason, details={"backend": "ray"}))
     return out
-
-
-def on_backend(verifier: str, backend: Any, completions: Sequence[Any], golds: Sequence[Any],
-               params: dict[str, Any]) -> list[Verdict]:
-    """The dispatch hook of every ``verify_batch``: ``params`` are its arguments (``locals()``),
-    sent to ``backend`` (``"ray"``: :func:`run_batch`); an unknown backend makes every item ``error``.
-
-    Example:
-        >>> [v.reason for v in on_backend("gsm8k", "dask", ["#### 3"], [3], {"mode": "strict"})]
-        ["backend='dask' is not one of local, ray"]
-    """
-    problem = backend_problem(backend)
-    if problem or backend == "local":
-        return [Verdict("error", reason=problem or "backend='local' is not sent to a host")] * len(completions)
-    options = {k: v for k, v in params.items() if k not in _NOT_OPTIONS}
-    return run_batch(verifier, completions, golds, options, batch_timeout=params.get("batch_timeout"))
-
-
-_NOT_OPTIONS = frozenset({"completions", "golds", "tests_list", "backend", "batch_timeout"})
 
 
 async def averify_batch(verifier: str, completions: Sequence[Any], golds: Sequence[Any], **options: Any) -> list[Verdict]:

@@ -165,3 +165,12 @@ def _checked_score(status: Any, score: Any) -> float:
     elif checked != 0.0:
         raise ValueError(f"A {status} Verdict must score 0.0, got {score!r}.")
     return checked
+
+
+class UnusableGold(ValueError):
+    """The gold answer cannot be read (its message says why and what to pass instead).
+
+    Example:
+        >>> isinstance(UnusableGold("gold '' is empty"), ValueError)
+        True
+    """

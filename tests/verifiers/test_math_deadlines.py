@@ -9,6 +9,7 @@ import pytest
 
 from referee.verifiers import math as math_verifier
 from referee.verifiers.deadline_pool import NamedFunction
+from referee.verifiers.math import pipeline as math_pipeline
 
 DEADLINE = 1.0
 SLACK = 0.5
@@ -102,7 +103,7 @@ def test_a_gold_that_hangs_is_the_golds_fault():
 
 
 def test_a_failing_checker_is_an_error_not_the_completions_fault(monkeypatch):
-    monkeypatch.setattr(math_verifier, "_JUDGE", NamedFunction("os:_exit"))  # raises TypeError in the worker
+    monkeypatch.setattr(math_pipeline, "_JUDGE", NamedFunction("os:_exit"))  # raises TypeError in the worker
     verdict = math_verifier.verify(r"\boxed{\sqrt{5}/2}", GOLD)
     assert verdict.status == "error" and "TypeError" in verdict.reason
 

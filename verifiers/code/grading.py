@@ -8,11 +8,11 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..deadline_pool import DeadlinePool, Outcome, shared_pool
-from ..ray_host import below, on_backend
+from ..registry import moved_backend_keyword
 from ..verdict import Verdict
 from .extract import extract_code
 from .formats import TestsError, count_tests, parse_tests
-from .isolation import LEVELS, Isolation, resolve_isolation
+from .isolation import LEVELS, Isolation, below, resolve_isolation
 from .limits import DEFAULT_TMP_MB
 from .judge import judge_task
 
@@ -185,9 +185,10 @@ def verify_batch(
             a weaker one is an ``error`` for every completion.
         batch_timeout: seconds the whole call may take (``None``: bounded by the per-test
             deadlines); programs unfinished by then are ``error``.
-        backend: ``"local"`` (this process's pools) or ``"ray"``: the batch is judged by the
-            Ray verifier host of the caller's node (:mod:`referee.verifiers.ray_host`;
-            ``workers`` is then the host's).
+        backend: ``"local"`` (this process's pools) or ``"ray"`` (deprecated, kept for one
+            release: use :func:`referee.verifiers.registry.verify_batch_on` or a reward's
+            ``backend=``): the batch is judged by the Ray verifier host of the caller's node
+            (``workers`` is then the host's).
 
     Returns:
         One Verdict per completion: ``score`` is the share of tests passed, ``correct`` means
@@ -204,7 +205,7 @@ def verify_batch(
         raise ValueError(f"verify_batch got {len(completions)} completions but {len(tests_list)} tests; "
                          "pass one tests dict per completion.")
     if backend != "local":
-        return on_backend("code", backend, completions, tests_list, locals())
+        return moved_backend_keyword("code", backend, completions, tests_list, locals())
     verdicts: list[Verdict | None] = [None] * len(completions)
     problem, level = check_options(timeout, memory_mb, max_output_bytes, tmp_mb, workers, isolation, abs_tol, rel_tol,
                                    allow_weak_isolation=allow_weak_isolation, min_isolation=min_isolation)

@@ -83,6 +83,16 @@ class Isolation:
         return f"{self.level} ({', '.join(layer.name for layer in self.layers if layer.on)})"
 
 
+def below(level: str, minimum: str | None) -> bool:
+    """Whether sandbox isolation ``level`` is weaker than ``minimum`` (``None``: nothing is).
+
+    Example:
+        >>> below("basic", "uid"), below("full", "uid"), below("uid", None)
+        (True, False, False)
+    """
+    return minimum is not None and LEVELS.index(level) > LEVELS.index(minimum)
+
+
 def _is_root() -> bool:
     return os.geteuid() == 0
 

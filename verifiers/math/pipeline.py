@@ -1,7 +1,7 @@
-"""Maths answer checking: math-verify and sympy equivalence with hard timeouts, fast.
+"""The batch pipeline: read each answer and gold, decide what plain text can, send the rest to sympy workers.
 
 ``verify(completion, gold)`` reads the completion's final answer (see
-:func:`referee.verifiers.math_answers.extract_answer`), reads the gold (bare LaTeX, a number
+:func:`referee.verifiers.math.extract.extract_answer`), reads the gold (bare LaTeX, a number
 or a full solution with ``\\boxed{}``), and decides in three steps, cheapest first:
 
 1. **text**: equal after normalisation (``\\dfrac`` = ``\\frac``, ``\\left(`` = ``(``, spacing,
@@ -33,29 +33,29 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-from .deadline_pool import NamedFunction, Outcome, shared_pool
-from .math_answers import (
-    CompareOptions,
+from ..deadline_pool import NamedFunction, Outcome, shared_pool
+from ..registry import moved_backend_keyword
+from ..text.latex import brace_depth, strip_math_delimiters, top_level_parts
+from ..text.prose import CUT_OFF_REASON, HEDGE, looks_cut_off
+from ..text.vocabulary import TEXT_COMMAND
+from ..verdict import UnusableGold, Verdict
+from .exact import (
     ExactNumber,
-    Extraction,
-    Percent,
-    UnusableGold,
     base_number,
-    brace_depth,
     canonical,
     exact_elements,
     exact_matrix,
     exact_number,
-    extract_answer,
     for_sympy,
-    gold_answer,
     has_decimals,
     never_a_number,
     numbers_match,
 )
-from .math_extract import CUT_OFF_REASON, HEDGE, after_reasoning, looks_cut_off, strip_math_delimiters
-from .math_forms import comparable, top_level_parts, union_of_alternatives
-from .math_values import (
+from .extract import Extraction, after_reasoning, extract_answer
+from .forms import comparable, union_of_alternatives
+from .gold import gold_answer
+from .options import CompareOptions, Percent
+from .values import (
     closed_form_value,
     definition,
     far_apart,
@@ -65,17 +65,15 @@ from .math_values import (
     unordered_values,
     value_at_point,
 )
-from .ray_host import on_backend
-from .verdict import Verdict
 
 # The sympy side is imported only by the workers: this process never parses with sympy.
-_WORKER_MODULES = ("referee.verifiers.math_sympy:_warm_up",)
-_JUDGE = NamedFunction("referee.verifiers.math_sympy:judge")
+_WORKER_MODULES = ("referee.verifiers.math.sympy_worker:_warm_up",)
+_JUDGE = NamedFunction("referee.verifiers.math.sympy_worker:judge")
 MAX_NESTING = 64  # deeper answers only exhaust the LaTeX parser's recursion
 _SHOWN = 80  # characters of an answer quoted in a reason
 # "or" between two answers inside one box or span: "x = 1 \text{ or } x = -2", "5 \quad \text{or} \quad 7"
 _OR_WORD_RE = re.compile(  # starts only where a run of spaces starts: linear however many spaces
-    r"(?<!\s)\s*(?:\\q?quad\s*)*(?:\\(?:text|mathrm|textrm|mbox)\s*\{\s*or\s*\}|(?<=\s)or(?=\s))\s*(?:\\q?quad\s*)*")
+    rf"(?<!\s)\s*(?:\\q?quad\s*)*(?:{TEXT_COMMAND}\s*\{{\s*or\s*\}}|" r"(?<=\s)or(?=\s))\s*(?:\\q?quad\s*)*")
 _WORDS_ONLY_RE = re.compile(r"(?:\\text\s*\{[^{}0-9]*\}|[A-Za-z\s.,;:'])+")  # "\text{No solutions}", "all primes"
 
 
@@ -113,7 +111,7 @@ os.register_at_fork(after_in_child=_GOLD_CHECKS.after_fork)
 class _Item:
     """A completion whose verdict depends on its gold being usable."""
 
-    gold: str  # the gold as compared with this answer (see math_forms.comparable)
+    gold: str  # the gold as compared with this answer (see forms.comparable)
     gold_for_sympy: str
     gold_number: ExactNumber | None
     gold_value: complex | None  # its value (at the comparison point when it has variables)
@@ -226,58 +224,143 @@ def _decided(item: _Item, correct: bool, method: str, reason: str) -> Verdict:
                    details=_details(item, method), reason=reason)
 
 
-def _fast_verdict(item: _Item, options: CompareOptions) -> Verdict | None:
-    """The verdict of the fast paths (text, base, number, kind, value), or ``None`` when sympy must decide."""
-    answer, gold = item.compared, item.gold
-    shown = f"{_short(item.read)} ({item.answer.source})"  # type: ignore[union-attr]
-    if canonical(answer) == canonical(gold):
-        return _decided(item, True, "text", f"{shown} matches the gold {_short(gold)} as written")
-    gold_base = base_number(gold)
-    if gold_base is not None:  # 52_8: the same digits (the base may be left out), nothing else
-        digits = base_number(answer) or (canonical(answer).upper(), gold_base[1])
-        equal = digits == gold_base
-        return _decided(item, equal, "base", f"{shown} {'equals' if equal else 'differs from'} the gold {_short(gold)}")
-    number = exact_number(answer)
-    if item.gold_number is not None and number is not None:
-        equal = numbers_match(number, item.gold_number, options)
-        return _decided(item, equal, "number", f"{shown} {'equals' if equal else 'differs from'} the gold {_short(gold)}")
-    matrix, gold_matrix = exact_matrix(answer), exact_matrix(gold)
-    if matrix is not None and gold_matrix is not None and (matrix == gold_matrix or not has_decimals(answer + gold)):
-        equal = matrix == gold_matrix
-        return _decided(item, equal, "elements", f"{shown} {'equals' if equal else 'differs from'} the gold {_short(gold)}")
-    unions, gold_unions = union_values(answer), union_values(gold)
+@dataclass
+class _Pair:
+    """What the fast checks read: the item, the options, and what more than one check needs."""
+
+    item: _Item
+    options: CompareOptions
+    answer: str  # the answer as compared
+    gold: str
+    shown: str  # the answer as a reason quotes it, with the rule that read it
+
+    @functools.cached_property
+    def number(self) -> ExactNumber | None:
+        """The answer as an exact number (read once, when a check first asks)."""
+        return exact_number(self.answer)
+
+
+def _same_text(pair: _Pair) -> Verdict | None:
+    if canonical(pair.answer) == canonical(pair.gold):
+        return _decided(pair.item, True, "text", f"{pair.shown} matches the gold {_short(pair.gold)} as written")
+    return None
+
+
+def _base_digits(pair: _Pair) -> Verdict | None:
+    gold_base = base_number(pair.gold)
+    if gold_base is None:
+        return None
+    # 52_8: the same digits (the base may be left out), nothing else
+    digits = base_number(pair.answer) or (canonical(pair.answer).upper(), gold_base[1])
+    equal = digits == gold_base
+    return _decided(pair.item, equal, "base", f"{pair.shown} {'equals' if equal else 'differs from'} the gold {_short(pair.gold)}")
+
+
+def _exact_numbers(pair: _Pair) -> Verdict | None:
+    if pair.item.gold_number is None or pair.number is None:
+        return None
+    equal = numbers_match(pair.number, pair.item.gold_number, pair.options)
+    return _decided(pair.item, equal, "number", f"{pair.shown} {'equals' if equal else 'differs from'} the gold {_short(pair.gold)}")
+
+
+def _exact_matrices(pair: _Pair) -> Verdict | None:
+    matrix, gold_matrix = exact_matrix(pair.answer), exact_matrix(pair.gold)
+    if matrix is None or gold_matrix is None or (matrix != gold_matrix and has_decimals(pair.answer + pair.gold)):
+        return None
+    equal = matrix == gold_matrix
+    return _decided(pair.item, equal, "elements", f"{pair.shown} {'equals' if equal else 'differs from'} the gold {_short(pair.gold)}")
+
+
+def _interval_values(pair: _Pair) -> Verdict | None:
+    unions, gold_unions = union_values(pair.answer), union_values(pair.gold)
     if unions is not None and gold_unions is not None and (len(unions) != len(gold_unions) or any(
-            far_apart(a, g, options) for union, gold_union in zip(unions, gold_unions) for a, g in zip(union, gold_union))):
-        return _decided(item, False, "value", f"{shown} and the gold {_short(gold)} differ in some interval")
-    elements, gold_elements = exact_elements(answer), exact_elements(gold)
-    if elements is not None and gold_elements is not None and elements[0] == gold_elements[0]:
-        if elements == gold_elements:
-            return _decided(item, True, "elements", f"{shown} has the elements of the gold {_short(gold)}")
-        if not has_decimals(answer) and not has_decimals(gold):
-            return _decided(item, False, "elements", f"{shown} and the gold {_short(gold)} differ in some element")
+            far_apart(a, g, pair.options) for union, gold_union in zip(unions, gold_unions) for a, g in zip(union, gold_union))):
+        return _decided(pair.item, False, "value", f"{pair.shown} and the gold {_short(pair.gold)} differ in some interval")
+    return None
+
+
+def _exact_elements(pair: _Pair) -> Verdict | None:
+    elements, gold_elements = exact_elements(pair.answer), exact_elements(pair.gold)
+    if elements is None or gold_elements is None or elements[0] != gold_elements[0]:
+        return None
+    if elements == gold_elements:
+        return _decided(pair.item, True, "elements", f"{pair.shown} has the elements of the gold {_short(pair.gold)}")
+    if not has_decimals(pair.answer) and not has_decimals(pair.gold):
+        return _decided(pair.item, False, "elements", f"{pair.shown} and the gold {_short(pair.gold)} differ in some element")
+    return None
+
+
+def _words_against_maths(pair: _Pair) -> Verdict | None:
+    answer = pair.answer
     if _WORDS_ONLY_RE.fullmatch(answer) and len(re.findall(r"[A-Za-z]{2,}", answer.replace("\\text", ""))) >= 2 \
-            and re.search(r"[0-9]", gold):
-        return _decided(item, False, "kind", f"{shown} is words, the gold {_short(gold)} is maths")
-    gold_is_number = item.gold_number is not None or closed_form_value(gold) is not None
-    answer_is_number = number is not None or closed_form_value(answer) is not None
-    if gold_is_number and never_a_number(answer) or answer_is_number and never_a_number(gold):
-        return _decided(item, False, "kind", f"{shown} and the gold {_short(gold)} are not the same kind: "
-                                              "one is a number, one never is")
-    defined, gold_defined = definition(answer), definition(gold)
+            and re.search(r"[0-9]", pair.gold):
+        return _decided(pair.item, False, "kind", f"{pair.shown} is words, the gold {_short(pair.gold)} is maths")
+    return None
+
+
+def _number_against_never_a_number(pair: _Pair) -> Verdict | None:
+    gold_is_number = pair.item.gold_number is not None or closed_form_value(pair.gold) is not None
+    answer_is_number = pair.number is not None or closed_form_value(pair.answer) is not None
+    if gold_is_number and never_a_number(pair.answer) or answer_is_number and never_a_number(pair.gold):
+        return _decided(pair.item, False, "kind", f"{pair.shown} and the gold {_short(pair.gold)} are not the same kind: "
+                                                   "one is a number, one never is")
+    return None
+
+
+def _defined_values(pair: _Pair) -> Verdict | None:
+    defined, gold_defined = definition(pair.answer), definition(pair.gold)
     if defined is not None and gold_defined is not None and defined[0] == gold_defined[0]:
-        value, gold_value = _evaluator(options)(defined[1]), _evaluator(options)(gold_defined[1])
-        if value is not None and gold_value is not None and far_apart(value, gold_value, options):
-            return _decided(item, False, "value", f"{shown} and the gold {_short(gold)} define different values")
-    if item.gold_value is not None:
-        value = float(number.value) if number is not None and not number.percent else _evaluator(options)(answer)
-        if value is not None and far_apart(value, item.gold_value, options):
-            return _decided(item, False, "value", f"{shown} and the gold {_short(gold)} differ in value")
+        value, gold_value = _evaluator(pair.options)(defined[1]), _evaluator(pair.options)(gold_defined[1])
+        if value is not None and gold_value is not None and far_apart(value, gold_value, pair.options):
+            return _decided(pair.item, False, "value", f"{pair.shown} and the gold {_short(pair.gold)} define different values")
+    return None
+
+
+def _values_at_a_point(pair: _Pair) -> Verdict | None:
+    if pair.item.gold_value is None:
+        return None
+    number = pair.number
+    value = float(number.value) if number is not None and not number.percent else _evaluator(pair.options)(pair.answer)
+    if value is not None and far_apart(value, pair.item.gold_value, pair.options):
+        return _decided(pair.item, False, "value", f"{pair.shown} and the gold {_short(pair.gold)} differ in value")
+    return None
+
+
+def _values_element_by_element(pair: _Pair) -> Verdict | None:
     for read in (ordered_values, unordered_values):  # tuples and intervals in order, sets and lists sorted
-        gold_values, answer_values = read(gold), read(answer)
+        gold_values, answer_values = read(pair.gold), read(pair.answer)
         if gold_values is not None and answer_values is not None and (
                 len(gold_values) != len(answer_values)
-                or any(far_apart(g, a, options) for g, a in zip(gold_values, answer_values))):
-            return _decided(item, False, "value", f"{shown} and the gold {_short(gold)} differ in some element")
+                or any(far_apart(g, a, pair.options) for g, a in zip(gold_values, answer_values))):
+            return _decided(pair.item, False, "value", f"{pair.shown} and the gold {_short(pair.gold)} differ in some element")
+    return None
+
+
+# The checks that decide without sympy, in the order they run; the first that decides wins
+# (``details["method"]`` says which kind of check: text, base, number, elements, kind, value).
+FAST_CHECKS: tuple[tuple[str, Callable[[_Pair], Verdict | None]], ...] = (
+    ("same text", _same_text),
+    ("base digits", _base_digits),  # a gold in a base decides here, right or wrong
+    ("exact numbers", _exact_numbers),
+    ("exact matrices", _exact_matrices),
+    ("interval values", _interval_values),
+    ("exact elements", _exact_elements),
+    ("words against maths", _words_against_maths),
+    ("number against never a number", _number_against_never_a_number),
+    ("defined values", _defined_values),
+    ("values at a point", _values_at_a_point),
+    ("values element by element", _values_element_by_element),
+)
+
+
+def _fast_verdict(item: _Item, options: CompareOptions) -> Verdict | None:
+    """The verdict of the first of :data:`FAST_CHECKS` that decides, or ``None`` when sympy must decide."""
+    shown = f"{_short(item.read)} ({item.answer.source})"  # type: ignore[union-attr]
+    pair = _Pair(item, options, item.compared, item.gold, shown)
+    for _, check in FAST_CHECKS:
+        verdict = check(pair)
+        if verdict is not None:
+            return verdict
     return None
 
 
@@ -396,8 +479,9 @@ def verify_batch(
     (``None``, the default: bounded by the per-item deadlines, at most about
     ``timeout * len / workers``); items unfinished by then are ``error``. Identical
     (gold, answer) pairs are checked once, and each distinct gold is parsed once per worker.
-    ``backend="ray"`` checks the batch on the Ray verifier host of the caller's node
-    (:mod:`referee.verifiers.ray_host`; ``workers`` is then the host's).
+    ``backend="ray"`` (deprecated, kept for one release: use
+    :func:`referee.verifiers.registry.verify_batch_on` or a reward's ``backend=``) checks the batch
+    on the Ray verifier host of the caller's node (``workers`` is then the host's).
 
     Example:
         >>> golds = [r"\\frac{1}{2}"] * 3 + [None]
@@ -408,7 +492,7 @@ def verify_batch(
         raise ValueError(f"verify_batch got {len(completions)} completions but {len(golds)} golds; "
                          "pass one gold per completion.")
     if backend != "local":
-        return on_backend("math", backend, completions, golds, locals())
+        return moved_backend_keyword("math", backend, completions, golds, locals())
     started = time.monotonic()
     options = CompareOptions(float_rounding, abs_tol, rel_tol, percent, strict)
     problem = _option_problem(options, timeout, max_answer_chars, workers, batch_timeout, after_think)

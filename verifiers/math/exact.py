@@ -1,14 +1,11 @@
-"""Maths answers as text: find the final answer, read the gold, and the checks that need no sympy.
+"""Decisions without sympy: normalised text, exact numbers, bases, lists and matrices, compared in plain string work.
 
-Everything here is plain string work, linear in the input, safe to run in the trainer's own
-process. Parsing with sympy (which can hang) lives in :mod:`referee.verifiers.math_sympy` and
-runs only in worker processes.
-
-* :func:`extract_answer` reads the final answer of a completion.
-* :func:`gold_answer` turns any reasonable gold (bare LaTeX, a number, a full solution with
-  ``\\boxed{}``) into answer text, or raises :class:`UnusableGold`.
-* :func:`canonical` and :func:`exact_number` are the fast paths: normalised text equality and
-  exact numbers (read by :mod:`referee.verifiers.numeric`), compared by :func:`numbers_match`.
+Everything here is linear in the input and safe to run in the trainer's own process; parsing
+with sympy (which can hang) lives in :mod:`referee.verifiers.math.sympy_worker` and runs only in
+worker processes. :func:`canonical` and :func:`exact_number` are the fast paths: normalised text
+equality and exact numbers (read by :mod:`referee.verifiers.text.numbers`), compared by
+:func:`numbers_match`; :func:`never_a_number` and :func:`may_end_in_unit` say which answers a
+number can never equal.
 """
 
 from __future__ import annotations
@@ -16,147 +13,26 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, Literal
+from typing import Any
 
-from .latex import BOXED_RE
-from .math_extract import Extraction, Source, extract_answer, is_bare_answer, last_boxed, strip_math_delimiters
-from .math_forms import balanced, number_words_only, top_level_parts
-from .numeric import first_number, format_number
-
-Percent = Literal["either", "divide", "ignore"]
-PERCENT_MODES: tuple[str, ...] = ("either", "divide", "ignore")
-
-MAX_GOLD_CHARS = 10_000
-
-
-@dataclass(frozen=True)
-class CompareOptions:
-    """How two answers are compared (the keyword options of ``referee.verifiers.math.verify``).
-
-    Attributes:
-        float_rounding: when either answer is written with a decimal point, both are rounded to
-            this many decimal places before comparing (math-verify's rule: ``1/3 == 0.333333``).
-        abs_tol: absolute tolerance for numeric answers; 0 compares exactly (after rounding).
-        rel_tol: relative tolerance for numeric answers; 0 compares exactly (after rounding).
-        percent: ``"either"`` (``50\\%`` equals both 50 and 0.5), ``"divide"`` (``50\\%`` is 0.5
-            only) or ``"ignore"`` (the sign is dropped: ``50\\%`` is 50 only).
-        strict: math-verify's strict mode: variable names matter and a set never equals a
-            tuple. ``False`` matches variables by position (``f(x) = x+1`` equals ``y+1``).
-
-    Example:
-        >>> CompareOptions(percent="divide").percent
-        'divide'
-    """
-
-    float_rounding: int = 6
-    abs_tol: float = 0.0
-    rel_tol: float = 0.0
-    percent: Percent = "either"
-    strict: bool = True
-
-    def problem(self) -> str | None:
-        """A one-line description of the first bad option, or ``None`` when all are fine.
-
-        Example:
-            >>> CompareOptions(percent="half").problem()
-            "percent='half' is not one of either, divide, ignore"
-        """
-        if self.percent not in PERCENT_MODES:
-            return f"percent={self.percent!r} is not one of {', '.join(PERCENT_MODES)}"
-        if not isinstance(self.float_rounding, int) or isinstance(self.float_rounding, bool) or self.float_rounding < 0:
-            return f"float_rounding={self.float_rounding!r} must be a non-negative integer"
-        for name in ("abs_tol", "rel_tol"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0:
-                return f"{name}={value!r} must be a non-negative number"
-        if not isinstance(self.strict, bool):
-            return f"strict={self.strict!r} must be True or False"
-        return None
-
-
-class UnusableGold(ValueError):
-    """The gold answer cannot be read (its message says why and what to pass instead).
-
-    Example:
-        >>> isinstance(UnusableGold("gold '' is empty"), ValueError)
-        True
-    """
-
-
-# ---------------------------------------------------------------------------------------------
-# Gold
-
-
-def gold_answer(gold: Any) -> str:
-    """The gold as answer text: bare LaTeX, a number, or a full solution (its last ``\\boxed{}``).
-
-    A gold with no box is read whole when it is only an answer, else with the completion's
-    extraction rules (``Answer is 5.``); a number in words (``forty two``) is unusable.
-
-    Raises:
-        UnusableGold: for an empty, non-text, unbalanced or over-long gold.
-
-    Example:
-        >>> gold_answer(r"so the area is $\\boxed{\\frac{1}{2}}$.")
-        '\\\\frac{1}{2}'
-        >>> gold_answer("$50\\\\%$"), gold_answer(0.25), gold_answer(Fraction(1, 3))
-        ('50\\\\%', '0.25', '1/3')
-        >>> gold_answer("$ $")
-        Traceback (most recent call last):
-        ...
-        referee.verifiers.math_answers.UnusableGold: gold '$ $' is empty; pass the answer text, ...
-    """
-    if isinstance(gold, bool) or gold is None:
-        raise UnusableGold(f"gold {gold!r} is not an answer; pass the answer text, e.g. '\\frac{{1}}{{2}}'")
-    if isinstance(gold, (int, Fraction)):
-        return format_number(Fraction(gold))
-    if isinstance(gold, float):
-        if gold != gold or gold in (float("inf"), float("-inf")):
-            raise UnusableGold(f"gold {gold!r} is not a finite number; pass the answer text instead")
-        return repr(gold)
-    if not isinstance(gold, str):
-        raise UnusableGold(f"gold of type {type(gold).__name__} is not text or a number; pass the answer as a string")
-    if len(gold) > MAX_GOLD_CHARS:
-        raise UnusableGold(f"gold is {len(gold)} characters long (over {MAX_GOLD_CHARS}); pass only the final answer")
-    if BOXED_RE.search(gold):
-        boxed = last_boxed(gold)
-        if boxed is None:
-            raise UnusableGold(f"gold {gold[-80:]!r} has no readable \\boxed{{}} answer; fix its braces or pass the answer")
-        text = boxed[1]
-    else:
-        text = strip_math_delimiters(gold)
-        if not text:
-            raise UnusableGold(f"gold {gold[:80]!r} is empty; pass the answer text, e.g. '\\frac{{1}}{{2}}'")
-        if number_words_only(text):
-            raise UnusableGold(f"gold {gold[:80]!r} is a number in words, which no maths parser reads; pass it in digits")
-        if is_bare_answer(text):
-            text = text if "\\$" in text else text.replace("$", "")  # "$-1$,$2$" is the list -1, 2
-        else:
-            found = extract_answer(gold)
-            if found is None:
-                raise UnusableGold(f"gold {gold[:80]!r} states no answer; pass the answer text, e.g. '\\frac{{1}}{{2}}'")
-            text = found.group or found.text
-    text = text.strip()
-    if not text:
-        raise UnusableGold(f"gold {gold[:80]!r} is empty; pass the answer text, e.g. '\\frac{{1}}{{2}}'")
-    if not balanced(text, "{", "}"):
-        raise UnusableGold(f"gold {text[:80]!r} has unbalanced braces; fix the gold's LaTeX")
-    return text
-
+from ..text.latex import strip_math_delimiters, top_level_parts
+from ..text.numbers import first_number
+from ..text.vocabulary import OPERATOR_NAME_COMMAND, SCALE_WORD, STYLED_TEXT_COMMAND, TEXT_COMMAND
+from .options import CompareOptions, Percent
 
 # ---------------------------------------------------------------------------------------------
 # Fast paths
 
 
-_TEXT_COMMAND_RE = re.compile(r"\\(?:text|textbf|textit|textrm|textnormal|mbox|mathrm|mathbf)\s*\{([^{}]*)\}")
-_SPACING_RE = re.compile(r"(?<!\\)\\(?:(?:left|right|displaystyle|quad|qquad)(?![A-Za-z])|[!,;: ])|\s+")
+_TEXT_COMMAND_RE = re.compile(rf"{STYLED_TEXT_COMMAND}\s*\{{([^{{}}]*)\}}")
+_SPACING_AND_SIZING_RE = re.compile(r"(?<!\\)\\(?:(?:left|right|displaystyle|quad|qquad)(?![A-Za-z])|[!,;: ])|\s+")
 _SHORT_ARGUMENT_RE = re.compile(r"\\(sqrt|frac)\s*([0-9A-Za-z])(?:\s*([0-9A-Za-z]))?")
 _SHORT_NUMERATOR_RE = re.compile(r"\\frac\s*([0-9A-Za-z])\s*(?=\{)")  # \frac1{6} is \frac{1}{6}
 _BRACED_SCRIPT_RE = re.compile(r"([_^])\{([0-9A-Za-z])\}")  # x^{2} is x^2, a_{n} is a_n
 _DEGREES_RE = re.compile(r"\^\s*\{\s*\\circ\s*\}|\^\s*\\circ|\\circ|°|\\degree")
 _TRAILING_UNIT_RE = re.compile(
-    r"(?<=[0-9])(?:\s|\\[,;: ])*\\(?:text|mbox|textrm|textnormal|mathrm)\s*\{\s*(?!(?:[ei]|hundred|thousand|million|billion"
-    r"|trillion|dozen|score)\s*\})\(?[A-Za-z][A-Za-z ./]*\)?\s*\}(?:\^\{?[23]\}?)?\s*$", re.IGNORECASE)
+    rf"(?<=[0-9])(?:\s|\\[,;: ])*{TEXT_COMMAND}\s*\{{\s*(?!(?:[ei]|{SCALE_WORD}|score)\s*\}})"
+    r"\(?[A-Za-z][A-Za-z ./]*\)?\s*\}(?:\^\{?[23]\}?)?\s*$", re.IGNORECASE)
 _ASSIGNMENT_RE = re.compile(r"^[A-Za-z](?:_\{?[A-Za-z0-9]+\}?)?=(?!=)(.+)$")
 _PLAIN_NUMBER_RE = re.compile(
     r"""^[-+]?(?:\\\$)?
@@ -192,7 +68,7 @@ def canonical(text: str) -> str:
     previous = None
     while previous != text:
         previous, text = text, _TEXT_COMMAND_RE.sub(r"\1", text)
-    text = _SPACING_RE.sub("", text).replace("{,}", ",")
+    text = _SPACING_AND_SIZING_RE.sub("", text).replace("{,}", ",")
     text = _SHORT_ARGUMENT_RE.sub(_braced_arguments, text)
     text = _SHORT_NUMERATOR_RE.sub(r"\\frac{\1}", text)
     text = _BRACED_SCRIPT_RE.sub(r"\1\2", text)
@@ -411,8 +287,10 @@ def for_sympy(text: str, percent: Percent) -> str:
     return text
 
 
-_TEXT_BLOCK_RE = re.compile(r"\\(?:text|textbf|textit|textrm|mbox|mathrm|operatorname)\s*\{[^{}]*\}")
-_RELATION_RE = re.compile(r"[=<>]|\\(?:le|ge|leq|geq|ne|neq|in|approx|equiv)(?![A-Za-z])")
+_TEXT_BLOCK_RE = re.compile(rf"(?:{STYLED_TEXT_COMMAND}|{OPERATOR_NAME_COMMAND})\s*\{{[^{{}}]*\}}")
+# Narrower than vocabulary.RELATION_COMMAND (no \leqslant, \geqslant, \lt, \gt): widening it sends
+# "k \geqslant 2" against a number to sympy instead of deciding it here (same verdict, another reason).
+_ANY_RELATION_RE = re.compile(r"[=<>]|\\(?:le|ge|leq|geq|ne|neq|in|approx|equiv)(?![A-Za-z])")
 _WORD_RE = re.compile(r"(?:\\text\{)?[A-Za-z][A-Za-z ]+\}?")
 
 
@@ -464,22 +342,10 @@ def never_a_number(text: str) -> bool:
     raw, text = text, canonical(text)
     if _top_level_comma(text) or "\\cup" in text or "\\begin{" in text or _WORD_RE.fullmatch(text):
         return True
-    if _RELATION_RE.search(text) or may_end_in_unit(raw) or may_end_in_unit(text):
+    if _ANY_RELATION_RE.search(text) or may_end_in_unit(raw) or may_end_in_unit(text):
         return False
     bare = re.sub(r"\\[A-Za-z]+", "", _TEXT_BLOCK_RE.sub("", text))
     variables = re.findall(r"[A-Za-df-hj-z]", bare)  # letters other than e and i
     return bool(variables) and len(set(variables)) == len(variables) and not _ZERO_RE.search(bare)
 
 
-def brace_depth(text: str) -> int:
-    """The deepest nesting of ``{}``, ``()`` and ``[]`` in ``text``.
-
-    Example:
-        >>> brace_depth(r"\\frac{1}{(2+3)}")
-        2
-    """
-    depth = deepest = 0
-    for char in re.findall(r"[{}()\[\]]", text):
-        depth = depth + 1 if char in "{([" else max(0, depth - 1)
-        deepest = max(deepest, depth)
-    return deepest

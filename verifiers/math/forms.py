@@ -27,10 +27,14 @@ Each rewrite keeps the value.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from decimal import Decimal
 from fractions import Fraction
 
-from .math_extract import is_mention
+from ..text.latex import balanced, bracket_depths, top_level_parts
+from ..text.vocabulary import ORDER_COMMAND, RELATION_COMMAND, SCALE_WORD, SCALES, STYLED_TEXT_COMMAND, TEXT_COMMAND
+from .exact import exact_number
+from .extract import is_mention
 
 _NUMBER_WORDS = frozenset(
     "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
@@ -39,24 +43,23 @@ _NUMBER_WORDS = frozenset(
 )
 _CURRENCY_RE = re.compile(r"\\\$\s?|(?<![\\$])\$(?=\s?[-0-9.])|[€£¥₹]|(?<=[0-9])\s?\\?\$(?=\s*$)")
 _DIGIT_TYPO_RE = re.compile(r"(?<![\\])\\(?=[0-9])")  # \boxed{\15}: a dollar sign lost its $
-_LETTER_WRAPPER_RE = re.compile(r"\\(?:mathrm|text|textbf|mathbf|textrm|mathit|textit)\s*\{\s*(\(?[A-Za-z]\)?)\s*\}")
+_LETTER_WRAPPER_RE = re.compile(rf"{STYLED_TEXT_COMMAND}\s*\{{" r"\s*(\(?[A-Za-z]\)?)\s*\}")
 _AFTER_NUMBER_RE = re.compile(r"[0-9]\s*(?:\\[,;: ]\s*)*$")  # "50 \text{ m}": a unit, not a letter to unwrap
 _ROW_SPACING_RE = re.compile(r"\\\\\s*\[\s*-?[0-9.]+\s*(?:pt|em|ex|mm|cm)\s*\]")  # "\\\\[4pt]": a row break with spacing
 _DOUBLED_COMMAND_RE = re.compile(r"(?<!\\)\\\\(?=[A-Za-z])")  # "\\\\frac" escaped twice (JSON) is "\\frac"
-_NUMBER_IN_TEXT_RE = re.compile(r"\\(?:text|textrm|mbox)\s*\{\s*(-?[0-9][0-9,.]*)\s+(?!(?:hundred|thousand|million|billion"
-                                r"|trillion|dozen|score)\b)([A-Za-z][A-Za-z ./]*)\}", re.IGNORECASE)
-_SPACING_RE = re.compile(r"(?<![\\])\\[,;: ]|~")
+_NUMBER_IN_TEXT_RE = re.compile(rf"{TEXT_COMMAND}\s*\{{\s*(-?[0-9][0-9,.]*)\s+(?!(?:{SCALE_WORD}|score)\b)"
+                                r"([A-Za-z][A-Za-z ./]*)\}", re.IGNORECASE)
+_SPACING_COMMAND_RE = re.compile(r"(?<![\\])\\[,;: ]|~")
 _NEGATIVE_SPACE_RE = re.compile(r"(?<![\\])\\!\s*")
 _PERCENT_WORD_RE = re.compile(r"(?<=[0-9}])\s*(?:\\text\{\s*)?(?:percent(?:age)?|pct)\b\}?", re.IGNORECASE)
 _UNICODE_RELATIONS = {"≤": "\\le ", "≥": "\\ge ", "≠": "\\ne ", "−": "-", "∞": "\\infty ", "∈": "\\in ", "∪": "\\cup ",
                       "∩": "\\cap ", "×": "\\times ", "·": "\\cdot ", "÷": "\\div ", "π": "\\pi "}
-_RELATION_RE = re.compile(r"(?<![<>!:=])=(?!=)|<|>|\\(?:le|ge|leq|geq|leqslant|geqslant|lt|gt|ne|neq|in|approx)(?![A-Za-z])")
+_STATED_RELATION_RE = re.compile(rf"(?<![<>!:=])=(?!=)|<|>|{RELATION_COMMAND}")  # not "==", "!=", ":="
 _AND_RE = re.compile(r"(?<=[0-9)}\]])\s*(?:,\s*)?(?:\\text\{\s*and\s*\}|\band\b)\s*(?=[-+0-9(\[\\])")
 _APPROX_RE = re.compile(r"\\approx(?![A-Za-z])|≈")
-_SCALES = {"hundred": 100, "thousand": 1000, "million": 10 ** 6, "billion": 10 ** 9, "trillion": 10 ** 12, "dozen": 12}
 _SCALED_NUMBER_RE = re.compile(  # "1.45 million", "\text{2 dozen}", "3 \text{ thousand}": the whole (stripped) answer
-    r"(?:\\(?:text|mbox|textrm|mathrm)\s*\{\s*)?(?P<sign>-?)(?P<number>[0-9]{1,3}(?:,[0-9]{3})*(?:\.[0-9]+)?|[0-9]+(?:\.[0-9]+)?)"
-    r"\s?(?:\\(?:text|mbox|textrm|mathrm)\s*\{\s*)?(?P<scale>hundred|thousand|million|billion|trillion|dozen)s?"
+    rf"(?:{TEXT_COMMAND}\s*\{{\s*)?" r"(?P<sign>-?)(?P<number>[0-9]{1,3}(?:,[0-9]{3})*(?:\.[0-9]+)?|[0-9]+(?:\.[0-9]+)?)"
+    rf"\s?(?:{TEXT_COMMAND}\s*\{{\s*)?(?P<scale>{SCALE_WORD})s?"
     r"(?:\s*\})?(?:\s*\})?",  # no two optional runs of spaces side by side: linear
     re.IGNORECASE)
 _REPEATING_RE = re.compile(r"(?<![0-9.,])(?P<whole>[0-9]{1,3}(?:,[0-9]{3})+|[0-9]*)\.(?P<fixed>[0-9]*)"
@@ -64,7 +67,7 @@ _REPEATING_RE = re.compile(r"(?<![0-9.,])(?P<whole>[0-9]{1,3}(?:,[0-9]{3})+|[0-9
 
 _LESS = {"\\le": "<=", "\\leq": "<=", "\\leqslant": "<=", "\\lt": "<", "<": "<", "<=": "<="}
 _GREATER = {"\\ge": ">=", "\\geq": ">=", "\\geqslant": ">=", "\\gt": ">", ">": ">", ">=": ">="}
-_INEQUALITY_TOKEN_RE = re.compile(r"\\(?:leqslant|geqslant|leq|geq|le|ge|lt|gt)(?![A-Za-z])|<=|>=|<|>")
+_INEQUALITY_TOKEN_RE = re.compile(rf"{ORDER_COMMAND}|<=|>=|<|>")
 _LATIN_VARIABLE = r"[A-Za-z](?:_\{?[A-Za-z0-9]+\}?)?"  # x, a_1
 _GREEK_VARIABLE = r"\\(?!infty(?![A-Za-z])|pi(?![A-Za-z]))[A-Za-z]+(?:_\{?[A-Za-z0-9]+\}?)?"  # \lambda, not \pi
 
@@ -87,62 +90,16 @@ _PLUS_MINUS_RE = re.compile(r"^(?:\\pm|±)\s*(?P<value>.+)$")
 _UNICODE_ROOT_RE = re.compile(r"√\s*(?:(?P<digits>[0-9]+(?:\.[0-9]+)?)|\((?P<group>[^()]*)\)|(?P<letter>[A-Za-z]))")
 _CHOICE_GOLD_RE = re.compile(r"^\s*\(?\s*(?P<letter>[A-J])\s*\)?\s*\.?\s*$")
 _CHOICE_ANSWER_RE = re.compile(  # "C. x = 42", "(C)", "\text{(E) Hyperbola}"
-    r"^\s*(?:\\(?:text|textbf|mathrm|mbox)\s*\{\s*)?\(?\s*(?P<letter>[A-J])\s*(?:\)|\.|:|\}|$)")
+    rf"^\s*(?:{STYLED_TEXT_COMMAND}\s*\{{\s*)?" r"\(?\s*(?P<letter>[A-J])\s*(?:\)|\.|:|\}|$)")
 _ANOTHER_CHOICE_RE = re.compile(r"\(\s*[A-J]\s*\)|(?:(?<![A-Za-z])(?i:and|or)|&|[,;])\s*\(?\s*[A-J](?![A-Za-z])")
 _ORDINAL_RE = re.compile(
-    r"(?<=[0-9])\s*(?:\^\s*\{?\s*(?:\\(?:text|mathrm|textrm)\s*\{\s*)?(?:st|nd|rd|th)\s*\}?\s*\}?"
-    r"|\\(?:text|mathrm|textrm)\s*\{\s*(?:st|nd|rd|th)\s*\}|(?:st|nd|rd|th)(?![A-Za-z]))")
+    rf"(?<=[0-9])\s*(?:\^\s*\{{?\s*(?:{TEXT_COMMAND}\s*\{{\s*)?(?:st|nd|rd|th)\s*\}}?\s*\}}?"
+    rf"|{TEXT_COMMAND}\s*\{{\s*(?:st|nd|rd|th)\s*\}}|" r"(?:st|nd|rd|th)(?![A-Za-z]))")
 _VECTOR_RE = re.compile(r"^\s*\\begin\{(?P<env>[pbB]?matrix)\}(?P<body>.*)\\end\{(?P=env)\}\s*$", re.DOTALL)
 _ANGLE_RE = re.compile(r"^\s*(?:\\left\s*)?(?:\\langle|⟨)(?P<body>.*?)(?:\\right\s*)?(?:\\rangle|⟩)\s*$", re.DOTALL)
 _PAREN_RE = re.compile(r"^\s*(?:\\left\s*)?\((?P<body>.*)(?:\\right\s*)?\)\s*$", re.DOTALL)
 _COMMA_NUMBER_RE = re.compile(r"^\s*-?(?P<whole>[0-9]+),(?P<decimals>[0-9]+)\s*$")
 _POINT_NUMBER_RE = re.compile(r"^\s*-?[0-9]+\.[0-9]+\s*$")
-
-
-def _depths(text: str) -> list[int]:
-    """Bracket depth before each character (``()``, ``[]``, ``{}`` counted alike, never negative)."""
-    depths, depth = [], 0
-    for char in text:
-        if char in ")]}":
-            depth = max(0, depth - 1)
-        depths.append(depth)
-        if char in "([{":
-            depth += 1
-    return depths
-
-
-def balanced(text: str, opening: str = "([{", closing: str = ")]}") -> bool:
-    """Whether every bracket of ``opening`` / ``closing`` in ``text`` (not escaped: ``\\{`` is
-    a brace to print) closes one opened before it, and all are closed.
-
-    Example:
-        >>> balanced("(1, 2))"), balanced(r"\\frac{1}{2}", "{", "}"), balanced(r"\\{1\\}}", "{", "}")
-        (False, True, False)
-    """
-    depth = 0
-    for index, char in enumerate(text):
-        if (char in opening or char in closing) and index and text[index - 1] == "\\":
-            continue
-        depth += (char in opening) - (char in closing)
-        if depth < 0:
-            return False
-    return depth == 0
-
-
-def top_level_parts(text: str) -> list[str]:
-    """``text`` split at the commas outside brackets.
-
-    Example:
-        >>> top_level_parts(r"(1, 2), \\frac{1}{2}, [0, 1)")
-        ['(1, 2)', '\\\\frac{1}{2}', '[0, 1)']
-    """
-    parts, start = [], 0
-    for index, (char, depth) in enumerate(zip(text, _depths(text))):
-        if char == "," and depth == 0:
-            parts.append(text[start:index].strip())
-            start = index + 1
-    parts.append(text[start:].strip())
-    return parts
 
 
 def has_relation(text: str) -> bool:
@@ -152,7 +109,7 @@ def has_relation(text: str) -> bool:
         >>> has_relation("x = 5"), has_relation(r"k \\geqslant 2"), has_relation(r"\\frac{1}{2}")
         (True, True, False)
     """
-    return _RELATION_RE.search(text) is not None
+    return _STATED_RELATION_RE.search(text) is not None
 
 
 def right_hand_side(text: str) -> str:
@@ -162,7 +119,7 @@ def right_hand_side(text: str) -> str:
         >>> right_hand_side("E(2020, 1993) = 76"), right_hand_side(r"\\text{Total} = \\$129 + \\$195 = \\$324")
         ('76', '\\\\$324')
     """
-    depths = _depths(text)
+    depths = bracket_depths(text)
     for index in range(len(text) - 1, -1, -1):
         if text[index] == "=" and depths[index] == 0 and (index == 0 or text[index - 1] not in "<>!:=") \
                 and text[index + 1:index + 2] != "=":
@@ -189,39 +146,84 @@ def _repeating_as_fraction(match: re.Match[str]) -> str:
 
 def _scaled(match: re.Match[str]) -> str:
     """A number with a scale word as the number it is: ``1.45 million`` -> ``1450000``."""
-    value = Decimal(match.group("number").replace(",", "")) * _SCALES[match.group("scale").lower()]
+    value = Decimal(match.group("number").replace(",", "")) * SCALES[match.group("scale").lower()]
     return match.group("sign") + format(value.normalize(), "f")
 
 
-def _clean(text: str) -> str:
-    if "\\begin" not in text:  # outside a matrix "\\\\" before a letter is never a line break
-        text = _DOUBLED_COMMAND_RE.sub(r"\\", text)
-    text = _ROW_SPACING_RE.sub(r"\\\\", text)
+def _doubled_commands(text: str) -> str:
+    return _DOUBLED_COMMAND_RE.sub(r"\\", text) if "\\begin" not in text else text  # in a matrix "\\\\" breaks a row
+
+
+def _unicode_relations(text: str) -> str:
     for char, replacement in _UNICODE_RELATIONS.items():
         text = text.replace(char, replacement)
-    text = _LETTER_WRAPPER_RE.sub(_unwrap_letter, text)
-    text = _NUMBER_IN_TEXT_RE.sub(r"\1 \\text{ \2}", text)  # "\text{7 days}" is 7 with a unit
-    text = _SPACING_RE.sub(" ", _NEGATIVE_SPACE_RE.sub("", text))
-    text = _REPEATING_RE.sub(_repeating_as_fraction, text)
-    text = _DIGIT_TYPO_RE.sub("", _CURRENCY_RE.sub("", text))
+    return text
+
+
+def _scaled_answer(text: str) -> str:
     scaled = _SCALED_NUMBER_RE.fullmatch(text.strip())  # the whole answer: match, not a scan
-    if scaled:
-        text = _scaled(scaled)
-    text = _UNICODE_ROOT_RE.sub(lambda m: "\\sqrt{" + (m.group("digits") or m.group("group") or m.group("letter")) + "}", text)
-    text = _PERCENT_WORD_RE.sub(r"\\%", text)
-    text = _ORDINAL_RE.sub("", text)
-    text = _AND_RE.sub(", ", text)  # "7 \text{ and } -5" is the list 7, -5
+    return _scaled(scaled) if scaled else text
+
+
+def _unicode_root(match: re.Match[str]) -> str:
+    return "\\sqrt{" + (match.group("digits") or match.group("group") or match.group("letter")) + "}"
+
+
+def _trailing_clutter(text: str) -> str:
     text = text.strip().rstrip(".").strip()
     while text.endswith("\\") and not text.endswith("\\\\"):
         text = text[:-1].rstrip()
-    if "\\pm" in text or "±" in text:  # "\pm 1, \pm 7" lists 1, -1, 7, -7
+    return text
+
+
+def _plus_minus_list(text: str) -> str:
+    if "\\pm" in text or "±" in text:
         parts = [_PLUS_MINUS_RE.match(part) for part in top_level_parts(text)]
         if all(parts):
-            text = ", ".join(f"{m.group('value')}, -{m.group('value')}" for m in parts)  # type: ignore[union-attr]
+            return ", ".join(f"{m.group('value')}, -{m.group('value')}" for m in parts)  # type: ignore[union-attr]
+    return text
+
+
+def _approximation(text: str) -> str:
     approx = _APPROX_RE.search(text)
     if approx:  # "\frac{1}{\sqrt3} \approx 0.577": the exact value; "x \approx 0.577": the approximation
         head, tail = text[:approx.start()].strip(), text[approx.end():].strip()
-        text = tail if not head or is_mention(head) else head
+        return tail if not head or is_mention(head) else head
+    return text
+
+
+# The rewrites that clean an answer before it is compared, in the order they run (each one sees
+# what the ones before it left: a unit is split from "\text{7 days}" only after letters are
+# unwrapped, currency goes before scale words are read, "and" lists after percent words).
+CLEANUPS: tuple[tuple[str, Callable[[str], str]], ...] = (
+    ("commands escaped twice", _doubled_commands),  # "\\\\frac" (JSON's doing) is "\\frac"
+    ("row spacing", lambda text: _ROW_SPACING_RE.sub(r"\\\\", text)),  # "\\\\[4pt]" is a row break
+    ("unicode relations", _unicode_relations),  # "≤" is "\le", "−" is "-"
+    ("wrapped letters", lambda text: _LETTER_WRAPPER_RE.sub(_unwrap_letter, text)),  # "\textbf{C}" is "C"
+    ("number in text", lambda text: _NUMBER_IN_TEXT_RE.sub(r"\1 \\text{ \2}", text)),  # "\text{7 days}" is 7 with a unit
+    ("spacing", lambda text: _SPACING_COMMAND_RE.sub(" ", _NEGATIVE_SPACE_RE.sub("", text))),
+    ("repeating decimals", lambda text: _REPEATING_RE.sub(_repeating_as_fraction, text)),
+    ("currency", lambda text: _DIGIT_TYPO_RE.sub("", _CURRENCY_RE.sub("", text))),
+    ("scale words", _scaled_answer),  # "1.45 million" is 1450000
+    ("unicode roots", lambda text: _UNICODE_ROOT_RE.sub(_unicode_root, text)),  # "√2" is "\sqrt{2}"
+    ("percent words", lambda text: _PERCENT_WORD_RE.sub(r"\\%", text)),  # "28 percent" is "28\%"
+    ("ordinals", lambda text: _ORDINAL_RE.sub("", text)),  # "3^{rd}" is 3
+    ("and lists", lambda text: _AND_RE.sub(", ", text)),  # "7 \text{ and } -5" is the list 7, -5
+    ("trailing clutter", _trailing_clutter),  # a final "." or a lone "\"
+    ("plus-minus lists", _plus_minus_list),  # "\pm 1, \pm 7" lists 1, -1, 7, -7
+    ("approximations", _approximation),
+)
+
+
+def _clean(text: str) -> str:
+    """``text`` after every rewrite of :data:`CLEANUPS`, in order.
+
+    Example:
+        >>> _clean(r"\\text{7 days}."), _clean(r"\\pm 2"), [name for name, _ in CLEANUPS][:3]
+        ('7 \\\\text{ days}', '2, -2', ['commands escaped twice', 'row spacing', 'unicode relations'])
+    """
+    for _, rewrite in CLEANUPS:
+        text = rewrite(text)
     return text
 
 
@@ -266,7 +268,6 @@ _BOUNDS_RE = re.compile(r"^(?P<open>[\[(])(?P<low>[^,]+),(?P<high>[^,]+)(?P<clos
 
 def _bound_value(text: str) -> Fraction | float | None:
     """The value of an interval's end or a point left out: an exact number or ``\\infty``, else ``None``."""
-    from .math_answers import exact_number  # math_answers builds on this module
 
     text = text.strip()
     if text.lstrip("+-").strip() == "\\infty":

@@ -19,8 +19,9 @@ import math
 import re
 import string
 
-from .math_answers import CompareOptions, canonical, may_end_in_unit
-from .math_forms import top_level_parts
+from ..text.latex import top_level_parts
+from .exact import canonical, may_end_in_unit
+from .options import CompareOptions
 
 _TOKEN_RE = re.compile(r"\\(?:frac|sqrt|pi|infty|cdot|times|div|\{|\})|[0-9]+(?:\.[0-9]+)?|\.[0-9]+|[-+*/^(){}\[\],A-Za-z]")
 # Where expressions in variables are compared: every letter but e and i gets a fixed value in

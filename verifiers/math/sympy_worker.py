@@ -1,6 +1,6 @@
 """Maths equivalence through math-verify and sympy: the part that can hang, run only in workers.
 
-:mod:`referee.verifiers.math` calls these functions through a
+:mod:`referee.verifiers.math.pipeline` calls these functions through a
 :class:`~referee.verifiers.deadline_pool.DeadlinePool`, whose deadline replaces math-verify's
 own ``signal.alarm`` timeouts (switched off here: ``parsing_timeout=None``,
 ``timeout_seconds=None``). Every function takes and returns plain data: parsed sympy objects
@@ -20,7 +20,7 @@ from math_verify import ExprExtractionConfig, LatexExtractionConfig, parse
 from math_verify import verify as math_verify
 from sympy import Basic, Expr, MatrixBase, UnevaluatedExpr
 
-from .math_answers import CompareOptions
+from .options import CompareOptions
 
 # math-verify warns once per process that its timeouts are off: the pool enforces them.
 for _name in ("math_verify", "math_verify.parser", "math_verify.grader"):

@@ -1,0 +1,71 @@
+"""The gold as answer text: bare LaTeX, a number or a full solution read into the answer it states."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import Any
+
+from ..text.latex import BOXED_RE, balanced, strip_math_delimiters
+from ..text.numbers import format_number
+from ..verdict import UnusableGold
+from .extract import extract_answer, is_bare_answer, last_boxed
+from .forms import number_words_only
+
+MAX_GOLD_CHARS = 10_000
+
+
+def gold_answer(gold: Any) -> str:
+    """The gold as answer text: bare LaTeX, a number, or a full solution (its last ``\\boxed{}``).
+
+    A gold with no box is read whole when it is only an answer, else with the completion's
+    extraction rules (``Answer is 5.``); a number in words (``forty two``) is unusable.
+
+    Raises:
+        UnusableGold: for an empty, non-text, unbalanced or over-long gold.
+
+    Example:
+        >>> gold_answer(r"so the area is $\\boxed{\\frac{1}{2}}$.")
+        '\\\\frac{1}{2}'
+        >>> gold_answer("$50\\\\%$"), gold_answer(0.25), gold_answer(Fraction(1, 3))
+        ('50\\\\%', '0.25', '1/3')
+        >>> gold_answer("$ $")
+        Traceback (most recent call last):
+        ...
+        referee.verifiers.verdict.UnusableGold: gold '$ $' is empty; pass the answer text, ...
+    """
+    if isinstance(gold, bool) or gold is None:
+        raise UnusableGold(f"gold {gold!r} is not an answer; pass the answer text, e.g. '\\frac{{1}}{{2}}'")
+    if isinstance(gold, (int, Fraction)):
+        return format_number(Fraction(gold))
+    if isinstance(gold, float):
+        if gold != gold or gold in (float("inf"), float("-inf")):
+            raise UnusableGold(f"gold {gold!r} is not a finite number; pass the answer text instead")
+        return repr(gold)
+    if not isinstance(gold, str):
+        raise UnusableGold(f"gold of type {type(gold).__name__} is not text or a number; pass the answer as a string")
+    if len(gold) > MAX_GOLD_CHARS:
+        raise UnusableGold(f"gold is {len(gold)} characters long (over {MAX_GOLD_CHARS}); pass only the final answer")
+    if BOXED_RE.search(gold):
+        boxed = last_boxed(gold)
+        if boxed is None:
+            raise UnusableGold(f"gold {gold[-80:]!r} has no readable \\boxed{{}} answer; fix its braces or pass the answer")
+        text = boxed[1]
+    else:
+        text = strip_math_delimiters(gold)
+        if not text:
+            raise UnusableGold(f"gold {gold[:80]!r} is empty; pass the answer text, e.g. '\\frac{{1}}{{2}}'")
+        if number_words_only(text):
+            raise UnusableGold(f"gold {gold[:80]!r} is a number in words, which no maths parser reads; pass it in digits")
+        if is_bare_answer(text):
+            text = text if "\\$" in text else text.replace("$", "")  # "$-1$,$2$" is the list -1, 2
+        else:
+            found = extract_answer(gold)
+            if found is None:
+                raise UnusableGold(f"gold {gold[:80]!r} states no answer; pass the answer text, e.g. '\\frac{{1}}{{2}}'")
+            text = found.group or found.text
+    text = text.strip()
+    if not text:
+        raise UnusableGold(f"gold {gold[:80]!r} is empty; pass the answer text, e.g. '\\frac{{1}}{{2}}'")
+    if not balanced(text, "{", "}"):
+        raise UnusableGold(f"gold {text[:80]!r} has unbalanced braces; fix the gold's LaTeX")
+    return text
