@@ -364,9 +364,7 @@ def test_connections_past_max_connections_get_503():
 
         with connect(url), connect(url):  # two held open (idle, not yet timed out)
             assert status() == 503
-        deadline = time.monotonic() + 30
-        while status() != 200:  # the server notices they closed
-            assert time.monotonic() < deadline
+        while status() != 200:  # the server notices they closed (no_test_hangs fails the test if never)
             time.sleep(0.1)
     finally:
         stop(process)

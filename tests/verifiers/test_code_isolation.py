@@ -300,10 +300,8 @@ def test_everything_is_shut_down_at_exit(level):
     assert child.returncode == 0, child.stderr
     left = json.loads(child.stdout)
     assert left["pids"] and (level == "auto" or left["folders"])  # without bubblewrap, job folders are the host's
-    deadline = time.monotonic() + 10
     while any(os.path.exists(path) for path in left["folders"] + [f"/proc/{pid}" for pid in left["pids"]]):
-        assert time.monotonic() < deadline, left
-        time.sleep(0.05)
+        time.sleep(0.05)  # they go when the child's exit is noticed; no_test_hangs fails the test if never
 
 
 def test_a_worker_killed_before_cleaning_up_leaves_no_folder_for_long():
