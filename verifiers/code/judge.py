@@ -14,6 +14,7 @@ from typing import Any
 from .formats import CallTests, TestsError, count_tests, parse_tests
 from .isolation import isolation_of
 from .limits import DEFAULT_TMP_MB
+from .native import judge_native, judged_natively
 from .runners import run_tests
 from .sandbox import Sandbox, SandboxBroken
 from .session import KilledFromOutside, Outcome, ProgramSession
@@ -41,6 +42,8 @@ def judge_program(sandbox: Sandbox, task: dict[str, Any]) -> dict[str, Any]:
         spec = parse_tests(task["tests"])
     except TestsError as exc:
         return {"error": str(exc)}
+    if judged_natively(task["tests"], task.get("language", "python")):  # another language, or a checker
+        return judge_native(sandbox, task)
     options = {"timeout": float(task["timeout"]), "abs_tol": float(task.get("abs_tol", 0.0)),
                "rel_tol": float(task.get("rel_tol", 0.0))}
     retried = False
