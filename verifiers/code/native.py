@@ -13,6 +13,7 @@ problem's checker, which runs as a sandboxed job of its own. A verdict per test:
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import signal
 import time
@@ -68,7 +69,8 @@ class CheckerFailed(Exception):
 
 @dataclass(frozen=True)
 class Build:
-    """A compiled program: its artefacts (file name -> bytes), or ``None`` and the compiler's first lines.
+    """A compiled program: its artefacts (file name -> bytes), or ``None`` and the compiler's first
+    lines; ``cached`` when this judge had built it before.
 
     Example:
         >>> Build(None, "main.cpp:1:1: error: 'x' does not name a type").ok
@@ -77,6 +79,7 @@ class Build:
 
     files: dict[str, bytes] | None
     message: str = ""
+    cached: bool = False
 
     @property
     def ok(self) -> bool:
@@ -149,8 +152,9 @@ def build(sandbox: Sandbox, language: Language, toolchain: Toolchain, code: str,
         >>> from referee.verifiers.code.languages import LANGUAGES, find_toolchain
         >>> sandbox = Sandbox(isolation_of("basic"), uid=None)
         >>> cpp = LANGUAGES["cpp"]
-        >>> build(sandbox, cpp, find_toolchain("cpp"), "int main() { return 0; }").ok
-        True
+        >>> first = build(sandbox, cpp, find_toolchain("cpp"), "int main() { return 0; }")
+        >>> first.ok, build(sandbox, cpp, find_toolchain("cpp"), "int main() { return 0; }").cached
+        (True, True)
         >>> print(build(sandbox, cpp, find_toolchain("cpp"), "int main() { return x; }").message)
         main.cpp: In function ...int main()...:
         main.cpp:1:21: error: ...x... was not declared in this scope
@@ -164,10 +168,10 @@ def build(sandbox: Sandbox, language: Language, toolchain: Toolchain, code: str,
     extra = {name: text.encode("utf-8", "surrogateescape") for name, text in (extra_files or {}).items()}
     argv = language.fill(language.compile, toolchain.tools, names, COMPILE_MEMORY_MB)
     key = hashlib.sha256(repr((toolchain.version, argv, sorted(extra.items()), code)).encode("utf-8", "surrogateescape"))
-    cached = _BUILDS.get(key.hexdigest())
-    if cached is not None:
+    known = _BUILDS.get(key.hexdigest())
+    if known is not None:
         _BUILDS.move_to_end(key.hexdigest())
-        return cached
+        return dataclasses.replace(known, cached=True)
     limits = Limits(cpu_seconds=int(COMPILE_SECONDS), memory_bytes=(COMPILE_MEMORY_MB + language.extra_memory_mb) << 20,
                     processes=64, open_files=256, file_bytes=ARTEFACT_BYTES, output_bytes=COMPILE_OUTPUT_BYTES,
                     tmp_bytes=sandbox.tmp_mb << 20)
@@ -334,6 +338,7 @@ def _judge_tests(sandbox: Sandbox, task: dict[str, Any], spec: StdioTests, langu
     abs_tol = float(tests.get("abs_tol", task.get("abs_tol", 0.0)))
     rel_tol = float(tests.get("rel_tol", task.get("rel_tol", 0.0)))
     program = build(sandbox, language, toolchain, task["code"])
+    task["build"] = "cached" if program.cached else "compiled" if language.compile is not None else "none"
     if not program.ok:
         return [_outcome("CE", f"compile error: {program.message}")] * len(spec.inputs), 1
     outcomes = []
@@ -390,15 +395,19 @@ def judge_native(sandbox: Sandbox, task: dict[str, Any]) -> dict[str, Any]:
     for attempt in range(2):
         try:
             outcomes, jobs = _judge_tests(sandbox, task, spec, language, toolchain, limits, checker)
-            return {"outcomes": outcomes, "jobs": jobs, "details": details}
+            return {"outcomes": outcomes, "jobs": jobs, "details": {**details, "build": task["build"]}}
         except SandboxBroken as exc:
             sandbox.close()
             try:
                 sandbox.start()
             except SandboxBroken as failure:
                 return {"error": f"the sandbox worker failed ({exc}) and cannot restart: {failure}"}
-            if attempt == 1:
+            if attempt == 1 and sandbox.isolation.own_uid:  # jobs cannot touch the worker: it failed by itself
                 return {"error": f"the sandbox worker failed twice on this program: {exc}"}
+            if attempt == 1:  # without an own uid the program can kill its worker: that is its fault
+                return {"outcomes": [_outcome("RE", "the sandbox worker died twice while running this program "
+                                                    "(without an own uid, the program can kill it)")] * len(spec.inputs),
+                        "jobs": 0, "details": details}
         except (ToolchainUnusable, CheckerFailed, KilledFromOutside) as exc:
             return {"error": str(exc)}
         except Exception as exc:  # a bug here: not the program's fault
@@ -450,7 +459,7 @@ def native_budget(tests: dict[str, Any], timeout: float, memory_mb: int) -> floa
 
     Example:
         >>> native_budget({"format": "stdio", "inputs": ["1"], "outputs": ["1"], "time_limit": 1}, 3.0, 256)
-        138.0
+        140.0
     """
     limits = problem_limits(tests, timeout=timeout, memory_mb=memory_mb)
     checker = tests.get("checker") is not None
