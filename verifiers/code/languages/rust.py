@@ -43,7 +43,7 @@ def _find(language: Language) -> Toolchain | None:
 
 LANGUAGE = Language(
     name="rust", title="Rust", tags=("rust", "rs"), source="main.rs", tools=("rustc", "cc"),
-    compile=("{rustc}", "--edition", "2021", "-O", "-C", "linker={cc}", "-C", "debuginfo=0", "-C", "codegen-units=4",
-             "-o", "main", "{source}"),
+    compile=("{rustc}", "--edition", "2021", "-O", "-C", "linker={cc}", "-C", "debuginfo=0", "-C", "strip=symbols",
+             "-C", "codegen-units=4", "-o", "main", "{source}"),  # stripped: 0.3 MB instead of 4, copied into every run
     run=("./main",), memory_markers=("memory allocation of",), find=_find,
 )
