@@ -51,7 +51,7 @@ def toolchain_lines() -> list[str]:
 
     Example:
         >>> lines = toolchain_lines()
-        >>> lines[0], any(line.startswith("  on   python") for line in lines)
+        >>> lines[0], any(line.startswith("  found    python") for line in lines)
         ('code languages (toolchains found here):', True)
     """
     from referee.verifiers.code.languages import LANGUAGES, find_toolchain
@@ -60,10 +60,10 @@ def toolchain_lines() -> list[str]:
     for name, language in LANGUAGES.items():
         toolchain = find_toolchain(name)
         if toolchain is None:
-            lines.append(f"  off  {name}: {', '.join(language.tools)} not found (its programs are judged error)")
+            lines.append(f"  missing  {name}: {', '.join(language.tools)} not found (its programs are judged error)")
             continue
         mounted = f"; mounted read-only: {', '.join(toolchain.folders)}" if toolchain.folders else ""
-        lines.append(f"  on   {name}: {toolchain.version} ({', '.join(toolchain.tools.values())}){mounted}")
+        lines.append(f"  found    {name}: {toolchain.version} ({', '.join(toolchain.tools.values())}){mounted}")
     return lines
 
 
