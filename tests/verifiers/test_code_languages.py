@@ -302,3 +302,16 @@ def test_problem_limits_read_the_datasets_field_names(tests, seconds, megabytes)
 def test_an_unreadable_limit_is_a_clear_dataset_error(bad):
     with pytest.raises(formats.TestsError, match="tests\\['(time|memory)_limit'\\]"):
         problem_limits(bad, timeout=3.0, memory_mb=1024)
+
+
+def test_ioi_subtasks_score_the_points_of_the_groups_whose_every_test_passes():
+    """The 32-bit Theatre Square passes the small tests only: the small subtask's points, not the large one's."""
+    tests = {**THEATRE, "subtasks": [{"score": 30, "tests": [0, 2]}, {"score": 70, "tests": [0, 1, 2]}]}
+    right, wrong = code.verify_batch([fenced("c", THEATRE_RIGHT["c"]), fenced("c", THEATRE_WRONG["c"])], [tests] * 2,
+                                     **OPTIONS)
+    assert right.status == "correct" and right.score == 1.0
+    assert wrong.status == "wrong" and wrong.score == pytest.approx(0.3), wrong.reason
+    assert wrong.details["subtasks"] == [{"score": 30.0, "won": True}, {"score": 70.0, "won": False}]
+    unusable = code.verify(fenced("c", THEATRE_RIGHT["c"]), {**THEATRE, "subtasks": [{"score": 10, "tests": [9]}]},
+                           **OPTIONS)
+    assert unusable.status == "error" and "subtasks" in unusable.reason

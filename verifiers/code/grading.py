@@ -121,7 +121,8 @@ def _verdict(code: str, result: dict[str, Any], level: str) -> Verdict:
         f"{passed} of {total} tests passed; test {first + 1}: {failure}"
     if passed == 0 and all(o["kind"] == "timeout" for o in outcomes):
         return Verdict("timeout", 0.0, extracted=code, reason=reason, details=details)
-    return Verdict("wrong", passed / total, extracted=code, reason=reason, details=details)
+    score = result.get("score", passed / total)  # IOI subtasks: the share of points won
+    return Verdict("wrong", score, extracted=code, reason=reason, details=details)
 
 
 def verify_batch(

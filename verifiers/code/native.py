@@ -29,6 +29,7 @@ from .outputs import first_difference, stdout_matches
 from .problem_limits import ProblemLimits, problem_limits
 from .sandbox import Sandbox, SandboxBroken
 from .session import KilledFromOutside
+from .subtasks import read_subtasks, subtask_score
 from .wire import WireError
 
 # A compile job: generous, since a compiler is not the program, but bounded (a template bomb is the program's fault).
@@ -360,7 +361,8 @@ def _judge_tests(sandbox: Sandbox, task: dict[str, Any], spec: StdioTests, langu
 def judge_native(sandbox: Sandbox, task: dict[str, Any]) -> dict[str, Any]:
     """Judge ``task`` (``code``, ``language``, ``tests`` in the ``stdio`` format, and the options) with ``sandbox``.
 
-    Returns ``{"outcomes": [...], "jobs": n, "details": {...}}`` or ``{"error": reason}`` when
+    Returns ``{"outcomes": [...], "jobs": n, "details": {...}}`` (and ``"score"``, the share of
+    points won, when the tests have IOI-style ``subtasks``) or ``{"error": reason}`` when
     the result would not be the program's doing (a missing toolchain, unusable tests or checker,
     a failed sandbox).
 
@@ -385,6 +387,7 @@ def judge_native(sandbox: Sandbox, task: dict[str, Any]) -> dict[str, Any]:
                              "programs; give stdio tests (inputs and outputs).")
         limits = problem_limits(task["tests"], timeout=float(task["timeout"]), memory_mb=int(task.get("memory_mb", 1024)))
         checker = read_checker(task["tests"])
+        subtasks = read_subtasks(task["tests"], len(spec.inputs))
     except TestsError as exc:
         return {"error": str(exc)}
     toolchain = find_toolchain(name)
@@ -395,7 +398,10 @@ def judge_native(sandbox: Sandbox, task: dict[str, Any]) -> dict[str, Any]:
     for attempt in range(2):
         try:
             outcomes, jobs = _judge_tests(sandbox, task, spec, language, toolchain, limits, checker)
-            return {"outcomes": outcomes, "jobs": jobs, "details": {**details, "build": task["build"]}}
+            result = {"outcomes": outcomes, "jobs": jobs, "details": {**details, "build": task["build"]}}
+            if subtasks is not None:
+                result["score"], result["details"]["subtasks"] = subtask_score(subtasks, [o["passed"] for o in outcomes])
+            return result
         except SandboxBroken as exc:
             sandbox.close()
             try:
@@ -442,7 +448,7 @@ def tests_language(tests: dict[str, Any]) -> str | None:
 
 def judged_natively(tests: dict[str, Any], language: str) -> bool:
     """Whether a program goes through :func:`judge_native`: every language but Python, and Python
-    stdio tests that name a checker or a per-problem limit (judged on CPU time then).
+    stdio tests that name a checker, subtasks or a per-problem limit (judged on CPU time then).
 
     Example:
         >>> judged_natively({"format": "stdio"}, "cpp"), judged_natively({"format": "stdio"}, "python")
@@ -467,7 +473,7 @@ def native_budget(tests: dict[str, Any], timeout: float, memory_mb: int) -> floa
     return 2 * (COMPILE_SECONDS * (2 if checker else 1) + runs) + 10.0
 
 
-_NATIVE_KEYS = ("checker", "time_limit", "memory_limit", "memory_limit_bytes")
+_NATIVE_KEYS = ("checker", "time_limit", "memory_limit", "memory_limit_bytes", "subtasks")
 
 
 __all__ = ["Build", "Checker", "Run", "build", "check_output", "judge_native", "judged_natively",
