@@ -165,6 +165,21 @@ def test_cpu_time_decides_a_time_limit_and_a_wall_clock_guard_stops_a_sleeper():
     assert under.details["tests"][0]["cpu_seconds"] > 0.0
 
 
+def test_children_the_program_never_waits_for_count_in_its_cpu_time():
+    """The work spread over children it does not wait for (the parent only blocks on a pipe) is still its CPU time."""
+    spread = ("#include <stdio.h>\n#include <time.h>\n#include <unistd.h>\nint main(void) {\n    int done[2];\n"
+              "    pipe(done);\n    for (int i = 0; i < 2; i++) {\n        if (fork() == 0) {\n"
+              "            clock_t start = clock();\n            while (clock() - start < CLOCKS_PER_SEC * 6 / 10) { }\n"
+              "            write(done[1], \"!\", 1);\n            for (;;) { }\n        }\n    }\n    char byte;\n"
+              "    for (int i = 0; i < 2; i++) read(done[0], &byte, 1);\n    long long n, m, a;\n"
+              "    scanf(\"%lld %lld %lld\", &n, &m, &a);\n"
+              "    printf(\"%lld\\n\", ((n + a - 1) / a) * ((m + a - 1) / a));\n    return 0;\n}\n")
+    tests = {**THEATRE, "inputs": THEATRE["inputs"][:1], "outputs": THEATRE["outputs"][:1], "time_limit": 1.0}
+    verdict = code.verify(fenced("c", spread), tests, **OPTIONS)
+    assert verdict.details["tests"][0]["verdict"] == "TLE" and "CPU time" in verdict.reason, verdict.reason
+    assert verdict.details["tests"][0]["cpu_seconds"] > 1.0
+
+
 MEMORY_HOGS = {
     "cpp": "#include <bits/stdc++.h>\nint main() { std::vector<long long> v(200000000, 1); std::cout << v[5] << std::endl; }\n",
     "java": "public class Main {\n    public static void main(String[] a) {\n        long[] v = new long[200000000];\n"

@@ -35,8 +35,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .channel import ChannelClosed, recv_message, send_message
-from .cleanup import (SHARED_WRITABLE_DIRS, files_owned_by, kill_job, list_processes, reap_child, remove_tree,
-                      running_since, tree_bytes)
+from .cleanup import (SHARED_WRITABLE_DIRS, cpu_seconds_of, files_owned_by, job_processes, kill_job, list_processes,
+                      reap_child, remove_tree, running_since, tree_bytes)
 from .execjob import collect_files, exec_program, place_files
 from .isolation import SANDBOX_ENV, read_only_paths
 from .job import run_main, serve_calls
@@ -286,6 +286,9 @@ class _ForkServer:
         """Clean up after the job; ``grace`` seconds to let a job that closed its channel finish exiting."""
         ended = reap_child(job.pid, grace)
         alone = None if ended is None else ended[0]
+        # what the rest of the job used (children it left running or never waited for), before they are killed
+        others_cpu = cpu_seconds_of(job_processes(session=job.pid, uid=self.uid, reaper=os.getpid(),
+                                                  pid_namespace=self.pid_namespace))
         statuses, survivors = kill_job(session=job.pid, uid=self.uid, pid_namespace=self.pid_namespace, children=True)
         status = alone if alone is not None else statuses.get(job.pid, 0)
         drain_until = time.monotonic() + 1.0
@@ -311,7 +314,7 @@ class _ForkServer:
             "output_bytes": job.output_bytes,
             "survivors": len(survivors),
             "leftover_files": len(leftovers),
-            "cpu_seconds": None if ended is None else ended[1],  # of the job and the children it reaped
+            "cpu_seconds": None if ended is None else ended[1] + others_cpu,  # every process of the job
             "files": collected,
         }
 
