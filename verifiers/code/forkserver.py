@@ -286,9 +286,10 @@ class _ForkServer:
         """Clean up after the job; ``grace`` seconds to let a job that closed its channel finish exiting."""
         ended = reap_child(job.pid, grace)
         alone = None if ended is None else ended[0]
-        # what the rest of the job used (children it left running or never waited for), before they are killed
+        # what the rest of an exec job used (children it left running or never waited for), before they are
+        # killed: its CPU time is judged (Python jobs skip the extra pass over /proc)
         others_cpu = cpu_seconds_of(job_processes(session=job.pid, uid=self.uid, reaper=os.getpid(),
-                                                  pid_namespace=self.pid_namespace))
+                                                  pid_namespace=self.pid_namespace)) if job.mode == "exec" else 0.0
         statuses, survivors = kill_job(session=job.pid, uid=self.uid, pid_namespace=self.pid_namespace, children=True)
         status = alone if alone is not None else statuses.get(job.pid, 0)
         drain_until = time.monotonic() + 1.0
