@@ -16,8 +16,8 @@ def add_parser(subparsers: Any) -> None:
         help="show the code sandbox's isolation level and why",
         description=(
             "Print the isolation level the code verifier runs with here (full, namespaces, uid or "
-            "basic), each layer on or off with the reason, and the language toolchains it found (C++, C, "
-            "Java, JavaScript, Rust, Go), then judge a small program in the sandbox to prove it works. Exits 0 when the sandbox works, 1 when it cannot judge, 2 when the "
+            "basic), each layer on or off with the reason, then judge a small program in the sandbox "
+            "to prove it works. Exits 0 when the sandbox works, 1 when it cannot judge, 2 when the "
             "asked-for level is not available."
         ),
     )
@@ -32,7 +32,7 @@ def add_parser(subparsers: Any) -> None:
 
 
 def report_lines(isolation: Isolation) -> list[str]:
-    """The printed report: the level, then one line per layer.
+    """The printed report: the level, one line per layer, then the languages (:func:`toolchain_lines`).
 
     Example:
         >>> print("\\n".join(report_lines(resolve_isolation("basic"))[:2]))
@@ -42,29 +42,7 @@ def report_lines(isolation: Isolation) -> list[str]:
     lines = [f"code sandbox isolation: {isolation.level}"]
     for layer in isolation.layers:
         lines.append(f"  {'on ' if layer.on else 'off'}  {layer.name}: {layer.why}")
-    return lines
-
-
-def toolchain_lines() -> list[str]:
-    """The printed list of languages: each toolchain found (its version, the folders mounted for it)
-    or missing (programs in that language are then ``error``, never 0).
-
-    Example:
-        >>> lines = toolchain_lines()
-        >>> lines[0], any(line.startswith("  found    python") for line in lines)
-        ('code languages (toolchains found here):', True)
-    """
-    from referee.verifiers.code.languages import LANGUAGES, find_toolchain
-
-    lines = ["code languages (toolchains found here):"]
-    for name, language in LANGUAGES.items():
-        toolchain = find_toolchain(name)
-        if toolchain is None:
-            lines.append(f"  missing  {name}: {', '.join(language.tools)} not found (its programs are judged error)")
-            continue
-        mounted = f"; mounted read-only: {', '.join(toolchain.folders)}" if toolchain.folders else ""
-        lines.append(f"  found    {name}: {toolchain.version} ({', '.join(toolchain.tools.values())}){mounted}")
-    return lines
+    return lines + toolchain_lines()
 
 
 def host_lines(infos: list[dict[str, Any]]) -> list[str]:
@@ -114,7 +92,6 @@ def run(args: argparse.Namespace) -> int:
         print(f"referee doctor: {exc}", file=sys.stderr)
         return 2
     print("\n".join(report_lines(isolation)))
-    print("\n".join(toolchain_lines()))
     if args.no_check:
         return _ray_hosts(args.ray) if getattr(args, "ray", None) else 0
     check = sandbox_check(isolation.level, workers=1, timeout=10.0)
@@ -126,3 +103,25 @@ def run(args: argparse.Namespace) -> int:
     if getattr(args, "ray", None):
         code = max(code, _ray_hosts(args.ray))
     return code
+
+
+def toolchain_lines() -> list[str]:
+    """The printed list of languages: each toolchain found (its version, the folders mounted for it)
+    or missing (programs in that language are then ``error``, never 0).
+
+    Example:
+        >>> lines = toolchain_lines()
+        >>> lines[0], any(line.startswith("  found    python") for line in lines)
+        ('code languages (toolchains found here):', True)
+    """
+    from referee.verifiers.code.languages import LANGUAGES, find_toolchain
+
+    lines = ["code languages (toolchains found here):"]
+    for name, language in LANGUAGES.items():
+        toolchain = find_toolchain(name)
+        if toolchain is None:
+            lines.append(f"  missing  {name}: {', '.join(language.tools)} not found (its programs are judged error)")
+            continue
+        mounted = f"; mounted read-only: {', '.join(toolchain.folders)}" if toolchain.folders else ""
+        lines.append(f"  found    {name}: {toolchain.version} ({', '.join(toolchain.tools.values())}){mounted}")
+    return lines

@@ -9,7 +9,7 @@ from hypothesis import given, strategies as st
 
 from referee.rewards.policy import reward_of
 from referee.verifiers import code
-from referee.verifiers.code.extract import extract_program
+from referee.verifiers.code.choose_program import extract_program
 from referee.verifiers.code import formats
 from referee.verifiers.code.languages import LANGUAGES, find_toolchain, language_of_tag
 from referee.verifiers.code.languages.base import Language, find_plain

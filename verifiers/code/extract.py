@@ -5,8 +5,6 @@ from __future__ import annotations
 import ast
 import re
 
-from .languages import LANGUAGES, language_of_tag
-
 # A fence is three or more backticks (or tildes) and an optional language tag, then a newline; it
 # may be glued to text before it (``<answer>```python``). The block closes at the same fence that
 # starts a line or ends one (``return x```</answer>``, ``````</answer>``), or runs to the end of a
@@ -80,49 +78,3 @@ def extract_code(completion: str) -> str:
     if chosen is not None:
         return chosen.group("body")
     return completion if looks_like_code(completion) else ""
-
-
-def extract_program(completion: str, language: str | None = None) -> tuple[str, str, str | None]:
-    """``(code, language, mismatch)``: the program to run and its language (a name of
-    :data:`~referee.verifiers.code.languages.LANGUAGES`), and, when the completion answers in
-    another language than ``language`` (the one the tests dict names), a sentence saying so (the
-    program's fault: score 0).
-
-    With no ``language`` named the fences decide: a Python block as :func:`extract_code` finds it,
-    else the last block tagged with a language we run, else Python. A named language takes the
-    last block tagged with it, else the last untagged block, else the whole text (when the
-    completion has no fenced block of another language).
-
-    Example:
-        >>> extract_program("```cpp\\nint main() {}\\n```")
-        ('int main() {}\\n', 'cpp', None)
-        >>> extract_program("```python\\nprint(1)\\n```\\n```java\\nclass Main {}\\n```")
-        ('print(1)\\n', 'python', None)
-        >>> extract_program("```\\nint main() {}\\n```", "cpp")
-        ('int main() {}\\n', 'cpp', None)
-        >>> extract_program("```python\\nprint(1)\\n```", "cpp")[2]
-        'the tests ask for C++, but the completion answers in Python'
-        >>> extract_program("def f(): return 2")
-        ('def f(): return 2', 'python', None)
-    """
-    tagged: dict[str, str] = {}
-    last_tagged: str | None = None
-    untagged: str | None = None
-    for block in _FENCE_RE.finditer(completion):
-        name = language_of_tag(block.group("lang")) if block.group("lang") else None
-        if name is not None:
-            tagged[name], last_tagged = block.group("body"), name
-        elif not block.group("lang"):
-            untagged = block.group("body")
-    if language is None:
-        if "python" in tagged or last_tagged is None:
-            return extract_code(completion), "python", None
-        return tagged[last_tagged], last_tagged, None
-    if language in tagged:
-        return tagged[language], language, None
-    if last_tagged is not None:
-        return "", language, (f"the tests ask for {LANGUAGES[language].title}, but the completion answers in "
-                              f"{LANGUAGES[last_tagged].title}")
-    if language == "python":
-        return extract_code(completion), language, None
-    return (untagged if untagged is not None else completion), language, None

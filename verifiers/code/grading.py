@@ -10,7 +10,7 @@ from typing import Any
 from ..deadline_pool import DeadlinePool, Outcome, shared_pool
 from ..ray_host import on_backend
 from ..verdict import Verdict
-from .extract import extract_program
+from .choose_program import extract_program
 from .formats import TestsError, count_tests, parse_tests
 from .isolation import Isolation, resolve_isolation
 from .limits import DEFAULT_TMP_MB
