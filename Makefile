@@ -3,6 +3,8 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 PYTEST_ARGS ?=
+# The code sandbox's compilers and runtimes, as command:Debian package (`referee doctor` lists what it finds).
+TOOLCHAINS ?= g++:g++ gcc:gcc javac:default-jdk-headless node:nodejs rustc:rustc go:golang-go
 
 .PHONY: test test-integrations demo install clean
 
@@ -12,6 +14,14 @@ install: $(VENV)/.installed
 	@command -v bwrap >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 && \
 	  { DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap >/dev/null 2>&1 || \
 	    { apt-get update -qq >/dev/null 2>&1 && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap >/dev/null 2>&1; }; }; } || true
+	@# The same for the code sandbox's languages: each command of TOOLCHAINS (command:debian-package) that is
+	@# missing is installed, quietly, never failing the build; `make install TOOLCHAINS=` skips them all.
+	@for pair in $(TOOLCHAINS); do tool=$${pair%%:*}; package=$${pair#*:}; \
+	  command -v $$tool >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 && \
+	    { DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$package >/dev/null 2>&1 || \
+	      { apt-get update -qq >/dev/null 2>&1 && \
+	        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$package >/dev/null 2>&1; }; }; } || true; \
+	done
 
 # torch==2.13.0 first, so the CPU build is taken before TRL asks for any torch.
 $(VENV)/.installed: pyproject.toml

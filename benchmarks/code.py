@@ -11,7 +11,13 @@ does: per program, a ``multiprocessing.Manager`` for the result, a forked proces
 ``exec``s prompt + completion + test + ``check(entry_point)`` in-process under a timer, and a
 thread pool of N workers around it. Both at 1 and 2 workers, pools warm, same machine, same run.
 
+Languages (``--languages``): per language, distinct programs (Codeforces 1A, three tests each)
+judged with the compile cache cold (every program new to the judge) and warm (the same programs
+again), beside the same programs compiled and run with the plain toolchain in a subprocess (no
+sandbox; warm: the binary kept). Needs no data set.
+
     python -m benchmarks.code --humaneval ../shared/data/humaneval.jsonl.gz --mbpp ../shared/data/mbpp.jsonl
+    python -m benchmarks.code --languages cpp c java javascript rust --programs 6
 """
 
 from __future__ import annotations
@@ -24,7 +30,9 @@ import io
 import json
 import multiprocessing
 import os
+import shutil
 import signal
+import subprocess
 import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -32,6 +40,8 @@ from typing import Any
 
 from referee.verifiers import code
 from referee.verifiers.code.isolation import resolve_isolation
+from referee.verifiers.code.languages import LANGUAGES, find_toolchain
+from referee.verifiers.code.outputs import stdout_matches
 
 
 def load_jsonl(path: str) -> list[dict]:
@@ -126,16 +136,113 @@ def mbpp_report(rows: list[dict], timeout: float) -> dict:
     return {"rows": len(rows), "passed": sum(v.correct for v in verdicts), "failing": failing}
 
 
+# --- languages: the sandbox's compile cache against the plain toolchain -------------------
+
+THEATRE = {"format": "stdio", "inputs": ["6 6 4\n", "1000000000 1000000000 1\n", "1 1 1\n"],
+           "outputs": ["4\n", "1000000000000000000\n", "1\n"], "time_limit": 2.0, "memory_limit": 256}
+# Codeforces 1A in each language; "{variant}" makes each program a new source (a cold compile cache).
+SOLUTIONS = {
+    "cpp": "#include <bits/stdc++.h>\n// {variant}\nint main() { long long n, m, a; std::cin >> n >> m >> a; "
+           "std::cout << ((n + a - 1) / a) * ((m + a - 1) / a) << std::endl; }\n",
+    "c": "#include <stdio.h>\n/* {variant} */\nint main(void) { long long n, m, a; scanf(\"%lld %lld %lld\", &n, &m, &a); "
+         "printf(\"%lld\\n\", ((n + a - 1) / a) * ((m + a - 1) / a)); return 0; }\n",
+    "java": "import java.util.*;\n// {variant}\npublic class Main { public static void main(String[] x) { "
+            "Scanner in = new Scanner(System.in); long n = in.nextLong(), m = in.nextLong(), a = in.nextLong(); "
+            "System.out.println(((n + a - 1) / a) * ((m + a - 1) / a)); } }\n",
+    "javascript": "// {variant}\nconst [n, m, a] = require('fs').readFileSync(0, 'utf8').trim().split(/\\s+/).map(BigInt);\n"
+                  "console.log(String(((n + a - 1n) / a) * ((m + a - 1n) / a)));\n",
+    "rust": "// {variant}\nuse std::io::Read;\nfn main() { let mut s = String::new(); std::io::stdin().read_to_string(&mut s).unwrap(); "
+            "let v: Vec<u64> = s.split_whitespace().map(|x| x.parse().unwrap()).collect(); "
+            "println!(\"{}\", ((v[0] + v[2] - 1) / v[2]) * ((v[1] + v[2] - 1) / v[2])); }\n",
+    "go": "package main\n// {variant}\nimport \"fmt\"\nfunc main() { var n, m, a int64; fmt.Scan(&n, &m, &a); "
+          "fmt.Println(((n + a - 1) / a) * ((m + a - 1) / a)) }\n",
+}
+
+
+def subprocess_judge(language: str, programs: list[str], compile_each: bool, folders: dict[int, str]) -> list[bool]:
+    """The same programs with the plain toolchain: compile (unless kept in ``folders``), then one
+    ``subprocess.run`` per test, compared as referee compares; no sandbox, no limits but a timeout."""
+    spec, toolchain = LANGUAGES[language], find_toolchain(language)
+    assert toolchain is not None
+    results = []
+    for index, program in enumerate(programs):
+        names = spec.files(spec, program)
+        if compile_each or index not in folders:
+            folder = folders[index] = tempfile.mkdtemp(prefix="referee-bench-")
+            Path(folder, names["source"]).write_text(program)
+            if spec.compile is not None:
+                subprocess.run(spec.fill(spec.compile, toolchain.tools, names, 2048), cwd=folder, capture_output=True,
+                               timeout=120, check=True)
+        argv = spec.fill(spec.run, toolchain.tools, names, THEATRE["memory_limit"])
+        results.append(all(
+            stdout_matches(subprocess.run(argv, cwd=folders[index], input=stdin, capture_output=True, text=True,
+                                          timeout=10).stdout, expected)
+            for stdin, expected in zip(THEATRE["inputs"], THEATRE["outputs"])))
+    return results
+
+
+def language_speed(language: str, count: int, workers: int) -> dict:
+    """Programs per second for one language: referee cold and warm, the plain toolchain cold and warm."""
+    stamp = time.time_ns()
+    programs = [SOLUTIONS[language].replace("{variant}", f"variant {stamp} {i}") for i in range(count)]
+    completions = [f"```{language}\n{program}```" for program in programs]
+    row: dict[str, Any] = {"language": language, "programs": count, "workers": workers,
+                           "toolchain": find_toolchain(language).version}  # type: ignore[union-attr]
+    for name in ("cold", "warm"):
+        started = time.perf_counter()
+        verdicts = code.verify_batch(completions, [THEATRE] * count, workers=workers, timeout=3.0)
+        row[f"referee_{name}_per_s"] = count / (time.perf_counter() - started)
+        row[f"referee_{name}_correct"] = sum(v.correct for v in verdicts)
+        row[f"referee_{name}_cached"] = sum(v.details.get("build") == "cached" for v in verdicts)
+    folders: dict[int, str] = {}
+    for name, compile_each in (("cold", True), ("warm", False)):
+        started = time.perf_counter()
+        judged = subprocess_judge(language, programs, compile_each, folders)
+        row[f"subprocess_{name}_per_s"] = count / (time.perf_counter() - started)
+        row[f"subprocess_{name}_correct"] = sum(judged)
+    for folder in folders.values():
+        shutil.rmtree(folder, ignore_errors=True)
+    return row
+
+
+def languages_report(languages: list[str], count: int, workers: int, path: str) -> None:
+    found = [name for name in languages if find_toolchain(name) is not None]
+    code.verify_batch([f"```c\n{SOLUTIONS['c'].replace('{variant}', 'warm-up')}```"], [THEATRE], workers=workers)
+    rows = [language_speed(name, count, workers) for name in found]
+    print(f"isolation: {resolve_isolation().summary()}; {os.cpu_count()} CPUs; {count} programs x 3 tests per language, "
+          f"{workers} worker(s); missing here: {', '.join(sorted(set(languages) - set(found))) or 'none'}\n")
+    print("| language | referee cold cache | referee warm cache | plain toolchain, compile each | plain, binary kept |")
+    print("|---|---:|---:|---:|---:|")
+    for row in rows:
+        print(f"| {row['language']} | {row['referee_cold_per_s']:.2f}/s | {row['referee_warm_per_s']:.2f}/s "
+              f"({row['referee_warm_cached']}/{count} cached) | {row['subprocess_cold_per_s']:.2f}/s | "
+              f"{row['subprocess_warm_per_s']:.2f}/s |")
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    Path(path).write_text(json.dumps({"isolation": resolve_isolation().level, "cpus": os.cpu_count(), "rows": rows},
+                                     indent=2))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--humaneval", required=True, help="HumanEval.jsonl(.gz): prompt, canonical_solution, test, entry_point")
-    parser.add_argument("--mbpp", required=True, help="MBPP JSONL: code, test_list, test_setup_code")
+    parser.add_argument("--humaneval", help="HumanEval.jsonl(.gz): prompt, canonical_solution, test, entry_point")
+    parser.add_argument("--mbpp", help="MBPP JSONL: code, test_list, test_setup_code")
+    parser.add_argument("--languages", nargs="+", choices=sorted(SOLUTIONS),
+                        help="instead: per-language throughput, compile cache cold and warm, against the plain toolchain")
+    parser.add_argument("--programs", type=int, default=6, help="distinct programs per language (--languages)")
+    parser.add_argument("--workers", type=int, default=1, help="judge workers (--languages; 1 keeps every warm "
+                                                               "program on the judge that compiled it)")
     parser.add_argument("--timeout", type=float, default=3.0, help="seconds per test (human-eval's default: 3)")
     parser.add_argument("--mbpp-timeout", type=float, default=10.0,
                         help="seconds per MBPP assert (task 123's reference takes ~3 s on a busy machine)")
     parser.add_argument("--repeats", type=int, default=3, help="timed passes per checker and worker count (best kept)")
     parser.add_argument("--json", default="benchmarks/results/code.json", help="where to write the results")
     args = parser.parse_args()
+    if args.languages:
+        languages_report(args.languages, args.programs, args.workers,
+                         args.json if args.json != "benchmarks/results/code.json" else "benchmarks/results/code_languages.json")
+        return
+    if not (args.humaneval and args.mbpp):
+        parser.error("give --humaneval and --mbpp (or --languages)")
 
     isolation = resolve_isolation()
     cases = humaneval_cases(load_jsonl(args.humaneval))

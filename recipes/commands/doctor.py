@@ -34,7 +34,7 @@ def add_parser(subparsers: Any) -> None:
 
 
 def report_lines(isolation: Isolation) -> list[str]:
-    """The printed report: the level, then one line per layer.
+    """The printed report: the level, one line per layer, then the languages (:func:`toolchain_lines`).
 
     Example:
         >>> print("\\n".join(report_lines(available_isolation("basic"))[:2]))
@@ -44,7 +44,7 @@ def report_lines(isolation: Isolation) -> list[str]:
     lines = [f"code sandbox isolation: {isolation.level}"]
     for layer in isolation.layers:
         lines.append(f"  {'on ' if layer.on else 'off'}  {layer.name}: {layer.why}")
-    return lines
+    return lines + toolchain_lines()
 
 
 def strength_line(isolation: Isolation) -> str:
@@ -129,3 +129,25 @@ def run(args: argparse.Namespace) -> int:
     if getattr(args, "ray", None):
         code = max(code, _ray_hosts(args.ray))
     return code
+
+
+def toolchain_lines() -> list[str]:
+    """The printed list of languages: each toolchain found (its version, the folders mounted for it)
+    or missing (programs in that language are then ``error``, never 0).
+
+    Example:
+        >>> lines = toolchain_lines()
+        >>> lines[0], any(line.startswith("  found    python") for line in lines)
+        ('code languages (toolchains found here):', True)
+    """
+    from referee.verifiers.code.languages import LANGUAGES, find_toolchain
+
+    lines = ["code languages (toolchains found here):"]
+    for name, language in LANGUAGES.items():
+        toolchain = find_toolchain(name)
+        if toolchain is None:
+            lines.append(f"  missing  {name}: {', '.join(language.tools)} not found (its programs are judged error)")
+            continue
+        mounted = f"; mounted read-only: {', '.join(toolchain.folders)}" if toolchain.folders else ""
+        lines.append(f"  found    {name}: {toolchain.version} ({', '.join(toolchain.tools.values())}){mounted}")
+    return lines

@@ -9,6 +9,10 @@ code runs in a separate trusted judge process that calls into the job through a 
 only plain data, so nothing the program does (exit codes, printed markers, always-equal objects,
 monkeypatching, reading memory) can fake a pass. ``referee doctor`` shows the isolation level.
 
+Programs in C++, C, Java, JavaScript, Rust and Go (:mod:`.languages`) are judged with ``stdio``
+tests by :mod:`.native`: compiled once in a job of their own, run once per test, judged on CPU
+time against the problem's ``time_limit`` and ``memory_limit``, by tokens or by a checker.
+
 Example:
     >>> from referee.verifiers import code
     >>> code.verify("```python\\ndef f(x):\\n    return x + 1\\n```",

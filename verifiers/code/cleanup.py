@@ -122,6 +122,26 @@ def job_processes(*, session: int | None, uid: int | None, reaper: int, pid_name
     return [pid for pid in _pids() if pid != me and _belongs(pid, session=session, uid=uid, reaper=reaper)]
 
 
+def cpu_seconds_of(pids: Iterable[int]) -> float:
+    """CPU seconds ``pids`` have used, with the children each waited for (user and system time of
+    ``/proc/<pid>/stat``; a zombie keeps its own). Pids gone meanwhile count nothing.
+
+    Example:
+        >>> cpu_seconds_of([os.getpid()]) > 0, cpu_seconds_of([])
+        (True, 0.0)
+    """
+    ticks = os.sysconf("SC_CLK_TCK")
+    total = 0
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat", "rb") as handle:
+                fields = handle.read().rsplit(b")", 1)[1].split()
+            total += sum(int(value) for value in fields[11:15])  # utime, stime, cutime, cstime
+        except (OSError, IndexError, ValueError):
+            continue
+    return total / ticks
+
+
 def reap_child(pid: int, timeout: float) -> tuple[int, float] | None:
     """Wait up to ``timeout`` seconds for child ``pid`` to end and reap it: its wait status and the
     CPU seconds it used, or ``None`` when it is still running (or was reaped before).

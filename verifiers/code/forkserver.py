@@ -35,8 +35,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .channel import ChannelClosed, recv_message, send_message
-from .cleanup import (SHARED_WRITABLE_DIRS, files_owned_by, kill_job, list_processes, reap_child, remove_tree,
-                      running_since, tree_bytes)
+from .cleanup import (SHARED_WRITABLE_DIRS, cpu_seconds_of, files_owned_by, job_processes, kill_job, list_processes,
+                      reap_child, remove_tree, running_since, tree_bytes)
+from .execjob import collect_files, exec_program, place_files
 from .isolation import SANDBOX_ENV, read_only_paths
 from .job import run_main, serve_calls
 from .limits import DEFAULT_TMP_MB, Limits, apply_limits
@@ -107,6 +108,7 @@ class _Job:
     pipes: dict[int, str]
     cpu_seconds: int  # the job's RLIMIT_CPU (soft): a SIGKILL past it is the job's own limit
     tmp_bytes: int  # what it may keep in files
+    collect: tuple[list[str], int] = ([], 0)  # file patterns to read back before the folder goes, and their cap
     stdout: bytearray = field(default_factory=bytearray)
     stderr: bytearray = field(default_factory=bytearray)
     output_bytes: int = 0
@@ -164,6 +166,8 @@ class _ForkServer:
             channel = socket.socket(fileno=3)
             if request["mode"] == "stdio":
                 run_main(channel, request["code"])
+            elif request["mode"] == "exec":
+                exec_program(channel, request)
             else:
                 serve_calls(channel, request["code"], request["names"],
                             standard_imports=bool(request.get("standard_imports")))
@@ -189,6 +193,7 @@ class _ForkServer:
         os.mkdir(folder, 0o700)
         if self.uid is not None:
             os.chown(folder, self.uid, self.uid)
+        place_files(folder, request.get("files", {}))
         parent_end, child_end = socket.socketpair()
         out_read, out_write = os.pipe()
         err_read, err_write = os.pipe()
@@ -214,7 +219,8 @@ class _ForkServer:
         return _Job(pid, folder, request["mode"], int(request["limits"]["output_bytes"]),
                     time.monotonic() + float(request["deadline_s"]), {out_read: "stdout", err_read: "stderr"},
                     int(request["limits"]["cpu_seconds"]),
-                    int(request["limits"].get("tmp_bytes", DEFAULT_TMP_MB << 20)))
+                    int(request["limits"].get("tmp_bytes", DEFAULT_TMP_MB << 20)),
+                    (list(request.get("collect", [])), int(request.get("collect_bytes", 0))))
 
     def _kill(self, job: _Job, why: str) -> None:
         if job.killed is None:
@@ -239,7 +245,7 @@ class _ForkServer:
         job.output_bytes += len(data)
         if job.output_bytes > job.output_cap:
             self._kill(job, "output")
-        elif job.pipes[fd] == "stdout" and job.mode == "stdio":
+        elif job.pipes[fd] == "stdout" and job.mode in ("stdio", "exec"):
             job.stdout += data
         if job.pipes[fd] == "stderr":
             job.stderr = (job.stderr + data)[-_STDERR_TAIL:]
@@ -280,6 +286,10 @@ class _ForkServer:
         """Clean up after the job; ``grace`` seconds to let a job that closed its channel finish exiting."""
         ended = reap_child(job.pid, grace)
         alone = None if ended is None else ended[0]
+        # what the rest of an exec job used (children it left running or never waited for), before they are
+        # killed: its CPU time is judged (Python jobs skip the extra pass over /proc)
+        others_cpu = cpu_seconds_of(job_processes(session=job.pid, uid=self.uid, reaper=os.getpid(),
+                                                  pid_namespace=self.pid_namespace)) if job.mode == "exec" else 0.0
         statuses, survivors = kill_job(session=job.pid, uid=self.uid, pid_namespace=self.pid_namespace, children=True)
         status = alone if alone is not None else statuses.get(job.pid, 0)
         drain_until = time.monotonic() + 1.0
@@ -289,6 +299,7 @@ class _ForkServer:
                 self._drain(job, fd, None)
         for fd in list(job.pipes):
             os.close(fd)
+        collected = collect_files(job.folder, *job.collect) if job.collect[0] else {}
         remove_tree(job.folder)
         leftovers = files_owned_by(self.uid) if self.sweep_shared and self.uid is not None else []
         for path in leftovers:
@@ -304,6 +315,8 @@ class _ForkServer:
             "output_bytes": job.output_bytes,
             "survivors": len(survivors),
             "leftover_files": len(leftovers),
+            "cpu_seconds": None if ended is None else ended[1] + others_cpu,  # every process of the job
+            "files": collected,
         }
 
     def serve(self) -> None:
@@ -318,7 +331,7 @@ class _ForkServer:
                 continue
             try:
                 job = self._start(message[1])
-            except OSError as exc:
+            except (OSError, ValueError) as exc:  # ValueError: a job file name that is not a plain name
                 self.control.sendall(b"E")
                 send_message(self.control, ("error", f"cannot start a job: {exc}"))
                 continue

@@ -7,7 +7,9 @@
   (MBPP). One test per item; ``setup`` (optional) runs on the trusted side before each.
 * ``call``: ``{"format": "call", "fn_name": "f", "inputs": [[1, 2], ...], "outputs": [3, ...]}``
   (APPS, TACO, LiveCodeBench). Each input is the list of positional arguments.
-* ``stdio``: ``{"format": "stdio", "inputs": ["1 2\\n", ...], "outputs": ["3\\n", ...]}``.
+* ``stdio``: ``{"format": "stdio", "inputs": ["1 2\\n", ...], "outputs": ["3\\n", ...]}``, in any
+  language: ``language`` (``cpp``, ``java``, ...), ``time_limit``, ``memory_limit`` and ``checker``
+  are read by :mod:`.native` (see :mod:`.problem_limits`).
 """
 
 from __future__ import annotations

@@ -10,11 +10,12 @@ from typing import Any
 from ..deadline_pool import DeadlinePool, Outcome, shared_pool
 from ..registry import moved_backend_keyword
 from ..verdict import Verdict
-from .extract import extract_code
+from .choose_program import extract_program
 from .formats import TestsError, count_tests, parse_tests
 from .isolation import LEVELS, Isolation, below, resolve_isolation
 from .limits import DEFAULT_TMP_MB
 from .judge import judge_task
+from .native import judged_natively, native_budget, tests_language
 
 # Seconds a judge worker may need, on its first task, to start its sandbox (bubblewrap, imports).
 _SANDBOX_START_SECONDS = 30.0
@@ -125,7 +126,8 @@ def _verdict(code: str, result: dict[str, Any], level: str) -> Verdict:
         return Verdict("error", 0.0, extracted=code, reason=result["error"], details={"isolation": level})
     outcomes = result["outcomes"]
     passed, total = sum(1 for o in outcomes if o["passed"]), len(outcomes)
-    details = {"passed": passed, "total": total, "tests": outcomes, "isolation": level, "jobs": result["jobs"]}
+    details = {"passed": passed, "total": total, "tests": outcomes, "isolation": level, "jobs": result["jobs"],
+               **result.get("details", {})}
     if passed == total:
         return Verdict("correct", 1.0, extracted=code, details=details,
                        reason="the test passed" if total == 1 else f"all {total} tests passed")
@@ -135,7 +137,8 @@ def _verdict(code: str, result: dict[str, Any], level: str) -> Verdict:
         f"{passed} of {total} tests passed; test {first + 1}: {failure}"
     if passed == 0 and all(o["kind"] == "timeout" for o in outcomes):
         return Verdict("timeout", 0.0, extracted=code, reason=reason, details=details)
-    return Verdict("wrong", passed / total, extracted=code, reason=reason, details=details)
+    score = result.get("score", passed / total)  # IOI subtasks: the share of points won
+    return Verdict("wrong", score, extracted=code, reason=reason, details=details)
 
 
 def verify_batch(
@@ -222,18 +225,23 @@ def verify_batch(
             continue
         try:
             spec = parse_tests(tests)
+            code, language, mismatch = extract_program(completion, tests_language(tests))
+            native = judged_natively(tests, language)
+            budget = native_budget(tests, float(timeout), memory_mb) if native else 0.0
         except TestsError as exc:
             verdicts[index] = Verdict("error", reason=str(exc), details={"isolation": level})
             continue
-        code = extract_code(completion)
+        if mismatch is not None:
+            verdicts[index] = Verdict("wrong", 0.0, reason=mismatch, details={"language": language, "isolation": level})
+            continue
         if not code.strip():
             verdicts[index] = Verdict("no_answer", reason="the completion holds no code", details={"isolation": level})
             continue
         tasks.append({"code": code, "tests": tests, "timeout": float(timeout), "memory_mb": memory_mb,
                       "output_bytes": max_output_bytes, "tmp_mb": tmp_mb, "abs_tol": float(abs_tol),
-                      "rel_tol": float(rel_tol),
+                      "rel_tol": float(rel_tol), "language": language,
                       "isolation": level})
-        budgets.append(judge_budget(float(timeout), count_tests(spec)))
+        budgets.append(max(budget, judge_budget(float(timeout), count_tests(spec))))
         where.append(index)
         codes.append(code)
     if tasks:

@@ -33,6 +33,7 @@ import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
+from .languages import toolchain_folders
 from .limits import DEFAULT_TMP_MB
 
 LEVELS: tuple[str, ...] = ("full", "namespaces", "uid", "basic")
@@ -99,7 +100,9 @@ def _is_root() -> bool:
 
 def read_only_paths() -> list[str]:
     """The folders a worker and its jobs need besides the system's: the Python installation, the
-    environment, and this package, none inside another.
+    environment, this package, and the compilers' folders outside the system's (rustup's toolchain in
+    a home, a JDK's configuration in /etc: :func:`~referee.verifiers.code.languages.toolchain_folders`),
+    none inside another.
 
     Example:
         >>> any(sys.base_prefix.startswith(path) for path in ["/usr", *read_only_paths()])
@@ -108,6 +111,7 @@ def read_only_paths() -> list[str]:
     wanted = {sys.base_prefix, sys.prefix, sys.exec_prefix, sys.base_exec_prefix,
               str(Path(os.path.realpath(sys.executable)).parent.parent),
               str(Path(__file__).resolve().parents[1])}  # referee.verifiers, wherever it is installed
+    wanted.update(toolchain_folders())
     paths = sorted(os.path.realpath(p) for p in wanted if p and os.path.isdir(p))
     kept: list[str] = []
     for path in paths:  # sorted: a parent comes before its children

@@ -14,8 +14,9 @@ from typing import Any
 from .formats import CallTests, TestsError, count_tests, parse_tests
 from .isolation import isolation_of
 from .limits import DEFAULT_TMP_MB
+from .native import judge_native, judged_natively
 from .runners import run_tests
-from .sandbox import Sandbox, SandboxBroken
+from .sandbox import Sandbox, SandboxBroken, restart
 from .session import KilledFromOutside, Outcome, ProgramSession
 from .uids import UidLease, lease_uid
 
@@ -41,6 +42,8 @@ def judge_program(sandbox: Sandbox, task: dict[str, Any]) -> dict[str, Any]:
         spec = parse_tests(task["tests"])
     except TestsError as exc:
         return {"error": str(exc)}
+    if judged_natively(task["tests"], task.get("language", "python")):  # another language, or a checker
+        return judge_native(sandbox, task)
     options = {"timeout": float(task["timeout"]), "abs_tol": float(task.get("abs_tol", 0.0)),
                "rel_tol": float(task.get("rel_tol", 0.0))}
     retried = False
@@ -57,7 +60,7 @@ def judge_program(sandbox: Sandbox, task: dict[str, Any]) -> dict[str, Any]:
         except TestsError as exc:
             return {"error": str(exc)}
         except SandboxBroken as exc:
-            cannot_restart = _restart(sandbox, exc)
+            cannot_restart = restart(sandbox, exc)
             if cannot_restart:
                 return {"error": cannot_restart}
             if not retried:
@@ -99,7 +102,7 @@ def run_in_sandbox(sandbox: Sandbox, task: dict[str, Any]) -> dict[str, Any]:
             return {"run": session.run_program(str(task["stdin"]), time.monotonic() + float(task["timeout"]))}
         except SandboxBroken as exc:
             failures += 1
-            cannot_restart = _restart(sandbox, exc)
+            cannot_restart = restart(sandbox, exc)
             if cannot_restart or failures == 2:
                 return {"error": cannot_restart or f"the sandbox worker failed twice while running this program: {exc}"}
         except KilledFromOutside as exc:
@@ -108,16 +111,6 @@ def run_in_sandbox(sandbox: Sandbox, task: dict[str, Any]) -> dict[str, Any]:
             return {"error": f"the judge failed: {type(exc).__name__}: {exc}"}
         finally:
             session.close()
-
-
-def _restart(sandbox: Sandbox, broken: SandboxBroken) -> str | None:
-    """Replace a broken sandbox worker; the error to report when a new one cannot start."""
-    sandbox.close()
-    try:
-        sandbox.start()
-    except SandboxBroken as failure:
-        return f"the sandbox worker failed ({broken}) and cannot restart: {failure}"
-    return None
 
 
 _SANDBOXES: dict[str, Sandbox] = {}

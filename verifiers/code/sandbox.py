@@ -176,3 +176,32 @@ class Sandbox:
             self.control.close()
             self.control = None
         self._kill()
+
+
+# A worker that cannot fork (EAGAIN) is most often waiting for the processes of a job just killed
+# to be gone from its uid's count: a restart is tried again after these pauses.
+_RESTART_PAUSES = (0.2, 0.5, 1.0)
+
+
+def restart(sandbox: Sandbox, broken: SandboxBroken) -> str | None:
+    """Replace a broken sandbox worker; the one-line error to report when a new one cannot start
+    (``None`` once it runs). A start refused for want of processes is tried again a few times.
+
+    Example:
+        >>> class Refusing:
+        ...     def close(self): pass
+        ...     def start(self): raise SandboxBroken("bwrap: No such file or directory")
+        >>> restart(Refusing(), SandboxBroken("the worker died"))
+        'the sandbox worker failed (the worker died) and cannot restart: bwrap: No such file or directory'
+    """
+    sandbox.close()
+    for pause in (0.0, *_RESTART_PAUSES):
+        time.sleep(pause)
+        try:
+            sandbox.start()
+            return None
+        except SandboxBroken as exc:
+            failure = exc
+            if "temporarily unavailable" not in str(exc):
+                break
+    return f"the sandbox worker failed ({broken}) and cannot restart: {failure}"
