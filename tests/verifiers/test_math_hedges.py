@@ -53,6 +53,11 @@ PAID = [
     (WORK + "\n\n$$\\boxed{4 \\times 3 = 12}$$", "12"),  # a true equation
     (WORK + "\n\nThus the answer is $\\boxed{12}$, which is 50\\% more likely than 8.", "12"),
     ("Think of the roots: $\\boxed{2}$ and $\\boxed{5}$.", "2, 5"),  # a gold of several answers
+    # a disowned or empty box beside a real one: the real one is the answer
+    (WORK + "\n\nThe answer is not $\\boxed{13}$.\n\nThe answer is $\\boxed{12}$.", "12"),
+    (WORK + "\n\n<!-- draft: \\boxed{13} -->\nSo $\\boxed{12}$.", "12"),
+    (WORK + "\n\n```\nprint(4 * 3)\n```\nOutput: 12, so the answer is $\\boxed{12}$.", "12"),
+    (WORK + "\n\n$\\boxed{}$ is where the answer goes: $\\boxed{12}$.", "12"),
 ]
 
 
