@@ -55,6 +55,18 @@ _BOLD_RE = re.compile(r"\*\*([^*\n]{1,80})\*\*")
 _BOLD_ANSWER_RE = re.compile(r"^[\s$\\]*(?:[A-Za-z]+\s?)?[-\u2212+]?\s?\$?[0-9.,/%\s]+(?:[A-Za-z]+\.?)?\s*\.?$")
 # "18 or 20", "either 18 or 20": several answers offered at once, a hedge.
 _ALTERNATIVE_RE = re.compile(r"\bor\b|\beither\b", re.IGNORECASE)
+# What a box may hold around its number and still state that number: currency, percent, units
+# in words, styling, an assignment ("x = 18"). Anything else qualifies the number instead of
+# stating it: a power (6^2), a relation (x \neq 6, < 6), a sign or term (6 \pm 1, 6 + 10^{-9}),
+# a negation (\text{not } 6), a strike-out (\cancel{6}), another number.
+_BOX_DRESS_RE = re.compile(r"\\(?:text|textbf|textit|mathrm|mathbf|mathit|displaystyle|mbox|q?quad)\b|\\[$,;:! %]"
+                           r"|[A-Za-z]+|[\s$%.,:;{}()]")
+_BOX_QUALIFIER_WORD_RE = re.compile(r"\b(?:not|no|or|either|and|about|approx\w*|roughly|nearly|almost|around|over"
+                                    r"|under|least|most|than|maybe|perhaps|probably)\b", re.IGNORECASE)
+# The last line of a completion offering two numbers: "5 or 6", "**Either 5 or 6.**", "<answer>5 or 6</answer>".
+_LAST_LINE_HEDGE_RE = re.compile(r"^[\s*_$]*(?:either\s+)?\\?\$?\s?(?P<first>[-+]?[0-9][0-9.,]*)\s*(?:,\s*)?or\s+"
+                                 r"\\?\$?\s?(?P<second>[-+]?[0-9][0-9.,]*)[\s*_.$]*$", re.IGNORECASE)
+_TAG_RE = re.compile(r"</?answer>", re.IGNORECASE)
 # Words that turn an earlier boxed answer into a corrected one rather than a hedge.
 _CORRECTION_RE = re.compile(r"\b(?:wait|no|actually|correction|mistake|re-?check\w*|instead|rather|oops|sorry)\b",
                             re.IGNORECASE)
@@ -70,6 +82,7 @@ class Extraction(NamedTuple):
     number: NumberMatch
     source: Literal["####", "boxed", "answer phrase", "bold", "last number"]
     alternatives: tuple[NumberMatch, ...] = ()
+    qualified: str = ""  # a box whose content qualifies its number (``6^2``, ``x \neq 6``): never an answer
 
 
 # An answer line whose number is not a number ("#### 2C#"): no answer, and no fallback.
@@ -176,6 +189,30 @@ def _last_answer_line(text: str) -> Extraction | None:
     return None
 
 
+def _box_qualifies(content: str, number: NumberMatch) -> bool:
+    """Whether a box says more of its number than the number (``6^2``, ``6 \\pm 1``, ``\\text{not } 6``).
+
+    Example:
+        >>> [_box_qualifies(c, first_number(c.rsplit("=", 1)[-1])) for c in (r"\\$18", r"x = 6", r"6^2", r"x \\neq 6")]
+        [False, False, True, True]
+    """
+    span = content.rsplit("=", 1)[1] if "=" in content and first_number(content.rsplit("=", 1)[1]) else content
+    rest = span[:number.start] + " " + span[number.end:]
+    return bool(_BOX_QUALIFIER_WORD_RE.search(rest) or _BOX_DRESS_RE.sub("", rest).strip())
+
+
+def _last_line_hedge(text: str) -> Extraction | None:
+    """Two numbers offered on the last line (``5 or 6``, ``**Either 5 or 6.**``), as a hedge."""
+    lines = _TAG_RE.sub("", text).rstrip().rsplit("\n", 1)
+    match = _LAST_LINE_HEDGE_RE.match(lines[-1])
+    if match is None:
+        return None
+    first, second = first_number(match.group("first"), whole_as_int=True), first_number(match.group("second"), whole_as_int=True)
+    if first is None or second is None or first.value == second.value:
+        return None
+    return Extraction(first, "bold" if "**" in lines[-1] else "last number", (second,))
+
+
 def _last_boxed(text: str) -> tuple[int, Extraction] | None:
     if "\\" not in text or ("\\boxed" not in text and "\\fbox" not in text):
         return None
@@ -196,7 +233,7 @@ def _last_boxed(text: str) -> tuple[int, Extraction] | None:
             if other is not None and other[0].value != number.value:
                 alternatives += (other[0],)
             later_start = earlier_start
-        return start, Extraction(number, "boxed", alternatives)
+        return start, Extraction(number, "boxed", alternatives, content if _box_qualifies(content, number) else "")
     return None
 
 
@@ -258,6 +295,9 @@ def _flexible(text: str) -> Extraction | None:
         return boxed[1]
     if phrase:
         return phrase[1]
+    hedge = _last_line_hedge(text)
+    if hedge is not None:
+        return hedge
     bold = _last_bold(text)
     if bold is not None:
         return Extraction(bold, "bold")
@@ -439,6 +479,10 @@ def verify(
     equal = value == gold_number
     value_text = gold_text if equal else format_number(value)
     details = {"mode": mode, "source": found.source, "value": value_text, "gold": gold_text}
+    if found.qualified:
+        return Verdict("wrong", 0.0, extracted=found.qualified,
+                       reason=f"the box {found.qualified[:80]!r} qualifies its number rather than stating it "
+                              "(a power, relation, sign, term, negation or second number)", details=details)
     if found.alternatives:
         offered = ", ".join([value_text, *(format_number(n.value) for n in found.alternatives)])
         details["alternatives"] = [format_number(n.value) for n in found.alternatives]

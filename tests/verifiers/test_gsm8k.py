@@ -368,3 +368,34 @@ def test_tolerances_must_be_finite_non_negative_numbers(options):
 def test_a_completion_cut_off_before_its_answer_has_none(completion):
     verdict = gsm8k.verify(completion, "9")
     assert verdict.status == "no_answer" and "cut off" in verdict.reason, verdict
+
+
+# ---------------------------------------------------------------------------------------------
+# A box states its number, or it states none: qualified boxes and two-number endings are unpaid
+
+BAGS = "She has 3 bags with 2 apples each, so 3 * 2 = 6 apples.\n\n"
+
+
+@pytest.mark.parametrize("box", [r"6^2", r"x \neq 6", r"\text{not } 6", r"\cancel{6}", r"6 \pm 1", r"6 + 10^{-9}",
+                                 r"< 6", r"6 \text{ or } 7", r"\approx 6", r"6 \text{ and } 8"])
+def test_a_box_that_qualifies_its_number_is_not_that_number(box):
+    verdict = gsm8k.verify(BAGS + f"The answer is $\\boxed{{{box}}}$.", "6")
+    assert verdict.status == "wrong", verdict
+    assert "qualifies" in verdict.reason or "hedge" in verdict.reason, verdict
+
+
+@pytest.mark.parametrize("box", [r"6", r"\$6", r"6 \text{ apples}", r"x = 6", r"6.00", r"3 \times 2 = 6", r"\frac{12}{2}",
+                                 r"\textbf{6}", r"6 \text{ apples in total}", r"6\%"])
+def test_a_box_that_dresses_its_number_still_states_it(box):
+    assert gsm8k.verify(BAGS + f"The answer is $\\boxed{{{box}}}$.", "6").correct
+
+
+@pytest.mark.parametrize("ending", ["<answer>5 or 6</answer>", "**Either 5 or 6.**", "Either 5 or 6.", "$5 or $6"])
+def test_two_numbers_offered_on_the_last_line_are_a_hedge(ending):
+    verdict = gsm8k.verify(BAGS + ending, "6")
+    assert verdict.status == "wrong" and "hedge" in verdict.reason, verdict
+
+
+def test_a_restated_last_line_is_not_a_hedge():
+    assert gsm8k.verify(BAGS + "6 or 6.0", "6").correct
+    assert gsm8k.verify(BAGS + "#### 6\n5 or 6", "6").correct  # the #### line is the answer

@@ -313,7 +313,8 @@ def test_after_think_grades_only_the_final_part():
     assert math_verifier.verify(draft + r" The answer is \boxed{42}.", "42", after_think=True).correct
     assert math_verifier.verify(draft + r" The answer is \boxed{41}.", "42", after_think=True).status == "wrong"
     assert math_verifier.verify(r"<think>so \boxed{42}</think> I am not sure.", "42", after_think=True).status == "no_answer"
-    assert math_verifier.verify(r"<think>so \boxed{42}</think> I am not sure.", "42").correct  # the default reads all
+    assert math_verifier.verify(r"<think>so \boxed{42}</think> I am not sure.", "42").status == "no_answer"  # the default
+    assert math_verifier.verify(r"<think>so \boxed{42}</think> I am not sure.", "42", after_think=False).correct  # reads all
 
 
 def test_an_unclosed_think_block_is_no_answer_after_think():

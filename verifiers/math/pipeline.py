@@ -54,6 +54,7 @@ from .exact import (
 from .extract import Extraction, after_reasoning, extract_answer
 from .forms import comparable, union_of_alternatives
 from .gold import gold_answer
+from .hedges import review
 from .options import CompareOptions, Percent
 from .values import (
     closed_form_value,
@@ -73,7 +74,7 @@ MAX_NESTING = 64  # deeper answers only exhaust the LaTeX parser's recursion
 _SHOWN = 80  # characters of an answer quoted in a reason
 # "or" between two answers inside one box or span: "x = 1 \text{ or } x = -2", "5 \quad \text{or} \quad 7"
 _OR_WORD_RE = re.compile(  # starts only where a run of spaces starts: linear however many spaces
-    rf"(?<!\s)\s*(?:\\q?quad\s*)*(?:{TEXT_COMMAND}\s*\{{\s*or\s*\}}|" r"(?<=\s)or(?=\s))\s*(?:\\q?quad\s*)*")
+    rf"(?<!\s)\s*(?:\\q?quad\s*)*(?:{TEXT_COMMAND}\s*\{{\s*or\s*\}}|" r"(?<=\s)or(?=\s)|\\(?:lor|vee)(?![A-Za-z]))\s*(?:\\q?quad\s*)*")
 _WORDS_ONLY_RE = re.compile(r"(?:\\text\s*\{[^{}0-9]*\}|[A-Za-z\s.,;:'])+")  # "\text{No solutions}", "all primes"
 
 
@@ -120,6 +121,8 @@ class _Item:
     read: str  # what was read: the answer, or the group of answers when the gold has several
     compared: str  # the answer as compared with the gold
     early: Verdict | None  # no answer, or over the limits: the verdict once the gold is known usable
+    others: tuple[str, ...] = ()  # further statements of the answer that must equal the gold too (hedges)
+    others_rule: str = ""  # the hedge rule that made them count
 
 
 def _short(text: str, limit: int = _SHOWN) -> str:
@@ -166,9 +169,17 @@ def _read(completion: Any, gold: Any, options: CompareOptions, max_answer_chars:
         return Verdict("error", reason=f"completion must be a str, got {type(completion).__name__}")
     answer = extract_answer(completion, after_think=after_think)
     details = {"gold": _short(gold_text, 200)}
+    policy = review((after_reasoning(completion) or "") if after_think else completion, answer)
+    if policy.rule is not None:
+        shown = policy.answer.text if policy.answer is not None else ""
+        return _Item(gold_text, *_gold_facts(gold_text, options), policy.answer, shown, shown, Verdict(
+            "wrong", 0.0, extracted=_short(shown, 200), details={**details, "method": "policy", "rule": policy.rule,
+                                                          "source": policy.answer.source if policy.answer else None},
+            reason=f"{policy.rule}: {policy.reason}"))
+    answer = policy.answer
     if answer is None:
         if after_think and after_reasoning(completion) is None:
-            reason = "the <think> block is never closed by </think> (after_think=True): no final answer"
+            reason = "cut off: the <think> block is never closed by </think>, so no final answer follows it"
         elif looks_cut_off(after_reasoning(completion) or "" if after_think else completion):
             reason = CUT_OFF_REASON
         else:
@@ -191,19 +202,21 @@ def _read(completion: Any, gold: Any, options: CompareOptions, max_answer_chars:
         read = union_of_alternatives(read.split(HEDGE), gold_text) or read
     alternatives = [comparable(part, gold_text) for part in read.split(HEDGE)]
     compared, gold_text = alternatives[-1]
-    item = functools.partial(_Item, gold_text, *_gold_facts(gold_text, options), answer, read, compared)
+    item = functools.partial(_Item, gold_text, *_gold_facts(gold_text, options), answer, read, compared,
+                             # a gold of several answers asks for them all: no statement of one is a hedge
+                             others=() if several else policy.others, others_rule=policy.others_rule)
     details = {"gold": _short(gold_text, 200), "source": answer.source}
     if len(alternatives) > 1 and not _one_value([part for part, _ in alternatives]):
-        return item(Verdict("wrong", 0.0, extracted=read, details={**details, "method": "hedge"},
+        return item(early=Verdict("wrong", 0.0, extracted=read, details={**details, "method": "hedge"},
                             reason=f"{_short(read)} ({answer.source}) offers different answers as alternatives: a hedge"))
     if len(compared) > max_answer_chars:
-        return item(Verdict("timeout", extracted=_short(compared, 200), details={**details, "limit": "max_answer_chars"},
+        return item(early=Verdict("timeout", extracted=_short(compared, 200), details={**details, "limit": "max_answer_chars"},
                             reason=f"the answer is {len(compared)} characters long, over max_answer_chars="
                                    f"{max_answer_chars}; treated as a timeout"))
     if brace_depth(compared) > MAX_NESTING:
-        return item(Verdict("timeout", extracted=_short(compared, 200), details={**details, "limit": "nesting"},
+        return item(early=Verdict("timeout", extracted=_short(compared, 200), details={**details, "limit": "nesting"},
                             reason=f"the answer nests brackets over {MAX_NESTING} deep; treated as a timeout"))
-    return item(None)
+    return item(early=None)
 
 
 def _evaluator(options: CompareOptions) -> Callable[[str], complex | None]:
@@ -468,7 +481,7 @@ def verify_batch(
     percent: Percent = "either",
     strict: bool = True,
     max_answer_chars: int = 1000,
-    after_think: bool = False,
+    after_think: bool = True,
     workers: int | None = None,
     batch_timeout: float | None = None,
     backend: str = "local",
@@ -503,10 +516,13 @@ def verify_batch(
         return None if batch_timeout is None else max(1e-3, batch_timeout - (time.monotonic() - started))
 
     slots = [_Slot(_read(c, g, options, max_answer_chars, after_think)) for c, g in zip(completions, golds)]
+    # Each further statement of an answer (see hedges) is judged as an answer of its own.
+    stated = [[_Slot(_read(f"\\boxed{{{other}}}", gold, options, max_answer_chars, False)) for other in slot.item.others]
+              if isinstance(slot.item, _Item) and slot.item.early is None else [] for slot, gold in zip(slots, golds)]
     gold_problems: dict[str, str | None] = {}  # what is known of the golds sympy must vouch for
     unchecked: set[str] = set()
     jobs: dict[tuple[str, str | None], None] = {}  # ordered and distinct
-    for slot in slots:
+    for slot in slots + [extra for extras in stated for extra in extras]:
         item = slot.item
         if isinstance(item, Verdict):
             continue
@@ -526,7 +542,23 @@ def verify_batch(
     pool = shared_pool(workers, preload=_WORKER_MODULES)
     outcomes, learnt = _run_jobs(list(jobs), pool, options, timeout, remaining())
     gold_problems.update(learnt)
-    return [_final_verdict(slot, gold_problems, outcomes, timeout) for slot in slots]
+    return [_with_others(_final_verdict(slot, gold_problems, outcomes, timeout), slot,
+                         [_final_verdict(extra, gold_problems, outcomes, timeout) for extra in extras])
+            for slot, extras in zip(slots, stated)]
+
+
+def _with_others(verdict: Verdict, slot: _Slot, others: list[Verdict]) -> Verdict:
+    """A correct answer stays correct only when every further statement of it equals the gold too."""
+    item = slot.item
+    if not verdict.correct or not isinstance(item, _Item):
+        return verdict
+    for other, judged in zip(item.others, others):
+        if not judged.correct:
+            return Verdict("wrong", 0.0, extracted=verdict.extracted,
+                           details={**verdict.details, "method": "policy", "rule": item.others_rule, "other": _short(other)},
+                           reason=f"{item.others_rule}: it also states {_short(other)} as its answer, which is not "
+                                  f"the gold {_short(item.gold)}; a completion is paid for one final answer")
+    return verdict
 
 
 def _final_verdict(slot: _Slot, gold_problems: dict[str, str | None],
@@ -556,7 +588,7 @@ def verify(
     percent: Percent = "either",
     strict: bool = True,
     max_answer_chars: int = 1000,
-    after_think: bool = False,
+    after_think: bool = True,
     workers: int | None = None,
 ) -> Verdict:
     """Judge one completion's final maths answer against a gold answer.
@@ -576,9 +608,10 @@ def verify(
         strict: math-verify's strict mode (default ``True``: variable names matter, a set
             never equals a tuple).
         max_answer_chars: longer answers are not parsed and count as ``timeout`` (default 1000).
-        after_think: grade only what follows the last ``</think>`` (default ``False``); a think
-            block left open is then ``no_answer``. For reasoning models, whose drafts inside the
-            think block must not count.
+        after_think: grade only what follows the last ``</think>`` (default ``True``): a draft
+            inside the think block never counts, and a think block left open is ``no_answer``
+            (cut off). A completion without think tags is read whole. ``False`` keeps the earlier
+            policy: the whole text is read, think block included.
         workers: size of the shared worker pool to use (default: the cores).
 
     Returns:

@@ -1,0 +1,239 @@
+"""The hedge and override policy: which statements of a completion are its answer, and when it has none.
+
+A completion is paid for one final answer. This stage runs after :mod:`.extract` has read that
+answer from the text that counts (after the last ``</think>``) and applies the rules of
+docs/verifiers.md, "Hedges, overrides and disowned answers":
+
+* ``disowned``: a box the completion disowns is not its answer: inside an HTML comment or a code
+  block, negated (``the answer is not \\boxed{7}``), hypothetical (``if it were \\boxed{7}``) or
+  quoted (``"the answer is \\boxed{7}"``). The answer is read again without those boxes; a
+  completion whose every box is disowned and that states no other final answer is ``wrong``.
+* ``empty box``: a final box with nothing in it (``\\boxed{}``, ``\\boxed{\\ }``) after the last
+  real one is a blank final answer: ``wrong``.
+* ``false equation``: a boxed equation between numbers that is false (``\\boxed{2 + 3 = 6}``).
+* ``hedged``: the sentence of the final box hedges it (``probably``, ``maybe``, ``might``).
+* ``several answers``: an earlier box offered as an alternative to the final one (``alternatively``,
+  ``otherwise``, ``candidate``, ranked guesses, ``/`` or ``or`` between them) is an answer too.
+* ``override``: a later ``The answer is X``, ``Answer: X``, bold ``**X**`` or a closing
+  ``Therefore, X.`` after the final box, or an answer phrase just before it, is an answer too.
+
+The last two name *other statements* (:attr:`Review.others`): the completion is paid only when
+each of them equals the gold as well, so restatements of one value (``\\boxed{\\frac12}``, then
+``Answer: 0.5``) stay paid and two different values never are. A correction between two
+answers (``wait``, ``actually``, ``mistake``, ``instead``) keeps the later one alone.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from ..text.latex import boxed_spans
+from .extract import Extraction, _last_bold, _last_phrase, extract_answer, is_bare_answer
+from .values import closed_form_value
+
+_FENCED_RE = re.compile(r"<!--.*?(?:-->|$)|```.*?(?:```|$)", re.DOTALL)
+_NEGATED_RE = re.compile(r"\b(?:not|never|isn'?t|isn’t|cannot\s+be|can'?t\s+be)\s*(?:\$|\\\(|\\\[)?\s*$", re.IGNORECASE)
+_HYPOTHETICAL_RE = re.compile(r"\b(?:if|suppose|supposing|assume|assuming)\b[^.!?\n]*\b(?:were|would\s+be|had\s+been)"
+                              r"\s*(?:\$|\\\(|\\\[)?\s*$", re.IGNORECASE)
+_QUOTES = ('"', "“", "”")
+_BLANK_BOX_RE = re.compile(r"(?:\\[ ,;:!]|\\q?quad|~|\s)*")
+_HEDGE_WORD_RE = re.compile(r"\b(?:maybe|perhaps|probably|possibly|might|guess(?:es)?|not\s+sure)\b", re.IGNORECASE)
+_RANKED_RE = re.compile(r"\b(?:alternatively|otherwise|candidates?|most\s+likely|guesses)\b", re.IGNORECASE)
+_CHECK_RE = re.compile(r"\b(?:check\w*|verif\w*|substitut\w*|plug\w*)\b", re.IGNORECASE)  # a check that follows the answer
+_ALTERNATIVE_RE = re.compile(r"\b(?:alternatively|otherwise|candidates?|either|or)\b|\bor\b|/", re.IGNORECASE)
+_CORRECTION_RE = re.compile(
+    r"\b(?:wait|actually|mistake|wrong|incorrect|correct(?:ed|ion|ing)?|re-?check\w*|re-?calculat\w*|re-?evaluat\w*"
+    r"|error|oops|instead|fix\w*|redo|revis\w*|however|sorry|fails?|rather|equivalently|simplif\w*)\b|\bno\s*[,.]",
+    re.IGNORECASE)
+_SENTENCE_START_RE = re.compile(r"(?:[.!?:](?=\s)|\n|</?think>)")
+_CLOSING_RE = re.compile(r"(?:^|\n|[.!?]\s)\s*(?:therefore|thus|hence|so)\s*,?\s*(?P<value>[^\n]{1,60}?)\s*\.?\s*$",
+                         re.IGNORECASE)
+_REVERSE_GAP = 80  # characters between an answer phrase and the box that follows it
+
+
+@dataclass(frozen=True)
+class Review:
+    """What the policy makes of a completion's answer.
+
+    ``answer``: the answer to compare (read again when a disowned box was dropped); ``rule`` and
+    ``reason``: a rule that makes the completion ``wrong`` whatever the gold, else ``None``;
+    ``others``: further statements of the answer, each of which must equal the gold too, with
+    ``others_rule`` naming why they count.
+
+    Example:
+        >>> Review(Extraction("5", "boxed")).rule is None
+        True
+    """
+
+    answer: Extraction | None
+    rule: str | None = None
+    reason: str = ""
+    others: tuple[str, ...] = ()
+    others_rule: str = ""
+
+
+def _blanked(text: str, spans: list[tuple[int, int]]) -> str:
+    for start, end in spans:
+        text = text[:start] + " " * (end - start) + text[end:]
+    return text
+
+
+def _sentence_start(text: str, position: int) -> int:
+    starts = [match.end() for match in _SENTENCE_START_RE.finditer(text, 0, position)]
+    return starts[-1] if starts else 0
+
+
+def _sentence_end(text: str, position: int) -> int:
+    match = _SENTENCE_START_RE.search(text, position)
+    return match.start() if match else len(text)
+
+
+def _quoted(text: str, start: int, end: int) -> bool:
+    line_start = text.rfind("\n", 0, start) + 1
+    line_end = text.find("\n", end)
+    before, after = text[line_start:start], text[end:line_end if line_end >= 0 else len(text)]
+    return sum(before.count(q) for q in _QUOTES) % 2 == 1 and any(q in after for q in _QUOTES)
+
+
+def disowned_boxes(text: str) -> list[tuple[int, int, str]]:
+    """The boxes ``text`` disowns, with why: in a comment or code block, negated, hypothetical, quoted.
+
+    Example:
+        >>> [why for _, _, why in disowned_boxes(r"It is not \\boxed{7}. <!-- \\boxed{8} --> So \\boxed{9}.")]
+        ['negated', 'in a comment or code block']
+    """
+    fenced = [match.span() for match in _FENCED_RE.finditer(text)]
+    found = []
+    for start, end, _ in boxed_spans(text):
+        before = text[_sentence_start(text, start):start]
+        if any(a <= start < b for a, b in fenced):
+            found.append((start, end, "in a comment or code block"))
+        elif _NEGATED_RE.search(before):
+            found.append((start, end, "negated"))
+        elif _HYPOTHETICAL_RE.search(before):
+            found.append((start, end, "hypothetical"))
+        elif _quoted(text, start, end):
+            found.append((start, end, "quoted"))
+    return found
+
+
+def _false_equation(content: str) -> bool:
+    sides = [side for side in content.split("=") if side.strip()]
+    if len(sides) < 2 or "\\neq" in content or "<" in content or ">" in content:
+        return False
+    values = [closed_form_value(side) for side in sides]
+    if None in values:
+        return False
+    return any(abs(value - values[0]) > 1e-9 * max(1.0, abs(values[0])) for value in values[1:])
+
+
+def _states_something(value: str) -> bool:
+    return re.sub(r"[\s$\\()\[\]{}.,;:]", "", value) != ""
+
+
+def _same(first: str, second: str) -> bool:
+    return re.sub(r"\s|\$", "", first) == re.sub(r"\s|\$", "", second)
+
+
+def _alternatives_before(text: str, boxes: list[tuple[int, int, str]]) -> list[str]:
+    """Earlier boxes offered as alternatives to the last one (no correction in between)."""
+    found = []
+    later = boxes[-1]
+    for box in reversed(boxes[:-1]):
+        between = text[box[1]:later[0]]
+        window = text[_sentence_start(text, box[0]):later[0]]
+        if _CORRECTION_RE.search(between) or _same(box[2], later[2]):
+            break
+        short = len(re.sub(r"[\s$\\()\[\]{}.,;:]|quad|text", "", between)) <= 3
+        if _HEDGE_WORD_RE.search(window) or _RANKED_RE.search(window) \
+                or (short and _ALTERNATIVE_RE.search(between)):
+            found.append(box[2].strip())
+            later = box
+            continue
+        break
+    return found
+
+
+def _statements_after(after: str) -> list[str]:
+    """Answers stated after the final box: an answer phrase, a bold answer, a closing ``Therefore, X.``"""
+    found = []
+    check = _CHECK_RE.search(after)
+    after = after[:check.start()] if check else after
+    phrase = _last_phrase(after)
+    if phrase is not None and not _CORRECTION_RE.search(after[:phrase[0]]):
+        found.append(phrase[1])
+    bold = _last_bold(after)
+    if bold is not None:
+        found.append(bold)
+    closing = _CLOSING_RE.search(after)
+    if closing:
+        value = closing.group("value").strip().strip("$").strip()
+        if value and is_bare_answer(value):
+            found.append(value)
+    return found
+
+
+def _phrase_before(text: str, box_start: int) -> str | None:
+    """An answer phrase just before the final box, with nothing but words between (``The answer is 15. Hence \\boxed{12}``)."""
+    head = text[:box_start]
+    phrase = _last_phrase(head)
+    if phrase is None:
+        return None
+    end = _sentence_end(head, phrase[0] + 1)
+    gap = head[end:]
+    if end >= box_start or len(gap) > _REVERSE_GAP or re.search(r"[0-9]", gap) or _CORRECTION_RE.search(gap):
+        return None
+    return phrase[1]
+
+
+def review(text: str, answer: Extraction | None) -> Review:
+    """Apply the hedge and override policy to ``answer``, read from ``text`` (the part that counts).
+
+    Example:
+        >>> text = r"So \\boxed{12}. Alternatively, \\boxed{15}."
+        >>> review(text, extract_answer(text)).others
+        ('12',)
+        >>> text = r"The answer is not \\boxed{7}."
+        >>> review(text, extract_answer(text)).rule
+        'disowned'
+        >>> text = r"\\boxed{2 + 3 = 6}"
+        >>> review(text, extract_answer(text)).rule
+        'false equation'
+    """
+    if answer is None or answer.source == "bare":
+        return Review(answer)
+    disowned = disowned_boxes(text)
+    if disowned:
+        text = _blanked(text, [(start, end) for start, end, _ in disowned])
+        answer = extract_answer(text)
+        if answer is None or answer.source in ("last number", "math span"):
+            kinds = ", ".join(sorted({why for _, _, why in disowned}))
+            return Review(answer, "disowned", f"its only boxed answer is disowned ({kinds}): no answer is stated as final")
+    spans = boxed_spans(text)
+    boxes = [span for span in spans if _BLANK_BOX_RE.fullmatch(span[2]) is None]
+    if boxes and any(span[0] > boxes[-1][0] for span in spans if span not in boxes) and answer.source == "boxed":
+        return Review(answer, "empty box", "its final box is empty: the final answer is blank")
+    if not boxes or answer.source not in ("boxed", "final answer", "answer tag"):
+        return Review(answer)
+    last = boxes[-1]
+    if answer.source == "boxed" and _false_equation(last[2]):
+        return Review(answer, "false equation", f"its boxed equation {last[2].strip()} is false")
+    if answer.source == "boxed":
+        sentence = text[_sentence_start(text, last[0]):_sentence_end(text, last[1])]
+        if _HEDGE_WORD_RE.search(sentence.replace(last[2], "")):
+            return Review(answer, "hedged", "the sentence of its final box hedges it (maybe, probably, might)")
+    others = [] if "," in answer.text else _alternatives_before(text, boxes)
+    if others:
+        return Review(answer, others=tuple(others), others_rule="several answers")
+    if answer.source == "final answer":  # a final answer phrase after the last box: the box is an answer too
+        return Review(answer, others=(last[2].strip(),), others_rule="override") if not _same(last[2], answer.text) \
+            and not _CORRECTION_RE.search(text[last[1]:]) else Review(answer)
+    if answer.source != "boxed":
+        return Review(answer)
+    stated = _statements_after(text[last[1]:])
+    before = _phrase_before(text, last[0])
+    if before is not None:
+        stated.append(before)
+    stated = [value for value in stated if _states_something(value) and not _same(value, last[2])]
+    return Review(answer, others=tuple(dict.fromkeys(stated)), others_rule="override") if stated else Review(answer)
