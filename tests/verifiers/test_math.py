@@ -209,10 +209,19 @@ def test_extraction(completion, answer, source):
     assert found is not None and (found.text, found.source) == (answer, source)
 
 
+@pytest.mark.parametrize("completion, gold, check", [
+    (r"\boxed{0.5}", r"\frac{1}{2}", "exact numbers"),
+    (r"\boxed{2\sqrt{2}}", r"\sqrt{8}", "sympy"),
+    (r"\boxed{\text{Evelyn}}", r"\text{Evelyn}", "same text"),
+])
+def test_a_verdict_names_the_check_that_decided_it(completion, gold, check):
+    assert math_verifier.verify(completion, gold).details["check"] == check
+
+
 def test_verdict_says_what_was_read_and_how():
     verdict = math_verifier.verify(COT + r"Hence the answer is $\boxed{\dfrac{14}{3}}$.", r"\frac{14}{3}")
     assert verdict == Verdict("correct", 1.0, extracted=r"\dfrac{14}{3}", reason=verdict.reason, details=verdict.details)
-    assert verdict.details == {"gold": r"\frac{14}{3}", "source": "boxed", "method": "text"}
+    assert verdict.details == {"gold": r"\frac{14}{3}", "source": "boxed", "method": "text", "check": "same text"}
     assert r"\dfrac{14}{3}" in verdict.reason and "boxed" in verdict.reason
 
 

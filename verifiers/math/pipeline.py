@@ -29,7 +29,7 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Any
 
@@ -367,18 +367,19 @@ FAST_CHECKS: tuple[tuple[str, Callable[[_Pair], Verdict | None]], ...] = (
 
 
 def _fast_verdict(item: _Item, options: CompareOptions) -> Verdict | None:
-    """The verdict of the first of :data:`FAST_CHECKS` that decides, or ``None`` when sympy must decide."""
+    """The verdict of the first of :data:`FAST_CHECKS` that decides (``details["check"]`` names it), or
+    ``None`` when sympy must decide."""
     shown = f"{_short(item.read)} ({item.answer.source})"  # type: ignore[union-attr]
     pair = _Pair(item, options, item.compared, item.gold, shown)
-    for _, check in FAST_CHECKS:
+    for name, check in FAST_CHECKS:
         verdict = check(pair)
         if verdict is not None:
-            return verdict
+            return replace(verdict, details={**verdict.details, "check": name})  # the check that decided
     return None
 
 
 def _sympy_verdict(item: _Item, outcome: Outcome, timeout: float) -> Verdict:
-    details = _details(item, "sympy")
+    details = {**_details(item, "sympy"), "check": "sympy"}
     shown = f"{_short(item.read)} ({item.answer.source})"  # type: ignore[union-attr]
     if outcome.status == "ok":
         equal, parsed = outcome.value[1]
