@@ -5,14 +5,13 @@ from __future__ import annotations
 import importlib
 import os
 import sys
-from collections.abc import Callable
 from types import ModuleType
 from typing import Any
 
+from .protocol import RewardFunction
 from .soft_overlong import SoftOverlong
 from .verdict_rewards import FormatReward, VerifierReward
 
-RewardFunction = Callable[..., list]
 
 # name -> (class, default options). Options given to get_reward() override the defaults.
 _REWARDS: dict[str, tuple[type, dict[str, Any]]] = {

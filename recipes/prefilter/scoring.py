@@ -14,12 +14,13 @@ from __future__ import annotations
 import inspect
 import math
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from numbers import Real
 from typing import Any
 
-RewardFunction = Callable[..., Sequence[Any]]
+from referee.rewards.protocol import RewardFunction
+
 
 # Keywords TRL itself passes to reward functions (never dataset columns).
 TRAINER_KEYWORDS = frozenset({"prompts", "completions", "completion_ids", "trainer_state", "log_metric",
