@@ -27,8 +27,7 @@ from fractions import Fraction
 from typing import Any
 
 from referee.verifiers.gsm8k import gold_value
-from referee.verifiers.math.exact import exact_number
-from referee.verifiers.math.gold import gold_answer
+from referee.verifiers.math import exact_number, gold_answer
 from referee.verifiers.text.numbers import format_number
 from referee.verifiers.verdict import UnusableGold
 

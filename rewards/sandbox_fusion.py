@@ -14,7 +14,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from referee.verifiers.code.run import ProgramRun, run_program
+from referee.verifiers.code import ProgramRun, run_program
 
 LANGUAGES = ("python", "python3")
 DEFAULT_RUN_TIMEOUT = 10.0

@@ -284,6 +284,14 @@ def test_answer_domains_do_not_import_each_other():
     assert crossing == {}
 
 
+def test_rewards_and_recipes_import_only_the_faces_of_the_answer_domains():
+    graph = import_graph("referee.verifiers", "referee.rewards", "referee.recipes")
+    insides = ("referee.verifiers.math.", "referee.verifiers.code.")
+    past = {name: sorted(t for t in targets if t.startswith(insides))
+            for name, targets in graph.items() if name.startswith(("referee.rewards", "referee.recipes"))}
+    assert "referee.rewards.audit" in graph and {name: t for name, t in past.items() if t} == {}
+
+
 def test_no_verifier_or_reward_imports_a_runner():
     graph = import_graph("referee.verifiers", "referee.rewards")
     importing = sorted(name for name, targets in graph.items() if "referee.verifiers.ray_host" in targets)
@@ -335,7 +343,7 @@ def test_the_old_flat_math_module_names_still_resolve():
     from referee.verifiers import math as maths
 
     assert [name for name in OLD_PUBLIC_NAMES["math"] if not hasattr(maths, name)] == []
-    assert maths.__all__ == ["CompareOptions", "Verdict", "verify", "verify_batch"]
+    assert maths.__all__ == ["CompareOptions", "Verdict", "exact_number", "gold_answer", "verify", "verify_batch"]
 
 
 def test_old_verifier_paths_and_pickles_work_in_a_fresh_process():

@@ -8,7 +8,7 @@ import warnings
 from typing import Any
 
 from referee.verifiers.code import LEVELS
-from referee.verifiers.code.isolation import Isolation, available_isolation, exposures
+from referee.verifiers.code import Isolation, available_isolation, exposures
 
 
 def add_parser(subparsers: Any) -> None:
@@ -103,7 +103,7 @@ def _ray_hosts(address: str) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    from referee.verifiers.code.doctor import sandbox_check
+    from referee.verifiers.code import sandbox_check
 
     try:
         isolation = available_isolation(args.isolation)
@@ -140,7 +140,7 @@ def toolchain_lines() -> list[str]:
         >>> lines[0], any(line.startswith("  found    python") for line in lines)
         ('code languages (toolchains found here):', True)
     """
-    from referee.verifiers.code.languages import LANGUAGES, find_toolchain
+    from referee.verifiers.code import LANGUAGES, find_toolchain
 
     lines = ["code languages (toolchains found here):"]
     for name, language in LANGUAGES.items():

@@ -20,9 +20,16 @@ Example:
     'correct'
 """
 
+from .doctor import sandbox_check
 from .extract import extract_code
 from .formats import FORMATS
-from .isolation import LEVELS, resolve_isolation
+from .isolation import LEVELS, Isolation, available_isolation, exposures, resolve_isolation
 from .grading import verify, verify_batch
+from .languages import LANGUAGES, find_toolchain
+from .run import ProgramRun, run_program
 
-__all__ = ["FORMATS", "LEVELS", "extract_code", "resolve_isolation", "verify", "verify_batch"]
+# The face: judging (verify, verify_batch), running one program (run_program: Sandbox Fusion's
+# /run_code), and what referee doctor reports (isolation levels, the sandbox check, toolchains).
+__all__ = ["FORMATS", "LANGUAGES", "LEVELS", "Isolation", "ProgramRun", "available_isolation", "exposures",
+           "extract_code", "find_toolchain", "resolve_isolation", "run_program", "sandbox_check", "verify",
+           "verify_batch"]

@@ -1,4 +1,5 @@
-"""The maths answer domain: ``verify``, ``verify_batch`` and their options type :class:`CompareOptions`.
+"""The maths answer domain: ``verify``, ``verify_batch`` and their options type :class:`CompareOptions`,
+with ``gold_answer`` and ``exact_number`` for callers that write answers in the gold's form (the audit).
 
 That face is all that other domains, ``referee.rewards`` and ``referee.recipes`` import. Inside,
 one module per job, cheapest first (see ``docs/architecture.md``):
@@ -23,10 +24,12 @@ Example:
 from typing import Any
 
 from ..verdict import Verdict
+from .exact import exact_number
+from .gold import gold_answer
 from .options import CompareOptions
 from .pipeline import verify, verify_batch
 
-__all__ = ["CompareOptions", "Verdict", "verify", "verify_batch"]
+__all__ = ["CompareOptions", "Verdict", "exact_number", "gold_answer", "verify", "verify_batch"]
 
 
 def __getattr__(name: str) -> Any:
