@@ -6,6 +6,7 @@ from the same weights and data as ``referee demo``.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -45,3 +46,10 @@ def demo_config(output_dir: Path, steps: int, **overrides: Any) -> Any:
                     per_device_train_batch_size=64, num_generations=8, max_completion_length=8, logging_steps=1,
                     save_strategy="no", report_to="none", seed=0, disable_tqdm=True)
     return build_grpo_config(str(output_dir), profile="cpu", **{**settings, **overrides})
+
+
+def write_results(path: str, settings: dict[str, Any], results: dict[str, Any]) -> None:
+    """Write a benchmark's settings and results as JSON to ``path`` (its folder made) and say where."""
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    Path(path).write_text(json.dumps({"settings": settings, "results": results}, indent=2) + "\n")
+    print(f"wrote {path}")

@@ -17,7 +17,6 @@ accuracy on the demo's 80 held-out sums, optimizer steps taken and wall time.
 from __future__ import annotations
 
 import argparse
-import json
 import tempfile
 import time
 from pathlib import Path
@@ -26,7 +25,7 @@ from typing import Any
 import torch
 from transformers import TrainerCallback
 
-from .demo_task import demo_config, demo_rows, warm_model
+from .demo_task import demo_config, demo_rows, warm_model, write_results
 
 
 class GenerationBudget(TrainerCallback):
@@ -99,9 +98,7 @@ def main() -> None:
     for name, result in results.items():
         print(f"{name:<34} {result['steps']:>6} {result['zero_gradient_share']:>21.1%} "
               f"{result['held_out_accuracy']:>18.1%} {result['seconds']:>8.1f}")
-    Path(args.json).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.json).write_text(json.dumps({"settings": vars(args), "results": results}, indent=2) + "\n")
-    print(f"wrote {args.json}")
+    write_results(args.json, vars(args), results)
 
 
 if __name__ == "__main__":

@@ -17,7 +17,6 @@ evaluation, and whether ``reward_eval_divergence`` was raised.
 from __future__ import annotations
 
 import argparse
-import json
 import tempfile
 import time
 from pathlib import Path
@@ -25,7 +24,7 @@ from typing import Any
 
 import torch
 
-from .demo_task import demo_config, demo_rows, warm_model
+from .demo_task import demo_config, demo_rows, warm_model, write_results
 
 
 class EvenAnswerLine:
@@ -103,9 +102,7 @@ def main() -> None:
         passes = result["eval_pass@1"]
         print(f"{name:<38} {rewards[0]:>8.3f} -> {rewards[-1]:.3f} {passes[0]:>7.3f} -> {passes[-1]:.3f} "
               f"{'yes' if result['alarm'] else 'no':>6} {result['seconds']:>8.1f}")
-    Path(args.json).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.json).write_text(json.dumps({"settings": vars(args), "results": results}, indent=2) + "\n")
-    print(f"wrote {args.json}")
+    write_results(args.json, vars(args), results)
 
 
 if __name__ == "__main__":
