@@ -98,7 +98,7 @@ def main() -> None:
     }
     print(f"{'arm':<38} {'train reward':>19} {'eval pass@1':>17} {'alarm':>6} {'seconds':>8}")
     for name, result in results.items():
-        rewards = [r for r in result["train_reward"] if r is not None]
+        rewards = [r for r in result["train_reward"] if r is not None] or [float("nan")]  # none before a logged step
         passes = result["eval_pass@1"]
         print(f"{name:<38} {rewards[0]:>8.3f} -> {rewards[-1]:.3f} {passes[0]:>7.3f} -> {passes[-1]:.3f} "
               f"{'yes' if result['alarm'] else 'no':>6} {result['seconds']:>8.1f}")

@@ -230,7 +230,9 @@ class EvalCallback(TrainerCallback):
             if trainer.accelerator.is_main_process:
                 self._write_rows(step, records)
             trainer.model.eval()  # TRL's log() files metrics logged in eval mode apart from the training ones
+            should_log = trainer.control.should_log
             trainer.log(metrics)
+            trainer.control.should_log = should_log  # on_log clears it: the step's training log must still come
         finally:
             trainer.model.train(training)
         return metrics

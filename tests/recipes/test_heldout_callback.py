@@ -59,6 +59,8 @@ def test_eval_runs_at_step_zero_and_every_n_steps_on_the_trained_weights(tmp_pat
                 "eval/prompts"} <= set(entry) for entry in evals)
     assert evals[0]["eval/prompts"] == 3
     assert "eval/train_reward" not in evals[0] and "eval/train_reward" in evals[1]  # no training reward before step 1
+    trained = [entry["step"] for entry in trainer.state.log_history if "reward" in entry]
+    assert trained == [1, 2, 3, 4]  # an evaluation never swallows the training log of its step
     assert sampled_with and all(model is trainer.model for model in sampled_with)  # no second copy of the weights
     assert trainer.model.training  # evaluation hands the model back in training mode
     rows = (tmp_path / "out" / "eval" / "step-000002.jsonl").read_text().splitlines()
