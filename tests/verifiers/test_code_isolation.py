@@ -1,6 +1,7 @@
 """Isolation levels: what the sandbox picks and why, the paths a non-root user gets, the pool's
 life cycle (reused, restarted when damaged, shut down at exit), and ``referee doctor``."""
 
+import ctypes
 import glob
 import json
 import os
@@ -17,7 +18,7 @@ import pytest
 
 from referee.recipes.cli import main as referee_main
 from referee.verifiers import code
-from referee.verifiers.code import isolation as iso
+from referee.verifiers.code import cleanup, isolation as iso
 from referee.verifiers.code.channel import recv_message
 from referee.verifiers.code.cleanup import kill_job, running_since
 from referee.verifiers.code.forkserver import jobs_base
@@ -411,3 +412,58 @@ def test_doctor_says_when_a_level_is_not_available(monkeypatch, capsys):
     monkeypatch.setattr(iso, "probe_bubblewrap", lambda: (False, "bwrap is not installed (apt-get install bubblewrap)"))
     assert referee_main(["doctor", "--isolation", "full"]) == 2
     assert "needs bubblewrap" in capsys.readouterr().err
+
+
+def test_a_grandchild_handed_to_the_cleaner_during_its_pass_is_killed():
+    """The daemon race: a job process that exits by itself while the cleaner passes over the job
+    hands its child to the cleaner (a subreaper) after the pass listed the job; the cleaner must
+    list again before it calls the job clean."""
+    report_read, report = os.pipe()
+    cleaner = os.fork()
+    if cleaner == 0:  # a subreaper of its own, so that orphans come to it and not to pytest
+        verdict = b"?"
+        try:
+            ctypes.CDLL(None).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
+            go_read, go = os.pipe()
+            ready_read, ready = os.pipe()
+            leader = os.fork()
+            if leader == 0:
+                os.setsid()
+                middle = os.fork()
+                if middle == 0:
+                    os.setsid()  # out of the leader's group, like a daemon
+                    if os.fork() == 0:
+                        os.close(go_read)
+                        time.sleep(60)
+                        os._exit(0)
+                    os.write(ready, b"%d\n" % os.getpid())
+                    os.read(go_read, 1)  # exits when the cleaner has listed the job
+                    os._exit(0)
+                time.sleep(60)
+                os._exit(0)
+            middle = int(os.read(ready_read, 32))
+            listing = cleanup.job_processes
+
+            def list_then_let_the_middle_exit(**kwargs):
+                found = listing(**kwargs)
+                if middle in found:
+                    os.write(go, b"!")
+                    while running_since(middle) is not None:
+                        time.sleep(0.001)
+                return found
+
+            cleanup.job_processes = list_then_let_the_middle_exit
+            statuses, survivors = kill_job(session=leader, uid=None, children=True, timeout=2.0)
+            cleanup.job_processes = listing
+            orphans = [pid for pid in cleanup.job_processes(session=None, uid=None, reaper=os.getpid())
+                       if running_since(pid) is not None]
+            verdict = b"clean" if not survivors and not orphans else b"survived %r" % orphans
+            for pid in orphans:
+                os.kill(pid, signal.SIGKILL)
+        finally:
+            os.write(report, verdict)
+            os._exit(0)
+    os.close(report)
+    got = os.read(report_read, 200)
+    os.waitpid(cleaner, 0)
+    assert got == b"clean"

@@ -222,7 +222,7 @@ def kill_job(*, session: int | None, uid: int | None, pid_namespace: bool = Fals
         if status is not None:
             statuses[session] = status
     while True:
-        alive = []
+        alive, reaped = [], False
         for pid in job_processes(session=session, uid=uid, reaper=reaper, pid_namespace=pid_namespace):
             ended = running_since(pid) is None  # a zombie: it holds nothing but its pid
             try:
@@ -235,9 +235,12 @@ def kill_job(*, session: int | None, uid: int | None, pid_namespace: bool = Fals
                 done = 0
             if done:
                 statuses[pid] = status
+                reaped = True
             elif not ended:  # checked before the kill: one that died since is reaped on the next pass
                 alive.append(pid)
-        if not alive:
+        # A process that ended during the pass (killed, or exiting by itself) handed its children to
+        # the reaper after the listing was taken: only a pass that reaps nothing has seen them all.
+        if not alive and not reaped:
             return statuses, []
         if time.monotonic() > deadline:
             return statuses, alive
