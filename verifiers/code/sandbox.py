@@ -155,8 +155,9 @@ class Sandbox:
             raise self._broken(f"the sandbox worker failed while cleaning up a job: {exc}") from None
         if kind != "report":
             raise self._broken(f"the sandbox worker answered {kind!r} instead of a report")
-        if report["survivors"] or report["leftover_files"]:
+        if report["survivors"]:
             self.close()  # the worker stops itself after a dirty job; start a fresh one next time
+        # (files the job's uid left in /tmp or /dev/shm were swept by the worker: the worker stays clean)
         return report
 
     def _kill(self) -> None:
