@@ -126,8 +126,9 @@ def test_the_rules_read_the_system_and_write_only_what_is_named():
     assert devices["/dev/null"] & landlock.WRITE_FILE and not devices["/dev/urandom"] & landlock.WRITE_FILE
 
 
-def in_confined_child(check, *, write=(), landlock_only=False):
-    """Run ``check`` in a forked, confined child; its return value (a small int) or 99 when it raised."""
+def in_confined_child(check, *, write=(), landlock_only=False, abi=None):
+    """Run ``check`` in a forked, confined child (Landlock at ``abi``, this kernel's by default, and the
+    seccomp filter unless ``landlock_only``); its return value (a small int) or 99 when it raised."""
     child = os.fork()
     if child == 0:
         status = 99
@@ -136,7 +137,7 @@ def in_confined_child(check, *, write=(), landlock_only=False):
             ctypes.CDLL(None).prctl(38, 1, 0, 0, 0)  # PR_SET_NO_NEW_PRIVS
             rules = confine.job_rules(iso.read_only_paths(), list(write))
             if landlock_only:
-                landlock.restrict_self(rules, landlock.abi_version())
+                landlock.restrict_self(rules, abi or landlock.abi_version())
             else:
                 confine.confine_job(rules)
             status = int(check())
@@ -245,3 +246,23 @@ def test_as_root_basic_stays_weak_with_the_layer():
         pytest.skip("jobs at basic are root only when the caller is")
     assert iso.exposures(iso.available_isolation("basic"))[0] == "signal your processes"
     assert not confine.holds(jobs_are_root=True)
+
+
+@needs_confinement
+@pytest.mark.parametrize("abi", [1, 2, 3, 4, 5, 6])
+def test_an_older_abi_still_confines_files_and_handles_only_what_it_knows(abi):
+    """The ruleset as an older kernel takes it (its struct size, its rights), tried on this kernel."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+    port = listener.getsockname()[1]
+    try:
+        def check():
+            ok = os.path.isdir("/usr/lib") and bool(os.listdir("/usr/lib"))
+            ok = ok and refused(lambda: open("/etc/hostname").read())
+            tcp_refused = refused(lambda: socket.create_connection(("127.0.0.1", port), timeout=2).close())
+            return 7 if ok and tcp_refused == (abi >= 4) else 1
+
+        assert in_confined_child(check, landlock_only=True, abi=abi) == 7
+    finally:
+        listener.close()
