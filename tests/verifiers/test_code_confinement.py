@@ -266,3 +266,14 @@ def test_an_older_abi_still_confines_files_and_handles_only_what_it_knows(abi):
         assert in_confined_child(check, landlock_only=True, abi=abi) == 7
     finally:
         listener.close()
+
+
+@needs_confinement
+def test_uid_is_strong_even_where_others_can_enter_your_home(monkeypatch):
+    home = tempfile.mkdtemp()
+    try:
+        monkeypatch.setenv("HOME", home)
+        os.chmod(home, 0o755)  # without the layer, jobs of their own uid could read it (test_code_isolation.py)
+        assert iso.exposures(iso.isolation_of("uid")) == []
+    finally:
+        os.rmdir(home)

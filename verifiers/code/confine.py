@@ -33,7 +33,8 @@ LAYER_NAME = "landlock + seccomp"
 # Read (and execute) for every job: the system's folders and the files programs look up at start.
 SYSTEM_READ: tuple[str, ...] = (
     "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc/ld.so.cache", "/etc/ld.so.conf",
-    "/etc/ld.so.conf.d", "/etc/localtime", "/etc/passwd", "/etc/group", "/etc/nsswitch.conf", "/etc/ssl",
+    "/etc/ld.so.conf.d", "/etc/localtime", "/etc/passwd", "/etc/group", "/etc/nsswitch.conf",
+    "/etc/ssl/openssl.cnf", "/etc/ssl/certs",  # not /etc/ssl/private
     "/proc", "/sys/devices/system/cpu", "/sys/fs/cgroup", "/sys/kernel/mm/transparent_hugepage",
     "/dev/urandom", "/dev/random")
 DEVICES_WRITE: tuple[str, ...] = ("/dev/null", "/dev/zero", "/dev/full")
