@@ -297,8 +297,10 @@ def exposures(isolation: Isolation) -> list[str]:
     (nothing where ``landlock + seccomp`` holds: :func:`~referee.verifiers.code.confine.holds`).
 
     Example (as root, jobs at ``basic`` are root, which the layer does not make harmless):
-        >>> exposures(isolation_of("full")), exposures(isolation_of("basic"))[0] if os.geteuid() == 0 else None
-        ([], 'signal your processes')
+        >>> exposures(isolation_of("full"))
+        []
+        >>> os.geteuid() != 0 or exposures(isolation_of("basic"))[0] == "signal your processes"
+        True
     """
     if isolation.bubblewrap:  # own pid namespace, a minimal root without /home or /root
         return []
