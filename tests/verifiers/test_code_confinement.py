@@ -277,3 +277,25 @@ def test_uid_is_strong_even_where_others_can_enter_your_home(monkeypatch):
         assert iso.exposures(iso.isolation_of("uid")) == []
     finally:
         os.rmdir(home)
+
+
+@needs_confinement
+def test_the_python_a_job_runs_on_is_read_only_to_it():
+    """The venv and the installation jobs import from (readable, so that programs can import) take
+    no planted ``.pth``: as root here, only Landlock refuses the write."""
+    import sysconfig
+    import uuid
+
+    planted = [os.path.join(sysconfig.get_paths()[key], f"referee-planted-{uuid.uuid4().hex}.pth")
+               for key in ("purelib", "stdlib")]
+    try:
+        def check():
+            ok = all(refused(lambda path=path: open(path, "w").write("import os")) for path in planted)
+            return 7 if ok and os.listdir(sysconfig.get_paths()["purelib"]) else 1
+
+        assert in_confined_child(check) == 7
+        assert [path for path in planted if os.path.exists(path)] == []
+    finally:
+        for path in planted:
+            if os.path.exists(path):
+                os.unlink(path)

@@ -18,7 +18,8 @@ Written with ctypes: a classic BPF program assembled here and installed with
 ``prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER)``. The PyPI bindings were weighed: ``pyseccomp``
 (last release 2021) is a ctypes wrapper that needs ``libseccomp.so.2`` installed, and libseccomp's
 own Python bindings are not on PyPI; thirty lines of BPF need neither, and the unit tests run the
-program through a small BPF interpreter.
+program through a small BPF interpreter. The call numbers are those of the kernel's headers
+(``asm/unistd_64.h`` for x86-64, ``asm-generic/unistd.h`` for aarch64); only x86-64 has been run.
 """
 
 from __future__ import annotations
