@@ -55,6 +55,9 @@ def hostile(home: str, world: str, state: str) -> dict[str, str]:
                    "attempt('stop -1', lambda: os.kill(-1, signal.SIGSTOP))\n"
                    "attempt('stop the trainer', lambda: os.kill({trainer}, signal.SIGSTOP))\n"
                    "attempt('stop its group', lambda: os.killpg({trainer}, signal.SIGSTOP))\n"
+                   "attempt('pidfd stop', lambda: signal.pidfd_send_signal(os.pidfd_open({trainer}), signal.SIGSTOP))\n"
+                   "attempt('tgkill stop', lambda: c_call(ctypes.CDLL(None, use_errno=True).tgkill({trainer}, "
+                   "{trainer}, signal.SIGSTOP)))\n"
                    "for pid in [p for p in os.listdir('/proc') if p.isdigit() and int(p) != os.getpid()]:\n"
                    "    attempt(f'kill {pid}', lambda: os.kill(int(pid), signal.SIGKILL))\n"
                    "attempt('kill -1', lambda: os.kill(-1, signal.SIGKILL))\n",
