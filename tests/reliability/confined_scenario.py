@@ -72,7 +72,10 @@ def main() -> None:
     from referee.verifiers.code.run import run_program
 
     user = pwd.getpwnam(config["user"])
-    paths = read_only_paths()
+    import referee.verifiers
+
+    # this Python, the venv and the whole checkout (the judge stack runs as the user at basic)
+    paths = [*read_only_paths(), os.path.dirname(os.path.dirname(os.path.realpath(referee.verifiers.__file__)))]
     if config["level"] == "basic":  # the throwaway user can run this Python (pyenv in /root), in our mount namespace
         assert let_others_reach(paths)
     state = config["state"]

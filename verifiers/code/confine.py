@@ -74,7 +74,8 @@ def probe() -> tuple[bool, str]:
         return False, f"Landlock ABI {abi} but {filters_why}: jobs are not confined beyond their uid"
     missing = landlock.missing_rights(abi)
     return True, (f"Landlock ABI {abi}: jobs read only the system's folders, Python and the toolchains, write only "
-                  f"their own folder, and reach no TCP port, signal, ptrace or /proc memory outside the job; "
+                  "their own folder (and the worker's private /tmp at uid), and reach no TCP port, signal, ptrace "
+                  "or /proc memory outside the job; "
                   f"{filters_why}: no ptrace, process_vm_*, mount or namespace calls, no socket but an AF_UNIX pair, "
                   "no kill(-1) or kill of another process group"
                   + "".join(f"; {why}" for why in missing))
