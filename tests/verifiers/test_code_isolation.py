@@ -73,6 +73,15 @@ def test_without_bubblewrap_auto_falls_back_and_says_why(monkeypatch):
 # --- failing closed -----------------------------------------------------------------------------
 
 @pytest.fixture
+def no_confinement(monkeypatch):
+    """A kernel without Landlock: the ``landlock + seccomp`` layer is off (tests/verifiers/test_code_confinement.py
+    covers it on)."""
+    from referee.verifiers.code import confine
+
+    monkeypatch.setattr(confine, "probe", lambda: (False, "this kernel has no Landlock"))
+
+
+@pytest.fixture
 def fresh_resolution(monkeypatch):
     """Resolution as in a new process: nothing cached, nothing warned yet (and so again afterwards)."""
     from referee.verifiers.code import grading
@@ -83,7 +92,8 @@ def fresh_resolution(monkeypatch):
     grading._isolation.cache_clear()
 
 
-def test_auto_refuses_a_level_where_jobs_reach_you_and_says_how_to_get_one(monkeypatch, fresh_resolution):
+def test_auto_refuses_a_level_where_jobs_reach_you_and_says_how_to_get_one(monkeypatch, fresh_resolution,
+                                                                          no_confinement):
     monkeypatch.setattr(iso, "_is_root", lambda: False)
     monkeypatch.setattr(iso, "probe_bubblewrap", lambda: (False, "bwrap is not installed (apt-get install bubblewrap)"))
     with pytest.raises(ValueError) as refused:
@@ -114,7 +124,7 @@ def test_a_weak_level_runs_only_when_named_and_accepted_and_warns_once(fresh_res
                            workers=1).correct
 
 
-def test_uid_is_weak_only_where_others_can_enter_your_home(monkeypatch):
+def test_uid_is_weak_only_where_others_can_enter_your_home(monkeypatch, no_confinement):
     home = tempfile.mkdtemp()  # under /tmp, which others may pass through (pytest's tmp_path is under a 0700 folder)
     try:
         monkeypatch.setenv("HOME", home)
@@ -163,8 +173,11 @@ def test_the_not_root_levels_judge_all_four_formats(level, program, tests):
 
 @pytest.mark.parametrize("level", NOT_ROOT_LEVELS)
 def test_the_not_root_levels_hold_the_attacks_they_can(level):
+    # landlock + seccomp refuses the signal to the worker (outside the job): the call raises
+    confined = iso.confined(iso.available_isolation(level))
     attacks = [
-        ("import os, signal\ndef f(x):\n    os.kill(os.getppid(), signal.SIGKILL)\n    return 2 * x\n", "crashed"),
+        ("import os, signal\ndef f(x):\n    os.kill(os.getppid(), signal.SIGKILL)\n    return 2 * x\n",
+         "exception" if confined else "crashed"),
         ("def f(x):\n    while True:\n        pass\n", "timeout"),
         ("import sys\nsys.exit(0)\n", "load"),
         ("class Anything:\n    def __eq__(self, other):\n        return True\ndef f(x):\n    return Anything()\n",
@@ -405,7 +418,8 @@ def test_doctor_prints_the_level_and_proves_the_sandbox_works(capsys):
     out = capsys.readouterr().out
     assert f"code sandbox isolation: {iso.resolve_isolation().level}" in out
     assert "check: a test program was judged in the sandbox" in out
-    assert out.count("  on ") + out.count("  off ") == 4
+    assert out.count("  on ") + out.count("  off ") == len(iso.resolve_isolation().layers)
+    assert "landlock + seccomp: " in out
 
 
 def test_doctor_says_when_a_level_is_not_available(monkeypatch, capsys):

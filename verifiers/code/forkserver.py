@@ -4,7 +4,8 @@ one locked-down job per request.
 A job is a fork of this warm process (common modules already imported), so it starts in
 about a millisecond. Before running anything of the program the child makes its own session,
 keeps only its channel and three pipes, moves into a fresh job folder, takes hard rlimits,
-drops to the worker's unprivileged uid when there is one, and forbids new privileges. The
+drops to the worker's unprivileged uid when there is one, forbids new privileges and, without
+namespaces of its own, takes Landlock and a seccomp filter (:mod:`.confine`). The
 worker drains the job's stdout and stderr with a cap, enforces a backstop deadline, and on
 ``end`` kills every process of the job, checks that none survive and removes its files.
 
@@ -13,7 +14,8 @@ Protocol on the control socket (framed wire messages, from the trusted judge):
 file descriptor (or ``E`` then ``("error", reason)``); ``("end", grace)`` by ``("report", report)``,
 where ``grace`` is how long a job whose channel closed may take to finish exiting by itself (so
 that the report can say how it ended). Run as
-``python -I -m referee.verifiers.code.forkserver --fd N [--uid U] [--pid-namespace] [--unshare-net]``.
+``python -I -m referee.verifiers.code.forkserver --fd N [--uid U] [--pid-namespace] [--unshare-net]
+[--confine]``.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from typing import Any
 from .channel import ChannelClosed, recv_message, send_message
 from .cleanup import (SHARED_WRITABLE_DIRS, cpu_seconds_of, files_owned_by, job_processes, kill_job, list_processes,
                       reap_child, remove_tree, running_since, tree_bytes)
+from .confine import LAYER_NAME as CONFINEMENT, confine_job, job_rules, self_test
 from .execjob import collect_files, exec_program, place_files
 from .isolation import SANDBOX_ENV, read_only_paths
 from .job import run_main, serve_calls
@@ -119,8 +122,10 @@ class _ForkServer:
     """Serves start/end requests from one judge over ``control``."""
 
     def __init__(self, control: socket.socket, *, uid: int | None, jobs: str, sweep_shared: bool,
-                 pid_namespace: bool, check_tmp: bool = False) -> None:
+                 pid_namespace: bool, check_tmp: bool = False,
+                 confinement: tuple[list[str], list[str]] | None = None) -> None:
         self.control = control
+        self.confinement = confinement  # (read, write) of landlock + seccomp, each job's folder added to write
         self.check_tmp = check_tmp  # no private /tmp bounds the job folder: measure it while the job runs
         self.uid = uid
         self.pid_namespace = pid_namespace
@@ -150,6 +155,9 @@ class _ForkServer:
             os.setresuid(self.uid, self.uid, self.uid)
         _prctl(_PR_SET_NO_NEW_PRIVS, 1)
         _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+        if self.confinement is not None:  # last: the job's process is confined from here on
+            read, write = self.confinement
+            confine_job(job_rules(read, [*write, folder]))
         os.environ.clear()
         os.environ.update(SANDBOX_ENV, HOME=folder, TMPDIR=folder)
         sys.argv = ["solution.py"]
@@ -426,6 +434,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="the size of the private /tmp (bubblewrap makes it) or of --private-tmp")
     parser.add_argument("--private-tmp", action="store_true", help="root without bubblewrap: own mount namespace "
                         "with an in-memory /dev/shm of --tmp-bytes, /tmp and /var/tmp bound inside it")
+    parser.add_argument("--confine", action="store_true", help="landlock + seccomp for every job (no namespaces "
+                        "of its own): read the system, Python and the toolchains, write its folder (and a private /tmp)")
     args = parser.parse_args(argv)
     # No death signal from the judge: when it dies its end of the control socket closes, and the
     # worker then ends the job, cleans up and exits (a signal could cut that cleanup short).
@@ -447,9 +457,15 @@ def main(argv: list[str] | None = None) -> int:
     gc.collect()
     gc.freeze()  # fewer copy-on-write faults in every job
     jobs = "/tmp" if args.pid_namespace else _jobs_folder(args.tmp_bytes)
+    confinement = None
+    if args.confine:
+        # the host's /tmp and /dev/shm hold the caller's files: writable only where they are the worker's own
+        confinement = (read_only_paths(), ["/tmp", "/var/tmp", "/dev/shm"] if layers.get("private /tmp") else [])
+        layers[CONFINEMENT] = self_test(job_rules(confinement[0], [*confinement[1], jobs]))
     server = _ForkServer(control, uid=args.uid, jobs=jobs, sweep_shared=args.sweep_shared,
                          pid_namespace=args.pid_namespace and os.getpid() == 2,
-                         check_tmp=not (args.pid_namespace or layers.get("private /tmp")))
+                         check_tmp=not (args.pid_namespace or layers.get("private /tmp")),
+                         confinement=confinement)
     send_message(control, ("ready", layers))
     try:
         server.serve()

@@ -12,7 +12,8 @@ from ..registry import moved_backend_keyword
 from ..verdict import Verdict
 from .choose_program import extract_program
 from .formats import TestsError, count_tests, parse_tests
-from .isolation import LEVELS, Isolation, below, resolve_isolation
+from .confine import LAYER_NAME as CONFINEMENT
+from .isolation import LEVELS, Isolation, below, confined, isolation_of, resolve_isolation
 from .limits import DEFAULT_TMP_MB
 from .judge import judge_task
 from .native import judged_natively, native_budget, tests_language
@@ -121,12 +122,19 @@ def _bad_options(timeout: Any, memory_mb: Any, max_output_bytes: Any, abs_tol: A
     return None
 
 
+@functools.lru_cache(maxsize=None)
+def _confinement_of(level: str) -> str | None:
+    """The confinement layer jobs at ``level`` take here, named as verdicts say it (``None``: none)."""
+    return CONFINEMENT if confined(isolation_of(level)) else None
+
+
 def _verdict(code: str, result: dict[str, Any], level: str) -> Verdict:
     if "error" in result:
         return Verdict("error", 0.0, extracted=code, reason=result["error"], details={"isolation": level})
     outcomes = result["outcomes"]
     passed, total = sum(1 for o in outcomes if o["passed"]), len(outcomes)
-    details = {"passed": passed, "total": total, "tests": outcomes, "isolation": level, "jobs": result["jobs"],
+    details = {"passed": passed, "total": total, "tests": outcomes, "isolation": level,
+               "confinement": _confinement_of(level), "jobs": result["jobs"],
                **result.get("details", {})}
     if passed == total:
         return Verdict("correct", 1.0, extracted=code, details=details,

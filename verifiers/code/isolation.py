@@ -10,6 +10,11 @@ Levels, best first:
   pyenv's ``/root``, is covered in the worker's own mount namespace: see :mod:`.mounts`).
 * ``basic``: neither: rlimits, a process group, outside deadlines and cleanup only.
 
+Without namespaces of their own (``uid``, ``basic``) jobs also take Landlock and a seccomp filter
+where the kernel has them (:mod:`.confine`, the ``landlock + seccomp`` layer): with Landlock's
+signal scope (ABI 6) a job then reaches neither the caller's processes nor their home, even with
+the caller's uid.
+
 Every level keeps the rest: per-job rlimits, a fresh job folder, capped output, deadlines
 enforced from outside, cleanup that kills every process the job left, and trusted-side judging.
 
@@ -33,6 +38,7 @@ import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import confine
 from .languages import toolchain_folders
 from .limits import DEFAULT_TMP_MB
 
@@ -56,7 +62,7 @@ class Layer:
 
     Example:
         >>> [layer.name for layer in available_isolation("basic").layers]
-        ['bubblewrap', 'own uid', 'no network', 'rlimits, deadlines, cleanup, trusted judging']
+        ['bubblewrap', 'own uid', 'no network', 'rlimits, deadlines, cleanup, trusted judging', 'landlock + seccomp']
     """
 
     name: str
@@ -223,15 +229,36 @@ def unreadable_for_others(path: str) -> str | None:
     return None
 
 
+def _confinement(bubblewrap: bool, own_uid: bool) -> Layer:
+    if bubblewrap:
+        return Layer(confine.LAYER_NAME, False, "not needed: bubblewrap's namespaces hold the jobs")
+    on, why = confine.probe()
+    if on and not own_uid and _is_root():
+        why += "; the jobs are root at this level and keep root's capabilities, so it does not make the level strong"
+    return Layer(confine.LAYER_NAME, on, why)
+
+
+def confined(isolation: Isolation) -> bool:
+    """Whether jobs at ``isolation`` take the ``landlock + seccomp`` layer (:mod:`.confine`).
+
+    Example:
+        >>> confined(isolation_of("full")), confined(isolation_of("basic")) == confine.probe()[0]
+        (False, True)
+    """
+    return any(layer.name == confine.LAYER_NAME and layer.on for layer in isolation.layers)
+
+
 def _layers(level: str, bubblewrap: bool, own_uid: bool, bwrap_why: str) -> tuple[Layer, ...]:
+    confinement = _confinement(bubblewrap, own_uid)
     if bubblewrap:
         sandbox = Layer("bubblewrap", True, f"{bwrap_why}: own pid, network, ipc, uts and mount namespaces, "
                                             "read-only minimal root, private in-memory /tmp and /dev/shm of tmp_mb each")
         network = Layer("no network", True, "own network namespace (bubblewrap)")
     else:
         sandbox = Layer("bubblewrap", False, bwrap_why)
-        network = Layer("no network", own_uid,
+        network = Layer("no network", own_uid or confinement.on,
                         "own network namespace (unshare as root)" if own_uid
+                        else "no socket but an AF_UNIX pair, no TCP (landlock + seccomp)" if confinement.on
                         else "no network namespace without bubblewrap or root: jobs can open sockets")
     if own_uid:
         hidden = None if bubblewrap else unreadable_for_others(sysconfig.get_paths()["stdlib"])
@@ -243,11 +270,12 @@ def _layers(level: str, bubblewrap: bool, own_uid: bool, bwrap_why: str) -> tupl
     else:
         why = f"not used at the {level!r} level" if _is_root() else "not root"
         uid = Layer("own uid", False, f"{why}: jobs keep the worker's uid"
-                    + ("" if bubblewrap else ", so they can signal your processes and read your files"))
+                    + ("" if bubblewrap or confine.holds(_is_root())
+                       else ", so they can signal your processes and read your files"))
     always = Layer("rlimits, deadlines, cleanup, trusted judging", True,
                    "CPU, memory, processes, files, file size, files kept (tmp_mb), no core; outside deadlines; "
                    "every job process killed and checked; tests and expected values never enter the job")
-    return sandbox, uid, network, always
+    return sandbox, uid, network, always, confinement
 
 
 _REQUIREMENTS = {"full": (True, True), "namespaces": (True, False), "uid": (False, True), "basic": (False, False)}
@@ -265,13 +293,18 @@ def isolation_of(level: str) -> Isolation:
 
 
 def exposures(isolation: Isolation) -> list[str]:
-    """What a job at ``isolation`` could do to the caller: signal their processes, read their home.
+    """What a job at ``isolation`` could do to the caller: signal their processes, read their home
+    (nothing where ``landlock + seccomp`` holds: :func:`~referee.verifiers.code.confine.holds`).
 
-    Example:
-        >>> exposures(isolation_of("full")), exposures(isolation_of("basic"))[0]
-        ([], 'signal your processes')
+    Example (as root, jobs at ``basic`` are root, which the layer does not make harmless):
+        >>> exposures(isolation_of("full"))
+        []
+        >>> os.geteuid() != 0 or exposures(isolation_of("basic"))[0] == "signal your processes"
+        True
     """
     if isolation.bubblewrap:  # own pid namespace, a minimal root without /home or /root
+        return []
+    if confined(isolation) and confine.holds(jobs_are_root=not isolation.own_uid and _is_root()):
         return []
     found = [] if isolation.own_uid else ["signal your processes"]
     home = os.path.realpath(os.path.expanduser("~"))
@@ -303,7 +336,7 @@ def resolve_isolation(requested: str = "auto", *, allow_weak: bool = False) -> I
 
     Example:
         >>> resolve_isolation("basic", allow_weak=True).summary()
-        'basic (rlimits, deadlines, cleanup, trusted judging)'
+        'basic (...rlimits, deadlines, cleanup, trusted judging...)'
         >>> resolve_isolation("basic")
         Traceback (most recent call last):
         ...
@@ -339,7 +372,7 @@ def available_isolation(requested: str = "auto") -> Isolation:
 
     Example:
         >>> available_isolation("basic").summary()
-        'basic (rlimits, deadlines, cleanup, trusted judging)'
+        'basic (...rlimits, deadlines, cleanup, trusted judging...)'
     """
     if requested != "auto" and requested not in _REQUIREMENTS:
         raise ValueError(f"isolation={requested!r} is not one of auto, {', '.join(LEVELS)}.")

@@ -9,7 +9,8 @@ import time
 from typing import Any
 
 from .channel import ChannelClosed, ChannelTimeout, MessageTooLarge, recv_message, send_message
-from .isolation import SANDBOX_ENV, Isolation, worker_argv
+from .confine import LAYER_NAME as CONFINEMENT
+from .isolation import SANDBOX_ENV, Isolation, confined, worker_argv
 from .limits import DEFAULT_TMP_MB
 from .wire import WireError
 
@@ -69,6 +70,8 @@ class Sandbox:
                 args.append("--sweep-shared")
         elif self.isolation.own_uid:
             args += ["--unshare-net", "--sweep-shared", "--reach-python", "--private-tmp"]
+        if confined(self.isolation):
+            args.append("--confine")
         return args
 
     def start(self) -> dict[str, bool]:
@@ -93,7 +96,8 @@ class Sandbox:
             self._kill()
             raise SandboxBroken(f"the sandbox worker did not start: {reason}") from None
         uid_level = self.isolation.own_uid and not self.isolation.bubblewrap
-        wanted = {"own uid": self.isolation.own_uid, "no network": uid_level, "python reachable": uid_level}
+        wanted = {"own uid": self.isolation.own_uid, "no network": uid_level, "python reachable": uid_level,
+                  CONFINEMENT: confined(self.isolation)}
         missing = [name for name, want in wanted.items() if want and not layers.get(name)]
         if kind != "ready" or missing:
             ours.close()
