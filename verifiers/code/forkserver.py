@@ -323,7 +323,8 @@ class _ForkServer:
             "output_bytes": job.output_bytes,
             "survivors": len(survivors),
             "leftover_files": len(leftovers),
-            "cpu_seconds": None if ended is None else ended[1] + others_cpu,  # every process of the job
+            # every process of the job; a leader still running was read from /proc with the others (exec jobs)
+            "cpu_seconds": ended[1] + others_cpu if ended is not None else others_cpu if job.mode == "exec" else None,
             "files": collected,
         }
 
