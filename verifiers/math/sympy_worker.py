@@ -23,6 +23,7 @@ from functools import lru_cache
 from typing import Any
 
 from antlr4.atn.PredictionMode import PredictionMode
+from antlr4.error.ErrorStrategy import BailErrorStrategy
 from latex2sympy2_extended.latex2sympy2 import _Latex2Sympy
 from math_verify import ExprExtractionConfig, LatexExtractionConfig, parse
 from math_verify import verify as math_verify
@@ -93,18 +94,22 @@ def _two_stage(create_parser: Callable[[Any, str], Any]) -> Callable[[Any, str],
     ANTLR guarantees that SLL either returns the tree LL would return or reports a syntax error;
     latex2sympy's parsers raise on any syntax error, so an SLL failure is parsed again with LL
     from scratch: the result (tree or error) is always LL's. SLL skips LL's full-context
-    prediction, which the parser's DFA never caches and which is most of a parse's time.
+    prediction, which the parser's DFA never caches and which is most of a parse's time. The
+    SLL stage stops at its first error without describing it (ANTLR's bail strategy, no
+    listener): the LL stage describes it as latex2sympy always has.
     """
     @functools.wraps(create_parser)
     def create(converter: Any, latex: str) -> Any:
         parser = create_parser(converter, latex)
         parser._interp.predictionMode = PredictionMode.SLL
+        parser.removeErrorListeners()
+        parser._errHandler = BailErrorStrategy()
         sll_math = parser.math
 
         def math() -> Any:
             try:
                 return sll_math()
-            except Exception:  # a syntax error under SLL: LL decides, from a fresh parser
+            except Exception:  # a syntax error under SLL (or in the lexer): LL decides, from a fresh parser
                 return create_parser(converter, latex).math()
 
         parser.math = math
