@@ -3,9 +3,11 @@
 The template (a "zygote") is a fresh interpreter started with ``python -m`` (never a fork of
 the caller, so a trainer's threads, CUDA state and ``__main__`` script are not copied). It
 imports the modules it is told to preload, then forks one worker per request in a few
-milliseconds. A warm-up given as steps runs in the template between requests, once it is ready:
-workers forked after a step inherit what it warmed, and no request waits for more than one step. A worker runs one task at a time: it receives ``(function, args)`` over its own
-socket, calls the function and sends back ``("ok", value)`` or ``("raised", message)``.
+milliseconds. A warm-up given as steps runs in the template once it is ready, between requests
+and only while no worker is busy: workers forked after a step inherit what it warmed, and no
+request waits for more than one step. A worker runs one task at a time: it receives
+``(function, args)`` over its own socket, calls the function and sends back ``("ok", value)``
+or ``("raised", message)``.
 
 Workers die with the template, and the template exits when its caller closes the control
 socket (or dies), so nothing is left behind.
@@ -87,8 +89,8 @@ class Zygote:
             entry ``"module:function"`` also calls ``function()`` once, to warm caches that every
             worker then inherits.
         warm_up: ``"module:function"`` whose call returns an iterator of steps (a generator);
-            the template advances it one step at a time while no worker is asked of it, after
-            it reports ready, so its cost is off the first batch's path.
+            the template advances it one step at a time while no worker is asked of it and none
+            of its workers is busy, after it reports ready, so its cost is off every task's path.
         memory_limit_mb: address-space limit of each worker, or ``None`` for no limit.
         start_timeout: seconds to wait for the template to import its modules.
 
