@@ -190,7 +190,9 @@ def test_warm_up_gives_way_to_a_request():
 
 def test_warm_up_waits_while_a_worker_is_busy():
     control, done = _Control(), []
-    busy = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    busy = subprocess.Popen([sys.executable, "-c", "print('spinning', flush=True)\nwhile True: pass"],
+                            stdout=subprocess.PIPE)
+    assert busy.stdout.readline() == b"spinning\n"  # in its loop from here on
     # The request comes only after the template has seen the busy worker for a while.
     threading.Timer(1.0, control.caller.sendall, args=(b"F",)).start()
     try:
@@ -198,6 +200,7 @@ def test_warm_up_waits_while_a_worker_is_busy():
     finally:
         busy.kill()
         busy.wait()
+        busy.stdout.close()
         control.close()
     assert done == [] and steps is not None
 
