@@ -10,7 +10,7 @@ correct.``) or ``<think>...</think><answer>X</answer>``. Golds are given bare, a
 ``answer`` column holds them.
 
 Then throughput on a GRPO-shaped batch (64 prompts x 8 completions) at 1 and 2 workers
-against math-verify called directly, the adversarial inputs against their deadline, and the
+against math-verify called directly, cold and warm (see ``benchmarks.throughput``), the adversarial inputs against their deadline, and the
 worker pool against pebble's ProcessPool (when pebble is installed) on the same sympy jobs.
 
     python -m benchmarks.math --data ../shared/data/math500_test.jsonl [--json OUT]
@@ -38,6 +38,8 @@ from referee.verifiers.math import CompareOptions
 from referee.verifiers.math.exact import assignment_value, canonical, exact_number
 from referee.verifiers.math.gold import gold_answer
 from referee.verifiers.text.numbers import format_number
+
+from benchmarks.throughput import math_verify_checker, print_throughput, throughput
 
 logging.disable(logging.WARNING)  # math-verify logs every timeout and parse failure
 
@@ -154,19 +156,6 @@ def referee_checker(completions: list[str], golds: list[str]) -> list[bool | Non
     return [None if v.status == "error" else v.correct for v in verdicts]
 
 
-def math_verify_checker(boxed_gold: bool) -> Callable[[list[str], list[str]], list[bool | None]]:
-    from math_verify import parse, verify
-
-    def check(completions: list[str], golds: list[str]) -> list[bool | None]:
-        results: list[bool | None] = []
-        for text, gold in zip(completions, golds):
-            parsed_gold = parse(f"\\boxed{{{gold}}}" if boxed_gold else gold)
-            results.append(bool(verify(parsed_gold, parse(text))) if parsed_gold else None)
-        return results
-
-    return check
-
-
 def trl_checker(completions: list[str], golds: list[str]) -> list[bool | None]:
     from trl.rewards import accuracy_reward
 
@@ -207,48 +196,9 @@ def grpo_batch(rows: list[dict], cases: list[dict], prompts: int, group: int, se
     return [by_row[row][j % len(by_row[row])] for row in chosen for j in range(group)]
 
 
-def _warm_math_verify() -> None:
-    """The same warm-up as referee's worker template gets, for the anchor."""
-    from math_verify import parse, verify
-
-    from referee.verifiers.math.sympy_worker import _WARM_UP_ANSWERS
-
-    for answer in _WARM_UP_ANSWERS:
-        verify(parse(f"\\boxed{{{answer}}}"), parse(f"\\boxed{{{answer}+1}}"))
-
-
-def measure(checker: str, batch_path: str, workers: int) -> float:
-    """Seconds to judge the batch, in this fresh process, after the checker's one-off warm-up."""
-    batch = json.loads(Path(batch_path).read_text())
-    completions, golds = [c["completion"] for c in batch], [c["gold"] for c in batch]
-    if checker == "math-verify":
-        _warm_math_verify()
-        run = lambda: math_verify_checker(boxed_gold=True)(completions, golds)  # noqa: E731
-    else:
-        referee_math.verify(r"\boxed{x+1}", "1+x", workers=workers)  # a sympy check: starts the pool
-        run = lambda: referee_math.verify_batch(completions, golds, workers=workers)  # noqa: E731
-    started = time.perf_counter()
-    run()
-    return time.perf_counter() - started
-
-
 def _in_fresh_process(*args: str) -> Any:
     command = [sys.executable, "-m", "benchmarks.math", *args]
     return json.loads(subprocess.run(command, capture_output=True, text=True, check=True).stdout)
-
-
-def throughput(batch_path: str, size: int, repeats: int) -> list[dict]:
-    """Each checker in fresh processes (cold caches, the golds new to it), median of ``repeats``."""
-    runs = [("math-verify direct (boxed gold), 1 process", "math-verify", 1),
-            ("referee math, 1 worker", "referee", 1), ("referee math, 2 workers", "referee", 2)]
-    times: dict[str, list[float]] = {name: [] for name, _, _ in runs}
-    for _ in range(repeats):  # interleaved, so that load from elsewhere hits every checker alike
-        for name, checker, workers in runs:
-            times[name].append(_in_fresh_process("--measure", checker, "--batch", batch_path, "--workers", str(workers)))
-    anchor = statistics.median(times[runs[0][0]])
-    return [{"checker": name, "workers": workers, "seconds": statistics.median(times[name]),
-             "completions_per_s": size / statistics.median(times[name]),
-             "speedup": anchor / statistics.median(times[name])} for name, _, workers in runs]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -355,9 +305,8 @@ def pool_comparison(batch_path: str, deadline: float) -> list[dict] | None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data", help="MATH-500 JSONL (problem, solution, answer, ...)")
-    parser.add_argument("--measure", choices=("math-verify", "referee", "pools"), help=argparse.SUPPRESS)
+    parser.add_argument("--measure", choices=("pools",), help=argparse.SUPPRESS)
     parser.add_argument("--batch", help=argparse.SUPPRESS)
-    parser.add_argument("--workers", type=int, default=1, help=argparse.SUPPRESS)
     parser.add_argument("--json", default="benchmarks/results/math.json", help="where to write the results")
     parser.add_argument("--repeats", type=int, default=3, help="timed repetitions of the GRPO batch (median)")
     parser.add_argument("--deadline", type=float, default=2.0, help="per-answer deadline for the adversarial inputs")
@@ -365,9 +314,6 @@ def main() -> None:
     args = parser.parse_args()
     if args.measure == "pools":
         print(json.dumps(pool_comparison(args.batch, args.deadline)))
-        return
-    if args.measure:
-        print(json.dumps(measure(args.measure, args.batch, args.workers)))
         return
     if not args.data:
         parser.error("--data is required")
@@ -398,9 +344,7 @@ def main() -> None:
     batch_path.write_text(json.dumps(batch))
     speed = throughput(str(batch_path), len(batch), args.repeats)
     print(f"\nGRPO-shaped batch: 64 prompts x 8 completions, {deadline_pool.default_workers()} cores")
-    print(f"{'checker':42} {'seconds':>8} {'completions/s':>13} {'vs math-verify':>14}")
-    for r in speed:
-        print(f"{r['checker']:42} {r['seconds']:8.3f} {r['completions_per_s']:13.0f} {r['speedup']:13.1f}x")
+    print_throughput(speed)
 
     attacks = adversarial(args.deadline, args.anchor_cap)
     print(f"\nadversarial answers, called from a worker thread (referee deadline {args.deadline} s; "

@@ -13,7 +13,8 @@ against the same gold:
 It prints accuracy, precision and recall against the labels, then referee's disagreements
 with the labels grouped by kind (false or missed, which rule read the answer, how it was
 compared), then throughput on the same completions in fresh processes: math-verify in one
-process against referee with 1 and 2 workers.
+process against referee with 1 and 2 workers, each from a cold start (the process's imports
+and referee's worker pool start on the clock) and warm (see ``benchmarks.throughput``).
 
     python -m benchmarks.math_real --data ../shared/data/real_completions_dev.jsonl [--json OUT]
 """
@@ -27,7 +28,8 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from benchmarks.math import math_verify_checker, throughput, trl_checker
+from benchmarks.math import trl_checker
+from benchmarks.throughput import math_verify_checker, print_throughput, throughput
 from referee.verifiers import deadline_pool
 from referee.verifiers import math as referee_math
 
@@ -106,10 +108,8 @@ def main() -> None:
     batch_path.write_text(json.dumps([{"completion": row["completion"], "gold": row["bare_gold"]} for row in rows]))
     speed = throughput(str(batch_path), len(rows), args.repeats)
     print(f"\nthroughput on these {len(rows)} completions, fresh processes, median of {args.repeats} "
-          f"({deadline_pool.default_workers()} cores)")
-    print(f"{'checker':42} {'seconds':>8} {'completions/s':>13} {'vs math-verify':>14}")
-    for r in speed:
-        print(f"{r['checker']:42} {r['seconds']:8.3f} {r['completions_per_s']:13.0f} {r['speedup']:13.1f}x")
+          f"({deadline_pool.default_workers()} cores; x math-verify: against math-verify from the same start)")
+    print_throughput(speed)
 
     Path(args.json).write_text(json.dumps({"rows": len(rows), "accuracy": results, "throughput": speed,
                                            "referee_disagreements": found}, indent=2))

@@ -118,6 +118,9 @@ class DeadlinePool:
         preload: modules the workers import once, before any task (their import time is not
             paid per task, nor again when a worker is replaced); ``"module:function"`` also
             calls ``function()`` once in the template, to warm caches every worker inherits.
+        warm_up: ``"module:function"`` returning an iterator of warm-up steps, which the template
+            advances while no worker is asked of it (see :class:`~referee.verifiers.warm_workers.Zygote`):
+            unlike a preload function, it never delays the first workers.
         memory_limit_mb: address-space limit of each worker (``None``: no limit). A task that
             hits it usually raises ``MemoryError``, reported as ``raised``.
 
@@ -129,25 +132,69 @@ class DeadlinePool:
         ['ok', 'timeout']
     """
 
-    def __init__(self, workers: int | None = None, *, preload: Sequence[str] = (),
+    def __init__(self, workers: int | None = None, *, preload: Sequence[str] = (), warm_up: str | None = None,
                  memory_limit_mb: int | None = 2048) -> None:
         size = default_workers() if workers is None else workers
         if not isinstance(size, int) or isinstance(size, bool) or size < 1:
             raise ValueError(f"workers={workers!r} is not a positive integer; pass e.g. workers=2.")
         self.size = size
         self.preload = tuple(preload)
+        self.warm_up = warm_up
         self.memory_limit_mb = memory_limit_mb
         self._reset()
         _ALL_POOLS.add(self)
 
     def _reset(self) -> None:
         self._condition = threading.Condition()
-        self._zygote_lock = threading.Lock()
-        self._zygote: Zygote | None = None
+        self._zygote_lock = threading.Lock()  # held while a template starts: one start at a time
+        self._zygote: Zygote | None = None  # read and set under self._condition
         self._idle: list[Worker] = []
         self._workers: set[Worker] = set()
         self._starting = 0
         self._closed = False
+
+    def start(self) -> None:
+        """Start the worker template in a background thread, unless it is started; returns at once.
+
+        A caller that will need the workers soon calls this before its own work (reading a batch),
+        so that the template's imports run meanwhile; :meth:`run` waits for the start to finish.
+        A template that fails to start here is started again by :meth:`run`.
+
+        Example:
+            >>> with DeadlinePool(1) as pool:
+            ...     pool.start()
+            ...     pool.run(abs, [(-1,)], timeout=30)[0].value
+            1
+        """
+        with self._condition:
+            if self._closed or self._zygote is not None or self._zygote_lock.locked():
+                return
+        threading.Thread(target=self._start_zygote, name="referee-pool-start", daemon=True).start()
+
+    def _start_zygote(self) -> None:
+        try:
+            self._zygote_or_start()
+        except (WorkerStartError, OSError):
+            pass  # run() tries again and reports what went wrong
+
+    def _zygote_or_start(self) -> Zygote:
+        """The live template, started first when there is none (the caller may wait for its imports).
+
+        :meth:`close` does not wait for a start under way: the template is closed once it is up.
+        """
+        with self._zygote_lock:
+            with self._condition:
+                if self._closed:
+                    raise WorkerStartError("the pool is closed")
+                if self._zygote is not None and self._zygote.alive():
+                    return self._zygote
+            zygote = Zygote(self.preload, warm_up=self.warm_up, memory_limit_mb=self.memory_limit_mb)
+            with self._condition:
+                if not self._closed:
+                    self._zygote = zygote
+                    return zygote
+            zygote.close()
+            raise WorkerStartError("the pool is closed")
 
     def run(self, function: Callable[..., Any], tasks: Sequence[tuple[Any, ...]], *, timeout: float,
             total_timeout: float | None = None) -> list[Outcome]:
@@ -284,14 +331,11 @@ class DeadlinePool:
         return worker
 
     def _fork_worker(self) -> Worker:
-        with self._zygote_lock:
-            if self._zygote is None or not self._zygote.alive():
-                self._zygote = Zygote(self.preload, memory_limit_mb=self.memory_limit_mb)
-            zygote = self._zygote
+        zygote = self._zygote_or_start()
         try:
             return zygote.fork_worker()
         except WorkerStartError:
-            with self._zygote_lock:
+            with self._condition:
                 if self._zygote is zygote:
                     self._zygote = None  # start a fresh template next time
             raise
@@ -322,7 +366,6 @@ class DeadlinePool:
         """
         with self._condition:
             pids = [worker.pid for worker in self._workers]
-        with self._zygote_lock:
             if self._zygote is not None:
                 pids.append(self._zygote.pid)
         return pids
@@ -341,15 +384,14 @@ class DeadlinePool:
             idle, self._idle = self._idle, []
             busy = self._workers - set(idle)
             self._workers = set()
+            zygote, self._zygote = self._zygote, None
             self._condition.notify_all()
         for worker in idle:
             worker.stop()
         for worker in busy:
             worker.kill()
-        with self._zygote_lock:
-            if self._zygote is not None:
-                self._zygote.close()
-                self._zygote = None
+        if zygote is not None:
+            zygote.close()
 
     def _forget_after_fork(self) -> None:
         """In a forked child: drop the parent's workers without touching them, start afresh lazily."""
@@ -373,7 +415,7 @@ _SHARED: dict[tuple[Any, ...], DeadlinePool] = {}
 _SHARED_LOCK = threading.Lock()
 
 
-def shared_pool(workers: int | None = None, *, preload: Sequence[str] = (),
+def shared_pool(workers: int | None = None, *, preload: Sequence[str] = (), warm_up: str | None = None,
                 memory_limit_mb: int | None = 2048) -> DeadlinePool:
     """The process-wide pool with these settings, created on first use and reused after.
 
@@ -381,11 +423,11 @@ def shared_pool(workers: int | None = None, *, preload: Sequence[str] = (),
         >>> shared_pool(1) is shared_pool(1)
         True
     """
-    key = (default_workers() if workers is None else workers, tuple(preload), memory_limit_mb)
+    key = (default_workers() if workers is None else workers, tuple(preload), warm_up, memory_limit_mb)
     with _SHARED_LOCK:
         pool = _SHARED.get(key)
         if pool is None or pool._closed:
-            pool = _SHARED[key] = DeadlinePool(key[0], preload=key[1], memory_limit_mb=memory_limit_mb)
+            pool = _SHARED[key] = DeadlinePool(key[0], preload=key[1], warm_up=warm_up, memory_limit_mb=memory_limit_mb)
         return pool
 
 

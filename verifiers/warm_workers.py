@@ -3,8 +3,11 @@
 The template (a "zygote") is a fresh interpreter started with ``python -m`` (never a fork of
 the caller, so a trainer's threads, CUDA state and ``__main__`` script are not copied). It
 imports the modules it is told to preload, then forks one worker per request in a few
-milliseconds. A worker runs one task at a time: it receives ``(function, args)`` over its own
-socket, calls the function and sends back ``("ok", value)`` or ``("raised", message)``.
+milliseconds. A warm-up given as steps runs in the template once it is ready, between requests
+and only while no worker is busy: workers forked after a step inherit what it warmed, and no
+request waits for more than one step. A worker runs one task at a time: it receives
+``(function, args)`` over its own socket, calls the function and sends back ``("ok", value)``
+or ``("raised", message)``.
 
 Workers die with the template, and the template exits when its caller closes the control
 socket (or dies), so nothing is left behind.
@@ -24,6 +27,7 @@ import struct
 import subprocess
 import sys
 import threading
+from collections.abc import Iterator
 from multiprocessing.connection import Connection
 from typing import Any
 
@@ -32,6 +36,7 @@ _READY = b"R"
 _FORK = b"F"
 _PR_SET_PDEATHSIG = 1
 _MESSAGE_CAP = 2000  # characters of an exception message sent back
+_WARM_UP_PAUSE = 0.05  # seconds the template waits while a worker is busy before it looks again
 
 
 class WorkerStartError(RuntimeError):
@@ -83,6 +88,9 @@ class Zygote:
         preload: modules the template imports once, so that every worker starts with them; an
             entry ``"module:function"`` also calls ``function()`` once, to warm caches that every
             worker then inherits.
+        warm_up: ``"module:function"`` whose call returns an iterator of steps (a generator);
+            the template advances it one step at a time while no worker is asked of it and none
+            of its workers is busy, after it reports ready, so its cost is off every task's path.
         memory_limit_mb: address-space limit of each worker, or ``None`` for no limit.
         start_timeout: seconds to wait for the template to import its modules.
 
@@ -96,11 +104,11 @@ class Zygote:
         (True, True)
     """
 
-    def __init__(self, preload: tuple[str, ...], *, memory_limit_mb: int | None = None,
+    def __init__(self, preload: tuple[str, ...], *, warm_up: str | None = None, memory_limit_mb: int | None = None,
                  start_timeout: float = 120.0) -> None:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
-        command = [sys.executable, "-m", __name__, str(theirs.fileno()), str(memory_limit_mb or 0), *preload]
+        command = [sys.executable, "-m", __name__, str(theirs.fileno()), str(memory_limit_mb or 0), warm_up or "", *preload]
         try:
             self._process = subprocess.Popen(command, pass_fds=[theirs.fileno()], env=env,
                                              stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
@@ -199,16 +207,59 @@ def _serve_tasks(connection: Connection) -> None:
             connection.send(("raised", f"{type(exc).__name__}: {exc}"[:_MESSAGE_CAP]))
 
 
-def _zygote_main(control_fd: int, memory_limit_mb: int, preload: list[str]) -> None:
+def _call(entry: str) -> Any:
+    """Import ``"module"``, or import ``"module:function"`` and return ``function()``."""
+    module, _, function = entry.partition(":")
+    imported = importlib.import_module(module)
+    return getattr(imported, function)() if function else None
+
+
+def _running(pids: set[int]) -> bool:
+    """Whether one of ``pids`` is on a CPU or waiting for one (forgetting those that exited)."""
+    for pid in list(pids):
+        try:
+            with open(f"/proc/{pid}/stat", "rb") as stat:
+                state = stat.read().rpartition(b")")[2].split()[0]
+        except (OSError, IndexError):  # exited (or no /proc: never deferred)
+            pids.discard(pid)
+            continue
+        if state in (b"R", b"D"):
+            return True
+    return False
+
+
+def _warm_while_idle(control: socket.socket, steps: Iterator[Any] | None, workers: set[int]) -> Iterator[Any] | None:
+    """Advance the warm-up one step at a time until a request waits on ``control``; ``None`` once it is over.
+
+    A step runs only while no worker is busy: on a loaded machine the warm-up would otherwise
+    take its CPU from the workers' tasks.
+    """
+    while steps is not None and not select.select([control], [], [], _WARM_UP_PAUSE if _running(workers) else 0)[0]:
+        if _running(workers):
+            continue
+        try:
+            next(steps)
+        except Exception:  # StopIteration, or a failed step: caches stay as warm as they are
+            return None
+    return steps
+
+
+def _zygote_main(control_fd: int, memory_limit_mb: int, warm_up: str, preload: list[str]) -> None:
     for entry in preload:
-        module, _, function = entry.partition(":")
-        imported = importlib.import_module(module)
-        if function:
-            getattr(imported, function)()
+        _call(entry)
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # the kernel reaps finished workers
     control = socket.socket(fileno=control_fd)
-    control.sendall(_READY)
+    try:
+        control.sendall(_READY)
+    except OSError:  # the caller is gone (it exited while the imports ran)
+        return
+    try:
+        steps = iter(_call(warm_up)) if warm_up else None
+    except Exception:  # no warm-up: workers start colder, nothing worse
+        steps = None
+    workers: set[int] = set()
     while True:
+        steps = _warm_while_idle(control, steps, workers)
         try:
             message, fds, _, _ = socket.recv_fds(control, 1, 1)
         except OSError:
@@ -224,8 +275,9 @@ def _zygote_main(control_fd: int, memory_limit_mb: int, preload: list[str]) -> N
             _serve_tasks(Connection(fds[0]))
             os._exit(0)
         os.close(fds[0])
+        workers.add(pid)
         control.sendall(_PID.pack(pid))
 
 
 if __name__ == "__main__":
-    _zygote_main(int(sys.argv[1]), int(sys.argv[2]), sys.argv[3:])
+    _zygote_main(int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4:])

@@ -1,16 +1,18 @@
 """Hard timeouts of the maths verifier: any thread, asyncio, several threads, forked processes.
 
 Each adversarial answer would keep sympy busy far longer than any test runs, so a ``timeout``
-verdict whose reason names the deadline asked for is the deadline at work; nothing here reads a clock."""
+verdict whose reason names the deadline asked for is the deadline at work; no assertion here reads a clock.
+The pool's template starts in the background when a batch starts."""
 
 import asyncio
 import os
 import threading
+import time
 
 import pytest
 
 from referee.verifiers import math as math_verifier
-from referee.verifiers.deadline_pool import NamedFunction
+from referee.verifiers.deadline_pool import NamedFunction, shared_pool
 from referee.verifiers.math import pipeline as math_pipeline
 
 DEADLINE = 1.0
@@ -125,3 +127,23 @@ def test_forked_child_gets_its_own_workers():
     os.close(read)
     assert ok == "True" and held == "True"
     assert math_verifier.verify(r"\boxed{\sqrt{5}/2}", GOLD).correct  # the parent's pool still works
+
+
+def _pool_of(workers):
+    return shared_pool(workers, preload=math_pipeline._WORKER_MODULES, warm_up=math_pipeline._WARM_UP)
+
+
+def test_a_batch_starts_the_template_while_it_reads_and_forks_no_worker_it_does_not_need():
+    verdicts = math_verifier.verify_batch([r"\boxed{1}", "so 0.5"], ["1", r"\frac12"], workers=3)
+    assert [v.status for v in verdicts] == ["correct", "correct"]  # decided without sympy, without waiting
+    pool, deadline = _pool_of(3), time.monotonic() + 60
+    while not pool.processes() and time.monotonic() < deadline:  # the template starts in the background
+        time.sleep(0.05)
+    assert len(pool.processes()) == 1  # the template alone: no worker was asked for
+
+
+def test_answers_decided_without_sympy_need_no_pool(monkeypatch):
+    monkeypatch.setattr(math_pipeline, "_WORKER_MODULES", ("referee.verifiers.no_such_module",))
+    verdicts = math_verifier.verify_batch([r"\boxed{1}", r"\boxed{\sqrt{5}/2}"], ["1", GOLD], workers=5)
+    assert verdicts[0].status == "correct"
+    assert verdicts[1].status == "error" and "did not start" in verdicts[1].reason  # not the completion's fault

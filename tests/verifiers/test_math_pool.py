@@ -1,6 +1,8 @@
-"""The worker pool behind the maths verifier: deadlines, crashes, reuse, threads, fork, exit."""
+"""The worker pool behind the maths verifier: deadlines, crashes, reuse, threads, fork, exit,
+its start in the background and its template's warm-up between requests."""
 
 import os
+import socket
 import subprocess
 import sys
 import threading
@@ -8,6 +10,7 @@ import time
 
 import pytest
 
+from referee.verifiers import warm_workers
 from referee.verifiers.deadline_pool import DeadlinePool, NamedFunction, shared_pool
 
 
@@ -123,3 +126,88 @@ def test_shared_pool_is_reused_and_everything_exits_with_the_interpreter():
     while any(_alive(pid) for pid in pids) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not any(_alive(pid) for pid in pids)
+
+
+def test_started_in_the_background_then_used():
+    with DeadlinePool(1) as started:
+        started.start()
+        started.start()  # a second start while the first is under way or done: nothing more
+        assert [o.value for o in started.run(abs, [(-4,), (5,)], timeout=30)] == [4, 5]
+        assert len(started.processes()) == 2  # one worker and its template, not two templates
+
+
+def test_closed_while_starting_leaves_nothing_running():
+    starting = DeadlinePool(1, preload=("fractions",))
+    starting.start()
+    starting.close()  # does not wait for the template's imports
+    assert starting.run(abs, [(1,)], timeout=5)[0].status == "crashed"
+    assert starting.processes() == []
+
+
+def test_an_endless_warm_up_never_delays_the_workers():
+    # itertools.count() never ends: run as a preload it would block the template's start forever.
+    with DeadlinePool(2, warm_up="itertools:count") as warming:
+        assert [o.value for o in warming.run(pow, [(3, 2), (2, 3)], timeout=30)] == [9, 8]
+        assert warming.run(time.sleep, [(60,)], timeout=0.5)[0].status == "timeout"
+        assert warming.run(abs, [(-1,)], timeout=30)[0].value == 1  # its replacement came from the same template
+
+
+class _Control:
+    """Both ends of a template's control socket."""
+
+    def __init__(self):
+        self.template, self.caller = socket.socketpair()
+
+    def close(self):
+        self.template.close()
+        self.caller.close()
+
+
+def _recording(steps, done):
+    for step in range(steps):
+        done.append(step)
+        yield
+
+
+def test_warm_up_runs_to_its_end_while_nothing_is_asked():
+    control, done = _Control(), []
+    try:
+        assert warm_workers._warm_while_idle(control.template, _recording(3, done), set()) is None
+    finally:
+        control.close()
+    assert done == [0, 1, 2]
+
+
+def test_warm_up_gives_way_to_a_request():
+    control, done = _Control(), []
+    control.caller.sendall(b"F")  # a fork request is waiting
+    try:
+        steps = warm_workers._warm_while_idle(control.template, _recording(3, done), set())
+    finally:
+        control.close()
+    assert done == [] and steps is not None  # nothing ran; the rest waits for the next idle moment
+
+
+def test_warm_up_waits_while_a_worker_is_busy():
+    control, done = _Control(), []
+    busy = subprocess.Popen([sys.executable, "-c", "print('spinning', flush=True)\nwhile True: pass"],
+                            stdout=subprocess.PIPE)
+    assert busy.stdout.readline() == b"spinning\n"  # in its loop from here on
+    # The request comes only after the template has seen the busy worker for a while.
+    threading.Timer(1.0, control.caller.sendall, args=(b"F",)).start()
+    try:
+        steps = warm_workers._warm_while_idle(control.template, _recording(3, done), {busy.pid})
+    finally:
+        busy.kill()
+        busy.wait()
+        busy.stdout.close()
+        control.close()
+    assert done == [] and steps is not None
+
+
+def test_running_tells_busy_from_gone():
+    finished = subprocess.Popen([sys.executable, "-c", "pass"])
+    finished.wait()
+    pids = {finished.pid}
+    assert not warm_workers._running(pids) and pids == set()  # an exited worker is forgotten
+    assert warm_workers._running({os.getpid()})  # this process, reading its own state, is running

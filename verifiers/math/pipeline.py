@@ -68,7 +68,8 @@ from .values import (
 )
 
 # The sympy side is imported only by the workers: this process never parses with sympy.
-_WORKER_MODULES = ("referee.verifiers.math.sympy_worker:_warm_up",)
+_WORKER_MODULES = ("referee.verifiers.math.sympy_worker:prepare",)
+_WARM_UP = "referee.verifiers.math.sympy_worker:warm_up_steps"  # run by the template while idle
 _JUDGE = NamedFunction("referee.verifiers.math.sympy_worker:judge")
 MAX_NESTING = 64  # deeper answers only exhaust the LaTeX parser's recursion
 _SHOWN = 80  # characters of an answer quoted in a reason
@@ -516,6 +517,9 @@ def verify_batch(
     def remaining() -> float | None:
         return None if batch_timeout is None else max(1e-3, batch_timeout - (time.monotonic() - started))
 
+    pool = shared_pool(workers, preload=_WORKER_MODULES, warm_up=_WARM_UP)
+    pool.start()  # the workers' imports run while this process reads the batch
+
     slots = [_Slot(_read(c, g, options, max_answer_chars, after_think)) for c, g in zip(completions, golds)]
     # Each further statement of an answer (see hedges) is judged as an answer of its own.
     stated = [[_Slot(_read(f"\\boxed{{{other}}}", gold, options, max_answer_chars, False)) for other in slot.item.others]
@@ -540,7 +544,6 @@ def verify_batch(
                 jobs[slot.job] = None
     for gold in sorted(unchecked - {gold for gold, _ in jobs}):
         jobs[gold, None] = None
-    pool = shared_pool(workers, preload=_WORKER_MODULES)
     outcomes, learnt = _run_jobs(list(jobs), pool, options, timeout, remaining())
     gold_problems.update(learnt)
     return [_with_others(_final_verdict(slot, gold_problems, outcomes, timeout), slot,

@@ -8,14 +8,23 @@ never leave the worker, and nothing here stringifies them.
 
 Answers are parsed as ``\\boxed{answer}``, so bare LaTeX (``\\frac{1}{2}``, ``x+1``, ``50\\%``)
 reads as well as a boxed one. Parsed golds are cached: a GRPO group shares one gold.
+
+The worker template calls :func:`prepare` once (two-stage LaTeX parsing, see there), then
+advances :func:`warm_up_steps` while it has nothing else to do.
 """
 
 from __future__ import annotations
 
+import functools
+import importlib
 import logging
+from collections.abc import Callable, Iterator
 from functools import lru_cache
 from typing import Any
 
+from antlr4.atn.PredictionMode import PredictionMode
+from antlr4.error.ErrorStrategy import BailErrorStrategy
+from latex2sympy2_extended.latex2sympy2 import _Latex2Sympy
 from math_verify import ExprExtractionConfig, LatexExtractionConfig, parse
 from math_verify import verify as math_verify
 from sympy import Basic, Expr, MatrixBase, UnevaluatedExpr
@@ -42,8 +51,11 @@ def _is_maths(parsed: list[Any]) -> bool:
     return any(isinstance(item, (Basic, MatrixBase)) for item in parsed)
 
 
+# Modules sympy imports on first use (simplify() imports the units system, about 0.2 s; some sums
+# import the tensor module): imported once in the template, so that no worker pays them.
+_FIRST_USE_MODULES = ("sympy.physics.units", "sympy.tensor.tensor")
 # Answer shapes parsed once in the worker template: the LaTeX parser's prediction cache then
-# starts warm in every worker (about twice as fast on the first few hundred answers).
+# starts warmer in every worker forked after them.
 _WARM_UP_ANSWERS = (
     r"\frac{1}{2}", r"-\dfrac{3}{4}", r"2\sqrt{3}+1", r"\frac{\sqrt{3}}{2}", r"x^2+3x-4", r"(1, 2)", r"[-2, 7)",
     r"(-\infty, 3) \cup (5, \infty)", r"\{1, 2, 3\}", r"\frac{\pi}{4}", r"y = 2x + 3",
@@ -58,11 +70,65 @@ _WARM_UP_ANSWERS = (
 )
 
 
-def _warm_up() -> None:
-    """Parse and compare a spread of answer shapes once (run in the worker template)."""
+def warm_up_steps() -> Iterator[None]:
+    """Import what sympy imports on first use, then parse and compare a spread of answer shapes,
+    one per step (the worker template runs a step while no worker is asked of it or busy, so a
+    worker never waits for the whole warm-up).
+
+    Example:
+        >>> sum(1 for _ in warm_up_steps()) == len(_FIRST_USE_MODULES) + len(_WARM_UP_ANSWERS)
+        True
+    """
+    for module in _FIRST_USE_MODULES:
+        importlib.import_module(module)
+        yield
     for answer in _WARM_UP_ANSWERS:
         equivalent(answer, answer + "+1", CompareOptions())
+        yield
     _parsed_gold.cache_clear()
+
+
+def _two_stage(create_parser: Callable[[Any, str], Any]) -> Callable[[Any, str], Any]:
+    """``create_parser`` whose parsers predict with ANTLR's SLL mode first and fall back to full LL.
+
+    ANTLR guarantees that SLL either returns the tree LL would return or reports a syntax error;
+    latex2sympy's parsers raise on any syntax error, so an SLL failure is parsed again with LL
+    from scratch: the result (tree or error) is always LL's. SLL skips LL's full-context
+    prediction, which the parser's DFA never caches and which is most of a parse's time. The
+    SLL stage stops at its first error without describing it (ANTLR's bail strategy, no
+    listener): the LL stage describes it as latex2sympy always has.
+    """
+    @functools.wraps(create_parser)
+    def create(converter: Any, latex: str) -> Any:
+        parser = create_parser(converter, latex)
+        parser._interp.predictionMode = PredictionMode.SLL
+        parser.removeErrorListeners()
+        parser._errHandler = BailErrorStrategy()
+        sll_math = parser.math
+
+        def math() -> Any:
+            try:
+                return sll_math()
+            except Exception:  # a syntax error under SLL (or in the lexer): LL decides, from a fresh parser
+                return create_parser(converter, latex).math()
+
+        parser.math = math
+        return parser
+
+    create.two_stage = True  # type: ignore[attr-defined]
+    return create
+
+
+def prepare() -> None:
+    """Switch latex2sympy to two-stage parsing in this process (the worker template calls it once).
+
+    Example:
+        >>> prepare(); prepare()  # idempotent
+        >>> _Latex2Sympy.create_parser.two_stage
+        True
+    """
+    if not getattr(_Latex2Sympy.create_parser, "two_stage", False):
+        _Latex2Sympy.create_parser = _two_stage(_Latex2Sympy.create_parser)  # type: ignore[method-assign]
 
 
 @lru_cache(maxsize=4096)
