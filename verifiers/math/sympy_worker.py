@@ -24,7 +24,10 @@ from typing import Any
 
 from antlr4.atn.PredictionMode import PredictionMode
 from antlr4.error.ErrorStrategy import BailErrorStrategy
-from latex2sympy2_extended.latex2sympy2 import _Latex2Sympy
+try:  # a private class of latex2sympy: without it (another version) parsing stays one-stage, same results
+    from latex2sympy2_extended.latex2sympy2 import _Latex2Sympy
+except ImportError:  # pragma: no cover - depends on the installed latex2sympy
+    _Latex2Sympy = None
 from math_verify import ExprExtractionConfig, LatexExtractionConfig, parse
 from math_verify import verify as math_verify
 from sympy import Basic, Expr, MatrixBase, UnevaluatedExpr
@@ -127,8 +130,9 @@ def prepare() -> None:
         >>> _Latex2Sympy.create_parser.two_stage
         True
     """
-    if not getattr(_Latex2Sympy.create_parser, "two_stage", False):
-        _Latex2Sympy.create_parser = _two_stage(_Latex2Sympy.create_parser)  # type: ignore[method-assign]
+    create_parser = getattr(_Latex2Sympy, "create_parser", None)
+    if create_parser is not None and not getattr(create_parser, "two_stage", False):
+        _Latex2Sympy.create_parser = _two_stage(create_parser)  # type: ignore[method-assign,union-attr]
 
 
 @lru_cache(maxsize=4096)
