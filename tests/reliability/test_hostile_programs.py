@@ -18,7 +18,7 @@ RIGHT = "def f(x):\n    return 2 * x\n"
 WRONG = "def f(x):\n    return 3 * x\n"
 SHARED = ["/tmp", "/dev/shm", "/var/tmp"]
 LEVEL = code.resolve_isolation()
-PROTECTED = LEVEL.bubblewrap or LEVEL.own_uid  # no network, and jobs cannot signal the worker
+PROTECTED = LEVEL.minimal_root or LEVEL.own_uid  # no network, and jobs cannot signal the worker
 
 
 def hostile(level_protected: bool, port: int) -> list[tuple[str, str, set]]:
@@ -65,14 +65,14 @@ def hostile(level_protected: bool, port: int) -> list[tuple[str, str, set]]:
 @pytest.mark.parametrize("level", ["auto", "basic"])
 def test_a_batch_of_hostile_programs(level, sandboxes, listener):
     isolation = code.resolve_isolation(level, allow_weak=True)
-    cases = hostile(isolation.bubblewrap or isolation.own_uid, listener.port)
+    cases = hostile(isolation.minimal_root or isolation.own_uid, listener.port)
     verdicts = code.verify_batch([program for _, program, _ in cases], [TWO] * len(cases), isolation=level, allow_weak_isolation=True, **OPTIONS)
     got = {name: (verdict.status, verdict.reason) for (name, _, _), verdict in zip(cases, verdicts)}
     assert len(verdicts) == len(cases)
     for (name, _, allowed), verdict in zip(cases, verdicts):
         assert verdict.status in allowed, (name, got[name])
         assert verdict.score == (1.0 if verdict.status == "correct" else 0.0), (name, got[name])
-    if isolation.bubblewrap or isolation.own_uid:
+    if isolation.minimal_root or isolation.own_uid:
         assert listener.accepted == 0
     time.sleep(1.2)  # past the moment the daemon would have written
     assert sandboxes.leftovers() == []

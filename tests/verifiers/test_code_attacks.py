@@ -30,7 +30,7 @@ HOST_PATHS = SHARED_TEMP_PATHS + PRIVATE_PATHS
 # The attacks below run at the level this machine gives (`auto`); test_code_isolation.py holds
 # the not-root levels to the attacks they can hold.
 LEVEL = code.resolve_isolation()
-PROTECTED = LEVEL.bubblewrap or LEVEL.own_uid  # jobs cannot reach your files and processes
+PROTECTED = LEVEL.minimal_root or LEVEL.own_uid  # jobs cannot reach your files and processes
 
 HIDDEN = {"format": "humaneval", "entry_point": "answer",
           "test": f"def check(candidate):\n    assert candidate(3) == {SECRET}\n"}
@@ -101,11 +101,11 @@ ESCAPES = [
     Attack("read a secret file on the host", "def f():\n    try:\n        return open({secret_path!r}).read()\n"
            "    except OSError:\n        return ''\n", {"format": "call", "fn_name": "f", "inputs": [[]], "outputs": ["{secret}"]},
            needs_protection=True),
-    # Without bubblewrap the host's world-readable files stay visible (the uid level says so).
+    # Without namespaces of its own the host's world-readable files stay visible (the uid level says so).
     Attack("read system files", "def f():\n    for path in ['/etc/shadow', '/etc/passwd', '/root/.bashrc',"
            " '/proc/1/root/etc/passwd']:\n        try:\n            open(path).read()\n            return True\n"
            "        except OSError:\n            pass\n    return False\n", wins_if(True),
-           score=0.0 if LEVEL.bubblewrap else 1.0, needs_protection=True),
+           score=0.0 if LEVEL.minimal_root else 1.0, needs_protection=True),
     Attack("socket to 127.0.0.1", "import socket\ndef f():\n    try:\n"
            "        with socket.create_connection(('127.0.0.1', {port}), timeout=0.5) as s:\n"
            "            s.sendall(b'pwned')\n        return True\n    except OSError:\n        return False\n",

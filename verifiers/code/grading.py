@@ -85,9 +85,21 @@ def check_options(timeout: Any, memory_mb: Any, max_output_bytes: Any, tmp_mb: A
     except ValueError as exc:
         return str(exc), isolation
     if below(level, min_isolation):
-        return (f"isolation {level!r} is below min_isolation={min_isolation!r}; install bubblewrap and run as "
-                "root for 'full' (referee doctor says what is missing)"), level
+        return (f"isolation {level!r} is below min_isolation={min_isolation!r}; run as root where namespaces can "
+                "be made (bubblewrap, or user namespaces allowed) for 'full' (referee doctor says what is missing)"), level
     return None, level
+
+
+def sandbox_mechanism(isolation: str, allow_weak_isolation: bool) -> str:
+    """What makes the namespaces of the level ``isolation`` resolves to (``"bubblewrap"``,
+    ``"own namespaces"``, or ``""``), for the judge workers to start the same sandbox; call it
+    once :func:`check_options` accepted the options.
+
+    Example:
+        >>> sandbox_mechanism("basic", True)
+        ''
+    """
+    return _isolation(isolation, bool(allow_weak_isolation)).mechanism
 
 
 def judge_budget(timeout: float, tests: int) -> float:
@@ -218,6 +230,7 @@ def verify_batch(
     if problem is not None:
         return [Verdict("error", 0.0, reason=problem, details={"isolation": level}) for _ in completions]
     tasks, budgets, where, codes = [], [], [], []
+    sandbox = sandbox_mechanism(isolation, allow_weak_isolation)
     for index, (completion, tests) in enumerate(zip(completions, tests_list)):
         if not isinstance(completion, str):
             verdicts[index] = Verdict("error", reason=f"completion must be a str, got {type(completion).__name__}",
@@ -240,7 +253,7 @@ def verify_batch(
         tasks.append({"code": code, "tests": tests, "timeout": float(timeout), "memory_mb": memory_mb,
                       "output_bytes": max_output_bytes, "tmp_mb": tmp_mb, "abs_tol": float(abs_tol),
                       "rel_tol": float(rel_tol), "language": language,
-                      "isolation": level})
+                      "isolation": level, "sandbox": sandbox})
         budgets.append(max(budget, judge_budget(float(timeout), count_tests(spec))))
         where.append(index)
         codes.append(code)
