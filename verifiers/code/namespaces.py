@@ -17,7 +17,8 @@ import can start a thread: a user namespace needs a single-threaded caller). It
 3. in the child, builds a new root on a tmpfs: a fresh ``/proc``; a minimal ``/dev`` (null, zero,
    full, random, urandom, tty bound from the host; fd, stdin, stdout, stderr links); ``/tmp`` and
    ``/dev/shm`` as tmpfs of ``--tmp-bytes`` each, mode 1777; then each ``--ro`` path bound
-   read-only (a link is copied as a link); then ``pivot_root`` into it, detaches the old root and
+   read-only (a link is copied as a link; a bind is not recursive, so that no mount below one
+   can stay writable: a path on a mount of its own is given as a path of its own); then ``pivot_root`` into it, detaches the old root and
    remounts the new root and ``/dev`` read-only;
 4. brings the loopback interface of its empty network namespace up, names the host ``sandbox``,
    makes its own session, and executes ``COMMAND`` in ``/tmp`` with the environment it was given.
