@@ -19,6 +19,7 @@ import pytest
 
 from referee.verifiers import code
 from referee.verifiers.code.cleanup import SHARED_WRITABLE_DIRS, files_owned_by
+from referee.verifiers.code.namespaces import SCRIPT as NAMESPACES_LAUNCHER
 
 TIMEOUT = 1.0
 OPTIONS = {"timeout": TIMEOUT, "workers": 2}
@@ -248,7 +249,8 @@ def sandbox_state() -> tuple[set, list, list]:
     processes = _processes()
     ours = _descendants(os.getpid(), processes)
     forkservers = {pid for pid in ours if "referee.verifiers.code.forkserver" in processes[pid]["cmdline"]
-                   and "bwrap" not in processes[pid]["cmdline"].split()[0]}  # not the bwrap that starts one
+                   and "bwrap" not in processes[pid]["cmdline"].split()[0]  # not the bwrap that starts one,
+                   and NAMESPACES_LAUNCHER not in processes[pid]["cmdline"].split()}  # nor referee's own launcher
     uids = {int(m.group(1)) for pid in forkservers for m in [re.search(r"--uid (\d+)", processes[pid]["cmdline"])] if m}
     as_job_uid = [pid for pid, info in processes.items() if info["uid"] in uids and info["state"] not in ("Z", "X")]
     left_jobs = [pid for pid, info in processes.items() if info["ppid"] in forkservers]
