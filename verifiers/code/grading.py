@@ -17,7 +17,7 @@ from .limits import DEFAULT_TMP_MB
 from .judge import judge_task
 from .native import judged_natively, native_budget, tests_language
 
-# Seconds a judge worker may need, on its first task, to start its sandbox (bubblewrap, imports).
+# Seconds a judge worker may need, on its first task, to start its sandbox (namespaces, imports).
 _SANDBOX_START_SECONDS = 30.0
 # The longest timeout a test may have: past ~1e9 s the kernel's and Python's clocks overflow.
 MAX_TIMEOUT = 86400.0
@@ -185,7 +185,7 @@ def verify_batch(
         max_output_bytes: the most the program may print, or return from one call.
         tmp_mb: the most the program may keep in files at once (its folder, ``/tmp``,
             ``/dev/shm``), in MiB: the size of each worker's private in-memory ``/tmp``
-            (bubblewrap or root), else measured every 50 ms while the job runs. Past it writes
+            (namespaces or root), else measured every 50 ms while the job runs. Past it writes
             fail (``No space left on device``) or the job is killed: the program's fault.
         abs_tol, rel_tol: tolerance for numbers in ``call`` outputs and ``stdio`` tokens (0: exact).
         workers: parallel judge and sandbox workers (default: one per core, the node's cores
