@@ -467,3 +467,37 @@ def test_the_launcher_says_why_the_kernel_refuses_namespaces():
     assert int(status) == EXIT_REFUSED
     assert line == ("referee namespaces: unshare of user, mount, pid, network, ipc and uts namespaces: "
                     "No space left on device (ENOSPC)")
+
+
+@pytest.mark.skipif(not iso.probe_own_namespaces()[0], reason="the kernel refuses referee's own namespaces here")
+def test_a_killed_launcher_takes_its_whole_namespace_with_it():
+    from referee.verifiers.code.limits import Limits
+    from referee.verifiers.code.sandbox import Sandbox
+
+    sandbox = Sandbox(iso.isolation_of("namespaces" if not IS_ROOT else "full", "own namespaces"),
+                      uid=lease_uid().uid if IS_ROOT else None)
+    sandbox.start()
+    try:
+        channel = sandbox.start_job({"mode": "stdio", "code": "import time\nprint('up', flush=True)\ntime.sleep(60)",
+                                     "limits": Limits.for_tests(timeout=20, tests=1).to_dict(), "deadline_s": 60})
+        [worker] = [pid for pid in _forkservers(os.getpid()) if _parent(pid) == sandbox.process.pid]
+        with open(f"/proc/{worker}/status") as handle:  # pid 1 of its own pid namespace
+            assert [line.split()[-1] for line in handle if line.startswith("NSpid:")] == ["1"]
+        job = [pid for pid in map(int, filter(str.isdigit, os.listdir("/proc")))
+               if running_since(pid) is not None and _parent(pid) == worker]
+        assert job
+        os.kill(sandbox.process.pid, signal.SIGKILL)  # the launcher, from outside
+        for pid in [worker, *job]:
+            while running_since(pid) is not None:
+                time.sleep(0.01)  # gone (no_test_hangs fails the test if never)
+        channel.close()
+    finally:
+        sandbox.close()
+
+
+def _parent(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            return int(handle.read().rsplit(")", 1)[1].split()[1])
+    except OSError:
+        return -1
