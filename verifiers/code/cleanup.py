@@ -223,6 +223,9 @@ def kill_job(*, session: int | None, uid: int | None, pid_namespace: bool = Fals
             statuses[session] = status
     while True:
         alive = []
+        # Reaped in this pass: its children were re-parented to us only as it died, maybe after
+        # this pass listed the processes (a double-forked daemon's grandchild): look once more.
+        reaped = False
         for pid in job_processes(session=session, uid=uid, reaper=reaper, pid_namespace=pid_namespace):
             ended = running_since(pid) is None  # a zombie: it holds nothing but its pid
             try:
@@ -235,9 +238,10 @@ def kill_job(*, session: int | None, uid: int | None, pid_namespace: bool = Fals
                 done = 0
             if done:
                 statuses[pid] = status
+                reaped = True
             elif not ended:  # checked before the kill: one that died since is reaped on the next pass
                 alive.append(pid)
-        if not alive:
+        if not alive and not reaped:
             return statuses, []
         if time.monotonic() > deadline:
             return statuses, alive
