@@ -17,7 +17,8 @@ def add_parser(subparsers: Any) -> None:
         help="show the code sandbox's isolation level and why",
         description=(
             "Print the isolation level the code verifier runs with here (full, namespaces, uid or "
-            "basic), each layer on or off with the reason, then judge a small program in the sandbox "
+            "basic) and what makes its namespaces (bubblewrap, or referee's own where bubblewrap is missing "
+            "or hidden by REFEREE_NO_BUBBLEWRAP=1), each layer on or off with the reason, then judge a small program in the sandbox "
             "to prove it works. Exits 0 when the sandbox works at full strength, 1 when it cannot "
             "judge or the level is below full (a job could then signal your processes, read your home, "
             "or kill its worker), 2 when the asked-for level is not available."

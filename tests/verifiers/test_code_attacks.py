@@ -244,6 +244,9 @@ def _descendants(root: int, processes: dict) -> set:
     return found
 
 
+SEEN_UIDS: set = set()
+
+
 def sandbox_state() -> tuple[set, list, list]:
     """(the uids our sandboxes give jobs, processes still running as those uids, jobs left under a fork server)."""
     processes = _processes()
@@ -252,6 +255,9 @@ def sandbox_state() -> tuple[set, list, list]:
                    and "bwrap" not in processes[pid]["cmdline"].split()[0]  # not the bwrap that starts one,
                    and NAMESPACES_LAUNCHER not in processes[pid]["cmdline"].split()}  # nor referee's own launcher
     uids = {int(m.group(1)) for pid in forkservers for m in [re.search(r"--uid (\d+)", processes[pid]["cmdline"])] if m}
+    # A worker whose job left files stops itself (a fresh one starts next time, with the same leased
+    # uid): the uids seen earlier in this run are still checked.
+    uids = SEEN_UIDS.update(uids) or set(SEEN_UIDS)
     as_job_uid = [pid for pid, info in processes.items() if info["uid"] in uids and info["state"] not in ("Z", "X")]
     left_jobs = [pid for pid, info in processes.items() if info["ppid"] in forkservers]
     return uids, as_job_uid, left_jobs
