@@ -17,7 +17,8 @@ def add_parser(subparsers: Any) -> None:
         help="show the code sandbox's isolation level and why",
         description=(
             "Print the isolation level the code verifier runs with here (full, namespaces, uid or "
-            "basic), each layer on or off with the reason, then judge a small program in the sandbox "
+            "basic) and what makes its namespaces (bubblewrap, or referee's own where bubblewrap is missing "
+            "or hidden by REFEREE_NO_BUBBLEWRAP=1), each layer on or off with the reason, then judge a small program in the sandbox "
             "to prove it works. Exits 0 when the sandbox works at full strength, 1 when it cannot "
             "judge or the level is below full (a job could then signal your processes, read your home, "
             "or kill its worker), 2 when the asked-for level is not available."
@@ -34,14 +35,16 @@ def add_parser(subparsers: Any) -> None:
 
 
 def report_lines(isolation: Isolation) -> list[str]:
-    """The printed report: the level, one line per layer, then the languages (:func:`toolchain_lines`).
+    """The printed report: the level and what makes its namespaces (bubblewrap or referee's own), one
+    line per layer, then the languages (:func:`toolchain_lines`).
 
     Example:
         >>> print("\\n".join(report_lines(available_isolation("basic"))[:2]))
         code sandbox isolation: basic
-          off  bubblewrap: not used at the 'basic' level
+          off  namespaces: not used at the 'basic' level
     """
-    lines = [f"code sandbox isolation: {isolation.level}"]
+    made_by = f" (namespaces made by {isolation.mechanism})" if isolation.mechanism else ""
+    lines = [f"code sandbox isolation: {isolation.level}{made_by}"]
     for layer in isolation.layers:
         lines.append(f"  {'on ' if layer.on else 'off'}  {layer.name}: {layer.why}")
     return lines + toolchain_lines()
@@ -52,16 +55,16 @@ def strength_line(isolation: Isolation) -> str:
 
     Example:
         >>> strength_line(available_isolation("basic"))
-        "below full strength: a job could signal your processes and read your home ...; the verifiers refuse this level unless it is named with allow_weak_isolation=True (install bubblewrap and run as root for 'full')"
+        "below full strength: a job could signal your processes and read your home ...; the verifiers refuse this level unless it is named with allow_weak_isolation=True (for 'full', run as root where namespaces can be made: bubblewrap, or user namespaces allowed)"
     """
     if isolation.level == "full":
         return "full strength: jobs cannot reach your processes, your files or the network"
     weak = exposures(isolation)
     if weak:
         return (f"below full strength: a job could {' and '.join(weak)}; the verifiers refuse this level unless it is "
-                "named with allow_weak_isolation=True (install bubblewrap and run as root for 'full')")
+                "named with allow_weak_isolation=True (for 'full', run as root where namespaces can be made: bubblewrap, or user namespaces allowed)")
     return ("below full strength: jobs share their worker's uid or see the host's files (see the layers above); "
-            "run as root with bubblewrap for 'full'")
+            "run as root where namespaces can be made for 'full'")
 
 
 def host_lines(infos: list[dict[str, Any]]) -> list[str]:

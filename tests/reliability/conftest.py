@@ -6,13 +6,16 @@ import time
 import pytest
 
 from referee.verifiers.code.cleanup import running_since
+from referee.verifiers.code.namespaces import SCRIPT as NAMESPACES_LAUNCHER
 
 FORKSERVER = b"referee.verifiers.code.forkserver"
+LAUNCHER = os.fsencode(NAMESPACES_LAUNCHER)
 
 
 def _is_worker(argv: list[bytes]) -> bool:
-    """A Python fork server, or one of its jobs (a fork of it): not the bubblewrap around it."""
-    return FORKSERVER in argv and b"bwrap" not in argv[0]
+    """A Python fork server, or one of its jobs (a fork of it): not the bubblewrap or the
+    namespaces launcher around it."""
+    return FORKSERVER in argv and b"bwrap" not in argv[0] and LAUNCHER not in argv
 
 
 def _tree() -> dict[int, tuple[int, list[bytes], int]]:

@@ -100,12 +100,12 @@ RIGHT = {"c": "#include <stdio.h>\nint main(void) { int a, b; scanf(\"%d %d\", &
 
 
 def guarded(level: str) -> bool:
-    """A pid namespace (bubblewrap) or a throwaway uid keeps the job from the rest of this machine."""
+    """A pid namespace (bubblewrap or referee's own) or a throwaway uid keeps the job from the rest of this machine."""
     try:
         isolation = code.resolve_isolation(level)
     except ValueError:
         return False
-    return isolation.bubblewrap or isolation.own_uid
+    return isolation.minimal_root or isolation.own_uid
 
 
 def batch(languages):

@@ -19,7 +19,7 @@ RIGHT = "def f(x):\n    return 2 * x\n"
 WRONG = "def f(x):\n    return 3 * x\n"
 SHARED = ["/tmp", "/dev/shm", "/var/tmp"]
 LEVEL = code.resolve_isolation()
-PROTECTED = LEVEL.bubblewrap or LEVEL.own_uid  # no network, and jobs cannot signal the worker
+PROTECTED = LEVEL.minimal_root or LEVEL.own_uid  # no network, and jobs cannot signal the worker
 
 
 def hostile(level_protected: bool, port: int, no_sockets: bool) -> list[tuple[str, str, set]]:
@@ -66,7 +66,7 @@ def hostile(level_protected: bool, port: int, no_sockets: bool) -> list[tuple[st
 @pytest.mark.parametrize("level", ["auto", "basic"])
 def test_a_batch_of_hostile_programs(level, sandboxes, listener):
     isolation = code.resolve_isolation(level, allow_weak=True)
-    protected = isolation.bubblewrap or isolation.own_uid
+    protected = isolation.minimal_root or isolation.own_uid
     cases = hostile(protected, listener.port, protected or confined(isolation))  # landlock + seccomp: no sockets
     verdicts = code.verify_batch([program for _, program, _ in cases], [TWO] * len(cases), isolation=level, allow_weak_isolation=True, **OPTIONS)
     got = {name: (verdict.status, verdict.reason) for (name, _, _), verdict in zip(cases, verdicts)}

@@ -19,6 +19,7 @@ import pytest
 
 from referee.verifiers import code
 from referee.verifiers.code.cleanup import SHARED_WRITABLE_DIRS, files_owned_by
+from referee.verifiers.code.namespaces import SCRIPT as NAMESPACES_LAUNCHER
 
 TIMEOUT = 1.0
 OPTIONS = {"timeout": TIMEOUT, "workers": 2}
@@ -30,7 +31,7 @@ HOST_PATHS = SHARED_TEMP_PATHS + PRIVATE_PATHS
 # The attacks below run at the level this machine gives (`auto`); test_code_isolation.py holds
 # the not-root levels to the attacks they can hold.
 LEVEL = code.resolve_isolation()
-PROTECTED = LEVEL.bubblewrap or LEVEL.own_uid  # jobs cannot reach your files and processes
+PROTECTED = LEVEL.minimal_root or LEVEL.own_uid  # jobs cannot reach your files and processes
 
 HIDDEN = {"format": "humaneval", "entry_point": "answer",
           "test": f"def check(candidate):\n    assert candidate(3) == {SECRET}\n"}
@@ -101,11 +102,11 @@ ESCAPES = [
     Attack("read a secret file on the host", "def f():\n    try:\n        return open({secret_path!r}).read()\n"
            "    except OSError:\n        return ''\n", {"format": "call", "fn_name": "f", "inputs": [[]], "outputs": ["{secret}"]},
            needs_protection=True),
-    # Without bubblewrap the host's world-readable files stay visible (the uid level says so).
+    # Without namespaces of its own the host's world-readable files stay visible (the uid level says so).
     Attack("read system files", "def f():\n    for path in ['/etc/shadow', '/etc/passwd', '/root/.bashrc',"
            " '/proc/1/root/etc/passwd']:\n        try:\n            open(path).read()\n            return True\n"
            "        except OSError:\n            pass\n    return False\n", wins_if(True),
-           score=0.0 if LEVEL.bubblewrap else 1.0, needs_protection=True),
+           score=0.0 if LEVEL.minimal_root else 1.0, needs_protection=True),
     Attack("socket to 127.0.0.1", "import socket\ndef f():\n    try:\n"
            "        with socket.create_connection(('127.0.0.1', {port}), timeout=0.5) as s:\n"
            "            s.sendall(b'pwned')\n        return True\n    except OSError:\n        return False\n",
@@ -243,13 +244,20 @@ def _descendants(root: int, processes: dict) -> set:
     return found
 
 
+SEEN_UIDS: set = set()
+
+
 def sandbox_state() -> tuple[set, list, list]:
     """(the uids our sandboxes give jobs, processes still running as those uids, jobs left under a fork server)."""
     processes = _processes()
     ours = _descendants(os.getpid(), processes)
     forkservers = {pid for pid in ours if "referee.verifiers.code.forkserver" in processes[pid]["cmdline"]
-                   and "bwrap" not in processes[pid]["cmdline"].split()[0]}  # not the bwrap that starts one
+                   and "bwrap" not in processes[pid]["cmdline"].split()[0]  # not the bwrap that starts one,
+                   and NAMESPACES_LAUNCHER not in processes[pid]["cmdline"].split()}  # nor referee's own launcher
     uids = {int(m.group(1)) for pid in forkservers for m in [re.search(r"--uid (\d+)", processes[pid]["cmdline"])] if m}
+    # A worker whose job left files stops itself (a fresh one starts next time, with the same leased
+    # uid): the uids seen earlier in this run are still checked.
+    uids = SEEN_UIDS.update(uids) or set(SEEN_UIDS)
     as_job_uid = [pid for pid, info in processes.items() if info["uid"] in uids and info["state"] not in ("Z", "X")]
     left_jobs = [pid for pid, info in processes.items() if info["ppid"] in forkservers]
     return uids, as_job_uid, left_jobs

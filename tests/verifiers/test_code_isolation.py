@@ -23,13 +23,17 @@ from referee.verifiers.code.channel import recv_message
 from referee.verifiers.code.cleanup import kill_job, running_since
 from referee.verifiers.code.forkserver import jobs_base
 from referee.verifiers.code.grading import judge_pool
+from referee.verifiers.code.namespaces import SCRIPT as NAMESPACES_LAUNCHER
 from referee.verifiers.code.run import run_program
 from referee.verifiers.code.uids import lease_uid
 
-BUBBLEWRAP_WORKS = iso.probe_bubblewrap()[0]
+MECHANISM = iso.namespace_mechanism()[0]  # bubblewrap, referee's own namespaces, or "" (REFEREE_NO_BUBBLEWRAP hides one)
 IS_ROOT = os.geteuid() == 0
-# What a user without root gets: bubblewrap in a user namespace where it runs, else the basic layers.
-NOT_ROOT_LEVELS = ["basic"] + (["namespaces"] if BUBBLEWRAP_WORKS else [])
+# What a user without root gets: namespaces in a user namespace where they can be made, else the basic layers.
+NOT_ROOT_LEVELS = ["basic"] + (["namespaces"] if MECHANISM else [])
+NO_BUBBLEWRAP = (False, "bwrap is not installed (apt-get install bubblewrap)")
+NO_USER_NAMESPACES = (False, "referee's own namespaces cannot start a sandbox here: referee namespaces: unshare of user, "
+                             "mount, pid, network, ipc and uts namespaces: No space left on device (ENOSPC)")
 
 TWICE = {"format": "call", "fn_name": "f", "inputs": [[1], [2]], "outputs": [2, 4]}
 FOUR_FORMATS = [
@@ -45,9 +49,10 @@ FOUR_FORMATS = [
 
 def test_auto_picks_the_best_level_this_machine_gives():
     chosen = iso.available_isolation("auto")
-    assert chosen.bubblewrap == BUBBLEWRAP_WORKS and chosen.own_uid == IS_ROOT
+    assert chosen.minimal_root == bool(MECHANISM) and chosen.own_uid == IS_ROOT and chosen.mechanism == MECHANISM
+    assert chosen.bubblewrap == (MECHANISM == "bubblewrap")
     assert chosen.level == {(True, True): "full", (True, False): "namespaces", (False, True): "uid",
-                            (False, False): "basic"}[(BUBBLEWRAP_WORKS, IS_ROOT)]
+                            (False, False): "basic"}[(bool(MECHANISM), IS_ROOT)]
     assert all(layer.why for layer in chosen.layers)
 
 
@@ -61,12 +66,25 @@ def test_without_root_auto_falls_back_and_says_why(monkeypatch):
         iso.resolve_isolation("uid")
 
 
-def test_without_bubblewrap_auto_falls_back_and_says_why(monkeypatch):
-    monkeypatch.setattr(iso, "probe_bubblewrap", lambda: (False, "bwrap is not installed (apt-get install bubblewrap)"))
+@pytest.mark.skipif(not iso.probe_own_namespaces()[0], reason="the kernel refuses referee's own namespaces here")
+def test_without_bubblewrap_referee_makes_the_namespaces_itself(monkeypatch):
+    monkeypatch.setattr(iso, "probe_bubblewrap", lambda: NO_BUBBLEWRAP)
     chosen = iso.available_isolation("auto")
-    assert chosen.level == ("uid" if IS_ROOT else "basic")
-    assert "apt-get install bubblewrap" in next(layer.why for layer in chosen.layers if layer.name == "bubblewrap")
-    with pytest.raises(ValueError, match="needs bubblewrap, but bwrap is not installed"):
+    assert chosen.level == ("full" if IS_ROOT else "namespaces") and chosen.mechanism == "own namespaces"
+    why = next(layer.why for layer in chosen.layers if layer.name == "namespaces")
+    assert why.startswith("referee's own namespaces") and "apt-get install bubblewrap" in why
+    assert iso.exposures(chosen) == []
+    assert iso.worker_argv(chosen, ["--fd", "3"])[3] == NAMESPACES_LAUNCHER
+
+
+def test_where_no_namespaces_can_be_made_auto_falls_back_and_says_why(monkeypatch):
+    monkeypatch.setattr(iso, "probe_bubblewrap", lambda: NO_BUBBLEWRAP)
+    monkeypatch.setattr(iso, "probe_own_namespaces", lambda: NO_USER_NAMESPACES)
+    chosen = iso.available_isolation("auto")
+    assert chosen.level == ("uid" if IS_ROOT else "basic") and chosen.mechanism == ""
+    why = next(layer.why for layer in chosen.layers if layer.name == "namespaces")
+    assert "apt-get install bubblewrap" in why and "(ENOSPC)" in why
+    with pytest.raises(ValueError, match="needs namespaces of its own, but bwrap is not installed.*ENOSPC"):
         iso.resolve_isolation("full")
 
 
@@ -95,7 +113,8 @@ def fresh_resolution(monkeypatch):
 def test_auto_refuses_a_level_where_jobs_reach_you_and_says_how_to_get_one(monkeypatch, fresh_resolution,
                                                                           no_confinement):
     monkeypatch.setattr(iso, "_is_root", lambda: False)
-    monkeypatch.setattr(iso, "probe_bubblewrap", lambda: (False, "bwrap is not installed (apt-get install bubblewrap)"))
+    monkeypatch.setattr(iso, "probe_bubblewrap", lambda: NO_BUBBLEWRAP)
+    monkeypatch.setattr(iso, "probe_own_namespaces", lambda: NO_USER_NAMESPACES)
     with pytest.raises(ValueError) as refused:
         iso.resolve_isolation("auto")
     message = str(refused.value)
@@ -173,11 +192,14 @@ def test_the_not_root_levels_judge_all_four_formats(level, program, tests):
 
 @pytest.mark.parametrize("level", NOT_ROOT_LEVELS)
 def test_the_not_root_levels_hold_the_attacks_they_can(level):
-    # landlock + seccomp refuses the signal to the worker (outside the job): the call raises
-    confined = iso.confined(iso.available_isolation(level))
+    # In referee's own namespaces the worker is pid 1 of its pid namespace, which ignores its jobs'
+    # signals: the kill does nothing and the right answer passes. Landlock + seccomp refuses the
+    # signal (the call raises). Elsewhere the worker dies.
+    isolation = code.resolve_isolation(level, allow_weak=True)
+    worker_out_of_reach = isolation.mechanism == "own namespaces"
     attacks = [
         ("import os, signal\ndef f(x):\n    os.kill(os.getppid(), signal.SIGKILL)\n    return 2 * x\n",
-         "exception" if confined else "crashed"),
+         "passed" if worker_out_of_reach else "exception" if iso.confined(isolation) else "crashed"),
         ("def f(x):\n    while True:\n        pass\n", "timeout"),
         ("import sys\nsys.exit(0)\n", "load"),
         ("class Anything:\n    def __eq__(self, other):\n        return True\ndef f(x):\n    return Anything()\n",
@@ -185,7 +207,7 @@ def test_the_not_root_levels_hold_the_attacks_they_can(level):
         ("def f(x):\n    while True:\n        print('x' * 10000)\n", "output"),
     ]
     verdicts = code.verify_batch([a for a, _ in attacks], [TWICE] * len(attacks), isolation=level, allow_weak_isolation=True, workers=1, timeout=1.0)
-    assert [v.score for v in verdicts] == [0.0] * len(attacks), [v.reason for v in verdicts]
+    assert [v.score for v in verdicts] == [float(kind == "passed") for _, kind in attacks], [v.reason for v in verdicts]
     assert [v.details["tests"][0]["kind"] for v in verdicts] == [kind for _, kind in attacks]
     assert code.verify("def f(x):\n    return 2 * x\n", TWICE, isolation=level, allow_weak_isolation=True, workers=1).correct
 
@@ -268,7 +290,8 @@ def _forkservers(root: int) -> list[int]:
     while stack:
         for pid, argv in children.get(stack.pop(), []):
             stack.append(pid)
-            if b"referee.verifiers.code.forkserver" in argv and b"bwrap" not in argv[0]:
+            if (b"referee.verifiers.code.forkserver" in argv and b"bwrap" not in argv[0]
+                    and os.fsencode(NAMESPACES_LAUNCHER) not in argv):
                 found.append(pid)
     return found
 
@@ -417,15 +440,81 @@ def test_doctor_prints_the_level_and_proves_the_sandbox_works(capsys):
     assert referee_main(["doctor"]) == 0
     out = capsys.readouterr().out
     assert f"code sandbox isolation: {iso.resolve_isolation().level}" in out
+    assert (f"(namespaces made by {MECHANISM})" in out) == bool(MECHANISM)
     assert "check: a test program was judged in the sandbox" in out
     assert out.count("  on ") + out.count("  off ") == len(iso.resolve_isolation().layers)
     assert "landlock + seccomp: " in out
 
 
 def test_doctor_says_when_a_level_is_not_available(monkeypatch, capsys):
-    monkeypatch.setattr(iso, "probe_bubblewrap", lambda: (False, "bwrap is not installed (apt-get install bubblewrap)"))
+    monkeypatch.setattr(iso, "probe_bubblewrap", lambda: NO_BUBBLEWRAP)
+    monkeypatch.setattr(iso, "probe_own_namespaces", lambda: NO_USER_NAMESPACES)
     assert referee_main(["doctor", "--isolation", "full"]) == 2
-    assert "needs bubblewrap" in capsys.readouterr().err
+    assert "needs namespaces of its own" in capsys.readouterr().err
+
+
+# As a user whose namespace may make no more user namespaces (user.max_user_namespaces=0 in a user
+# namespace of the test's own: the machine's setting is untouched), the launcher says why, in one line.
+REFUSED_LAUNCH = """
+import ctypes, os, subprocess, sys
+libc = ctypes.CDLL(None, use_errno=True)
+assert libc.unshare(0x10000000) == 0  # a user namespace of our own, where we are uid 1000
+for name, text in (("setgroups", "deny"), ("uid_map", "1000 0 1"), ("gid_map", "1000 0 1")):
+    with open(f"/proc/self/{name}", "w") as handle:
+        handle.write(text)
+with open("/proc/sys/user/max_user_namespaces", "w") as handle:
+    handle.write("0")
+argv = [sys.executable, "-I", "-B", sys.argv[1], "--user-namespace", "--ro", "/usr", "--", "/bin/true"]
+done = subprocess.run(argv, capture_output=True, text=True)
+print(done.returncode, done.stderr.strip())
+"""
+
+
+@pytest.mark.skipif(not IS_ROOT, reason="maps root into a user namespace of the test's own")
+def test_the_launcher_says_why_the_kernel_refuses_namespaces():
+    from referee.verifiers.code.namespaces import EXIT_REFUSED
+
+    done = subprocess.run([sys.executable, "-c", REFUSED_LAUNCH, NAMESPACES_LAUNCHER], capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 0, done.stderr
+    status, line = done.stdout.strip().split(" ", 1)
+    assert int(status) == EXIT_REFUSED
+    assert line == ("referee namespaces: unshare of user, mount, pid, network, ipc and uts namespaces: "
+                    "No space left on device (ENOSPC)")
+
+
+@pytest.mark.skipif(not iso.probe_own_namespaces()[0], reason="the kernel refuses referee's own namespaces here")
+def test_a_killed_launcher_takes_its_whole_namespace_with_it():
+    from referee.verifiers.code.limits import Limits
+    from referee.verifiers.code.sandbox import Sandbox
+
+    sandbox = Sandbox(iso.isolation_of("namespaces" if not IS_ROOT else "full", "own namespaces"),
+                      uid=lease_uid().uid if IS_ROOT else None)
+    sandbox.start()
+    try:
+        channel = sandbox.start_job({"mode": "stdio", "code": "import time\nprint('up', flush=True)\ntime.sleep(60)",
+                                     "limits": Limits.for_tests(timeout=20, tests=1).to_dict(), "deadline_s": 60})
+        [worker] = [pid for pid in _forkservers(os.getpid()) if _parent(pid) == sandbox.process.pid]
+        with open(f"/proc/{worker}/status") as handle:  # pid 1 of its own pid namespace
+            assert [line.split()[-1] for line in handle if line.startswith("NSpid:")] == ["1"]
+        job = [pid for pid in map(int, filter(str.isdigit, os.listdir("/proc")))
+               if running_since(pid) is not None and _parent(pid) == worker]
+        assert job
+        os.kill(sandbox.process.pid, signal.SIGKILL)  # the launcher, from outside
+        for pid in [worker, *job]:
+            while running_since(pid) is not None:
+                time.sleep(0.01)  # gone (no_test_hangs fails the test if never)
+        channel.close()
+    finally:
+        sandbox.close()
+
+
+def _parent(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            return int(handle.read().rsplit(")", 1)[1].split()[1])
+    except OSError:
+        return -1
 
 
 def test_a_grandchild_handed_to_the_cleaner_during_its_pass_is_killed():

@@ -3,11 +3,11 @@ unit tests on the trusted side.
 
 ``verify(completion, tests, **options)`` and ``verify_batch(completions, tests_list, **options)``
 take tests in four formats (``humaneval``, ``asserts``, ``call``, ``stdio``; see
-:mod:`.formats`). The program runs in a job forked from a warm sandbox worker (bubblewrap
-namespaces, an unprivileged uid, rlimits, a fresh folder, no network, where available); the test
-code runs in a separate trusted judge process that calls into the job through a proxy carrying
-only plain data, so nothing the program does (exit codes, printed markers, always-equal objects,
-monkeypatching, reading memory) can fake a pass. ``referee doctor`` shows the isolation level.
+:mod:`.formats`). The program runs in a job forked from a warm sandbox worker (own pid, mount and
+network namespaces, made by bubblewrap or by referee itself, an unprivileged uid, rlimits, a fresh
+folder, no network, where available); the test code runs in a separate trusted judge process that
+calls into the job through a proxy carrying only plain data, so nothing the program does (exit
+codes, printed markers, always-equal objects, monkeypatching, reading memory) can fake a pass. ``referee doctor`` shows the isolation level.
 
 Programs in C++, C, Java, JavaScript, Rust and Go (:mod:`.languages`) are judged with ``stdio``
 tests by :mod:`.native`: compiled once in a job of their own, run once per test, judged on CPU

@@ -1,4 +1,4 @@
-"""The fork-server worker: started once per pool slot (inside bubblewrap where it runs), it forks
+"""The fork-server worker: started once per pool slot (inside its namespaces where it has them), it forks
 one locked-down job per request.
 
 A job is a fork of this warm process (common modules already imported), so it starts in
@@ -373,7 +373,7 @@ def jobs_base(tmp_bytes: int = 0) -> str:
 
 
 def _jobs_folder(tmp_bytes: int) -> str:
-    """A fresh folder for job folders on the host (no private /tmp without bubblewrap), where
+    """A fresh folder for job folders on the host (no private /tmp without namespaces), where
     :func:`jobs_base` says for jobs that may keep ``tmp_bytes``, after removing those that workers killed before they
     could clean up left behind (in either place). The folder is named after its worker's pid and
     start time: a worker that was killed and not yet reaped by its judge (a zombie) has ended
@@ -430,9 +430,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sweep-shared", action="store_true")
     parser.add_argument("--reach-python", action="store_true", help="own mount namespace where the jobs' uid "
                                                                     "can reach the Python installation")
-    parser.add_argument("--pid-namespace", action="store_true", help="bubblewrap: own pid namespace, private /tmp")
+    parser.add_argument("--pid-namespace", action="store_true", help="own pid namespace (bubblewrap's or referee's "
+                                                                     "own) and private /tmp")
     parser.add_argument("--tmp-bytes", type=int, default=DEFAULT_TMP_MB << 20,
-                        help="the size of the private /tmp (bubblewrap makes it) or of --private-tmp")
+                        help="the size of the private /tmp (its namespaces make it) or of --private-tmp")
     parser.add_argument("--private-tmp", action="store_true", help="root without bubblewrap: own mount namespace "
                         "with an in-memory /dev/shm of --tmp-bytes, /tmp and /var/tmp bound inside it")
     parser.add_argument("--confine", action="store_true", help="landlock + seccomp for every job (no namespaces "
@@ -464,14 +465,15 @@ def main(argv: list[str] | None = None) -> int:
         confinement = (read_only_paths(), ["/tmp", "/var/tmp", "/dev/shm"] if layers.get("private /tmp") else [])
         layers[CONFINEMENT] = self_test(job_rules(confinement[0], [*confinement[1], jobs]))
     server = _ForkServer(control, uid=args.uid, jobs=jobs, sweep_shared=args.sweep_shared,
-                         pid_namespace=args.pid_namespace and os.getpid() == 2,
+                         # pid 1 (referee's own namespaces) or 2 (under bubblewrap's init): every other process is a job's
+                         pid_namespace=args.pid_namespace and os.getpid() in (1, 2),
                          check_tmp=not (args.pid_namespace or layers.get("private /tmp")),
                          confinement=confinement)
     send_message(control, ("ready", layers))
     try:
         server.serve()
     finally:
-        if not args.pid_namespace:  # bubblewrap's namespaces vanish with the worker; the host's folders do not
+        if not args.pid_namespace:  # its namespaces vanish with the worker; the host's folders do not
             kill_job(session=None, uid=args.uid, children=True)
             remove_tree(jobs)
     return 0

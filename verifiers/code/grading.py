@@ -18,7 +18,7 @@ from .limits import DEFAULT_TMP_MB
 from .judge import judge_task
 from .native import judged_natively, native_budget, tests_language
 
-# Seconds a judge worker may need, on its first task, to start its sandbox (bubblewrap, imports).
+# Seconds a judge worker may need, on its first task, to start its sandbox (namespaces, imports).
 _SANDBOX_START_SECONDS = 30.0
 # The longest timeout a test may have: past ~1e9 s the kernel's and Python's clocks overflow.
 MAX_TIMEOUT = 86400.0
@@ -86,9 +86,21 @@ def check_options(timeout: Any, memory_mb: Any, max_output_bytes: Any, tmp_mb: A
     except ValueError as exc:
         return str(exc), isolation
     if below(level, min_isolation):
-        return (f"isolation {level!r} is below min_isolation={min_isolation!r}; install bubblewrap and run as "
-                "root for 'full' (referee doctor says what is missing)"), level
+        return (f"isolation {level!r} is below min_isolation={min_isolation!r}; run as root where namespaces can "
+                "be made (bubblewrap, or user namespaces allowed) for 'full' (referee doctor says what is missing)"), level
     return None, level
+
+
+def sandbox_mechanism(isolation: str, allow_weak_isolation: bool) -> str:
+    """What makes the namespaces of the level ``isolation`` resolves to (``"bubblewrap"``,
+    ``"own namespaces"``, or ``""``), for the judge workers to start the same sandbox; call it
+    once :func:`check_options` accepted the options.
+
+    Example:
+        >>> sandbox_mechanism("basic", True)
+        ''
+    """
+    return _isolation(isolation, bool(allow_weak_isolation)).mechanism
 
 
 def judge_budget(timeout: float, tests: int) -> float:
@@ -181,7 +193,7 @@ def verify_batch(
         max_output_bytes: the most the program may print, or return from one call.
         tmp_mb: the most the program may keep in files at once (its folder, ``/tmp``,
             ``/dev/shm``), in MiB: the size of each worker's private in-memory ``/tmp``
-            (bubblewrap or root), else measured every 50 ms while the job runs. Past it writes
+            (namespaces or root), else measured every 50 ms while the job runs. Past it writes
             fail (``No space left on device``) or the job is killed: the program's fault.
         abs_tol, rel_tol: tolerance for numbers in ``call`` outputs and ``stdio`` tokens (0: exact).
         workers: parallel judge and sandbox workers (default: one per core, the node's cores
@@ -226,6 +238,7 @@ def verify_batch(
     if problem is not None:
         return [Verdict("error", 0.0, reason=problem, details={"isolation": level}) for _ in completions]
     tasks, budgets, where, codes = [], [], [], []
+    sandbox = sandbox_mechanism(isolation, allow_weak_isolation)
     for index, (completion, tests) in enumerate(zip(completions, tests_list)):
         if not isinstance(completion, str):
             verdicts[index] = Verdict("error", reason=f"completion must be a str, got {type(completion).__name__}",
@@ -248,7 +261,7 @@ def verify_batch(
         tasks.append({"code": code, "tests": tests, "timeout": float(timeout), "memory_mb": memory_mb,
                       "output_bytes": max_output_bytes, "tmp_mb": tmp_mb, "abs_tol": float(abs_tol),
                       "rel_tol": float(rel_tol), "language": language,
-                      "isolation": level})
+                      "isolation": level, "sandbox": sandbox})
         budgets.append(max(budget, judge_budget(float(timeout), count_tests(spec))))
         where.append(index)
         codes.append(code)

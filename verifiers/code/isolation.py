@@ -2,13 +2,18 @@
 
 Levels, best first:
 
-* ``full``: bubblewrap (own pid, network, ipc, uts and mount namespaces; a minimal read-only
-  root; a private ``/tmp``) and, because we are root, an unprivileged uid for each worker's jobs.
-* ``namespaces``: bubblewrap inside a user namespace (not root): jobs keep the worker's uid.
-* ``uid``: root without bubblewrap: own uid per worker and a network namespace, but the host's
-  file system and process table stay visible (a private folder on the way to Python, such as
-  pyenv's ``/root``, is covered in the worker's own mount namespace: see :mod:`.mounts`).
+* ``full``: own pid, network, ipc, uts and mount namespaces with a minimal read-only root and a
+  private ``/tmp``, and, because we are root, an unprivileged uid for each worker's jobs.
+* ``namespaces``: the same namespaces inside a user namespace (not root): jobs keep the worker's uid.
+* ``uid``: root where no namespaces can be made: own uid per worker and a network namespace, but
+  the host's file system and process table stay visible (a private folder on the way to Python,
+  such as pyenv's ``/root``, is covered in the worker's own mount namespace: see :mod:`.mounts`).
 * ``basic``: neither: rlimits, a process group, outside deadlines and cleanup only.
+
+Two mechanisms give the namespaces of ``full`` and ``namespaces``, the same root in both:
+bubblewrap where it runs, else referee's own (:mod:`.namespaces`: a few syscalls, no binary), where
+the kernel allows them (root, or unprivileged user namespaces). Setting ``REFEREE_NO_BUBBLEWRAP=1``
+hides bubblewrap (as if it were not installed), for tests and for comparing the two.
 
 Without namespaces of their own (``uid``, ``basic``) jobs also take Landlock and a seccomp filter
 where the kernel has them (:mod:`.confine`, the ``landlock + seccomp`` layer): with Landlock's
@@ -41,8 +46,11 @@ from pathlib import Path
 from . import confine
 from .languages import toolchain_folders
 from .limits import DEFAULT_TMP_MB
+from .namespaces import launcher_argv
 
 LEVELS: tuple[str, ...] = ("full", "namespaces", "uid", "basic")
+MECHANISMS: tuple[str, ...] = ("bubblewrap", "own namespaces")  # what makes the namespaces, preferred first
+HIDE_BUBBLEWRAP_ENV = "REFEREE_NO_BUBBLEWRAP"
 WORKER_MODULE = "referee.verifiers.code.forkserver"
 SANDBOX_ENV: dict[str, str] = {
     "PATH": "/usr/local/bin:/usr/bin:/bin",
@@ -62,7 +70,7 @@ class Layer:
 
     Example:
         >>> [layer.name for layer in available_isolation("basic").layers]
-        ['bubblewrap', 'own uid', 'no network', 'rlimits, deadlines, cleanup, trusted judging', 'landlock + seccomp']
+        ['namespaces', 'own uid', 'no network', 'rlimits, deadlines, cleanup, trusted judging', 'landlock + seccomp']
     """
 
     name: str
@@ -72,18 +80,26 @@ class Layer:
 
 @dataclass(frozen=True)
 class Isolation:
-    """The isolation a sandbox worker runs with.
+    """The isolation a sandbox worker runs with: ``minimal_root`` when it has its own pid and mount
+    namespaces with a minimal read-only root (made by ``mechanism``: bubblewrap or referee's own
+    namespaces, ``""`` without), ``own_uid`` when its jobs run as an unprivileged uid of their own.
 
     Example:
         >>> iso = available_isolation("basic")
-        >>> iso.level, iso.bubblewrap, iso.own_uid
-        ('basic', False, False)
+        >>> iso.level, iso.minimal_root, iso.own_uid, iso.mechanism
+        ('basic', False, False, '')
     """
 
     level: str
-    bubblewrap: bool
+    minimal_root: bool
     own_uid: bool
     layers: tuple[Layer, ...]
+    mechanism: str = ""
+
+    @property
+    def bubblewrap(self) -> bool:
+        """Whether bubblewrap makes the namespaces (not referee's own)."""
+        return self.mechanism == "bubblewrap"
 
     def summary(self) -> str:
         """One line: the level and the layers that are on."""
@@ -180,12 +196,39 @@ def worker_argv(isolation: Isolation, worker_args: list[str], *, tmp_bytes: int 
         ['-m', 'referee.verifiers.code.forkserver', '--fd', '3']
     """
     python = [sys.executable, "-I", "-B", "-m", WORKER_MODULE, *worker_args]
-    if not isolation.bubblewrap:
+    if not isolation.minimal_root:
         return python
+    if isolation.mechanism == "own namespaces":
+        return launcher_argv(python, user_namespace=not _is_root(), tmp_bytes=tmp_bytes, read_only=minimal_root_paths())
     bwrap = shutil.which("bwrap")
     if bwrap is None:
         raise RuntimeError("bwrap is no longer on PATH; reinstall bubblewrap or pass isolation='basic'.")
     return bubblewrap_argv(bwrap, user_namespace=not _is_root(), tmp_bytes=tmp_bytes) + python
+
+
+def minimal_root_paths() -> list[str]:
+    """What the minimal root holds, read-only, besides ``/proc``, ``/dev`` and the private ``/tmp``:
+    the system's folders (``/usr``, ``/bin``, ``/lib*``: a link stays a link), ``/etc/ld.so.cache``
+    and ``/etc/localtime``, and :func:`read_only_paths`. Nothing of ``/home``, ``/root``, ``/srv``
+    or the data, and the environment only read-only.
+
+    Example:
+        >>> paths = minimal_root_paths()
+        >>> "/usr" in paths and not any(p in paths for p in ("/home", "/root", "/srv", "/tmp"))
+        True
+    """
+    tops = [top for top in _TOP_LEVEL_SYSTEM if os.path.islink(top) or os.path.isdir(top)]
+    return tops + [f for f in _SYSTEM_FILES if os.path.exists(f)] + read_only_paths()
+
+
+def bubblewrap_hidden() -> bool:
+    """Whether ``REFEREE_NO_BUBBLEWRAP`` hides bubblewrap (set to anything but ``""`` or ``0``).
+
+    Example:
+        >>> os.environ.get(HIDE_BUBBLEWRAP_ENV, "") in ("", "0") or bubblewrap_hidden()
+        True
+    """
+    return os.environ.get(HIDE_BUBBLEWRAP_ENV, "") not in ("", "0")
 
 
 @functools.lru_cache(maxsize=1)
@@ -197,20 +240,67 @@ def probe_bubblewrap() -> tuple[bool, str]:
         >>> isinstance(ok, bool) and bool(why)
         True
     """
+    if bubblewrap_hidden():
+        return False, f"bubblewrap is hidden by {HIDE_BUBBLEWRAP_ENV}"
     bwrap = shutil.which("bwrap")
     if bwrap is None:
         return False, "bwrap is not installed (apt-get install bubblewrap)"
     argv = bubblewrap_argv(bwrap, user_namespace=not _is_root())
-    argv += [sys.executable, "-I", "-B", "-c", f"import {WORKER_MODULE}"]
+    failure = _starts_a_worker(argv, f"bwrap at {bwrap}")
+    if failure:
+        return False, failure
+    version = subprocess.run([bwrap, "--version"], capture_output=True, text=True).stdout.strip()
+    return True, f"{version or 'bwrap'} at {bwrap} starts workers in their own namespaces"
+
+
+def _starts_a_worker(argv: list[str], what: str) -> str:
+    """Run ``argv`` with Python importing the worker after it: ``""`` when that works, else why not."""
+    argv = [*argv, sys.executable, "-I", "-B", "-c", f"import {WORKER_MODULE}"]
     try:
         done = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, timeout=60, env=SANDBOX_ENV)
     except (OSError, subprocess.TimeoutExpired) as exc:
-        return False, f"bwrap at {bwrap} failed to run: {exc}"
+        return f"{what} failed to run: {exc}"
     if done.returncode != 0:
         error = done.stderr.decode(errors="replace").strip().splitlines()
-        return False, f"bwrap at {bwrap} cannot start a sandbox here: {error[-1] if error else done.returncode}"
-    version = subprocess.run([bwrap, "--version"], capture_output=True, text=True).stdout.strip()
-    return True, f"{version or 'bwrap'} at {bwrap} starts workers in their own namespaces"
+        return f"{what} cannot start a sandbox here: {error[-1] if error else done.returncode}"
+    return ""
+
+
+@functools.lru_cache(maxsize=1)
+def probe_own_namespaces() -> tuple[bool, str]:
+    """Whether referee's own namespaces (:mod:`.namespaces`) can start a worker here (tried once per
+    process), and why: the kernel may refuse them (user namespaces disabled, a container's seccomp
+    profile: ``EPERM``, ``EINVAL``, ``ENOSPC`` past ``user.max_user_namespaces``).
+
+    Example:
+        >>> ok, why = probe_own_namespaces()
+        >>> isinstance(ok, bool) and bool(why)
+        True
+    """
+    user = "" if _is_root() else " in a user namespace"
+    failure = _starts_a_worker(launcher_argv([], user_namespace=not _is_root(), tmp_bytes=1 << 20,
+                                             read_only=minimal_root_paths()), "referee's own namespaces")
+    if failure:
+        return False, failure
+    return True, f"referee's own namespaces{user} (unshare, mount, pivot_root; no binary) start workers"
+
+
+def namespace_mechanism() -> tuple[str, str]:
+    """What makes a worker's namespaces here, preferred first (:data:`MECHANISMS`; ``""`` when
+    nothing can), and why: what it is, or why neither works.
+
+    Example:
+        >>> mechanism, why = namespace_mechanism()
+        >>> mechanism in ("", *MECHANISMS) and bool(why)
+        True
+    """
+    bwrap_ok, bwrap_why = probe_bubblewrap()
+    if bwrap_ok:
+        return "bubblewrap", bwrap_why
+    own_ok, own_why = probe_own_namespaces()
+    if own_ok:
+        return "own namespaces", f"{own_why} ({bwrap_why})"
+    return "", f"{bwrap_why}, and {own_why}"
 
 
 def unreadable_for_others(path: str) -> str | None:
@@ -229,9 +319,9 @@ def unreadable_for_others(path: str) -> str | None:
     return None
 
 
-def _confinement(bubblewrap: bool, own_uid: bool) -> Layer:
-    if bubblewrap:
-        return Layer(confine.LAYER_NAME, False, "not needed: bubblewrap's namespaces hold the jobs")
+def _confinement(mechanism: str, own_uid: bool) -> Layer:
+    if mechanism:
+        return Layer(confine.LAYER_NAME, False, f"not needed: the namespaces ({mechanism}) hold the jobs")
     on, why = confine.probe()
     if on and not own_uid and _is_root():
         why += "; the jobs are root at this level and keep root's capabilities, so it does not make the level strong"
@@ -248,29 +338,29 @@ def confined(isolation: Isolation) -> bool:
     return any(layer.name == confine.LAYER_NAME and layer.on for layer in isolation.layers)
 
 
-def _layers(level: str, bubblewrap: bool, own_uid: bool, bwrap_why: str) -> tuple[Layer, ...]:
-    confinement = _confinement(bubblewrap, own_uid)
-    if bubblewrap:
-        sandbox = Layer("bubblewrap", True, f"{bwrap_why}: own pid, network, ipc, uts and mount namespaces, "
+def _layers(level: str, mechanism: str, own_uid: bool, why: str) -> tuple[Layer, ...]:
+    confinement = _confinement(mechanism, own_uid)
+    if mechanism:
+        sandbox = Layer("namespaces", True, f"{why}: own pid, network, ipc, uts and mount namespaces, "
                                             "read-only minimal root, private in-memory /tmp and /dev/shm of tmp_mb each")
-        network = Layer("no network", True, "own network namespace (bubblewrap)")
+        network = Layer("no network", True, f"own network namespace ({mechanism})")
     else:
-        sandbox = Layer("bubblewrap", False, bwrap_why)
+        sandbox = Layer("namespaces", False, why)
         network = Layer("no network", own_uid or confinement.on,
                         "own network namespace (unshare as root)" if own_uid
                         else "no socket but an AF_UNIX pair, no TCP (landlock + seccomp)" if confinement.on
-                        else "no network namespace without bubblewrap or root: jobs can open sockets")
+                        else "no network namespace without namespaces or root: jobs can open sockets")
     if own_uid:
-        hidden = None if bubblewrap else unreadable_for_others(sysconfig.get_paths()["stdlib"])
+        hidden = None if mechanism else unreadable_for_others(sysconfig.get_paths()["stdlib"])
         uid = Layer("own uid", True, "running as root: each worker's jobs run as their own unprivileged uid"
-                    + ("" if bubblewrap else "; /tmp, /var/tmp and /dev/shm are the worker's own, in memory, of tmp_mb")
+                    + ("" if mechanism else "; /tmp, /var/tmp and /dev/shm are the worker's own, in memory, of tmp_mb")
                     + (f"; they cannot pass through {hidden}, so the worker covers it, in a mount namespace of "
                        "its own, with an empty folder into which only Python and this package are bound back"
                        if hidden else ""))
     else:
-        why = f"not used at the {level!r} level" if _is_root() else "not root"
-        uid = Layer("own uid", False, f"{why}: jobs keep the worker's uid"
-                    + ("" if bubblewrap or confine.holds(_is_root())
+        not_used = f"not used at the {level!r} level" if _is_root() else "not root"
+        uid = Layer("own uid", False, f"{not_used}: jobs keep the worker's uid"
+                    + ("" if mechanism or confine.holds(_is_root())
                        else ", so they can signal your processes and read your files"))
     always = Layer("rlimits, deadlines, cleanup, trusted judging", True,
                    "CPU, memory, processes, files, file size, files kept (tmp_mb), no core; outside deadlines; "
@@ -278,18 +368,28 @@ def _layers(level: str, bubblewrap: bool, own_uid: bool, bwrap_why: str) -> tupl
     return sandbox, uid, network, always, confinement
 
 
+# level -> (own pid and mount namespaces with a minimal root, own uid)
 _REQUIREMENTS = {"full": (True, True), "namespaces": (True, False), "uid": (False, True), "basic": (False, False)}
 
 
-def isolation_of(level: str) -> Isolation:
-    """The isolation of a level already resolved (by :func:`resolve_isolation`), without probing again.
+def isolation_of(level: str, mechanism: str | None = None) -> Isolation:
+    """The isolation of a level already resolved (by :func:`resolve_isolation`), without probing
+    again: its namespaces made by ``mechanism`` (the resolved one's; ``None``: bubblewrap where
+    it is on ``PATH`` and not hidden, else referee's own).
 
     Example:
-        >>> isolation_of("full").bubblewrap, isolation_of("uid").own_uid
+        >>> isolation_of("full", "own namespaces").minimal_root, isolation_of("uid").own_uid
         (True, True)
+        >>> isolation_of("basic", "bubblewrap").mechanism
+        ''
     """
-    bubblewrap, own_uid = _REQUIREMENTS[level]
-    return Isolation(level, bubblewrap, own_uid, _layers(level, bubblewrap, own_uid, "resolved earlier"))
+    minimal_root, own_uid = _REQUIREMENTS[level]
+    if not minimal_root:
+        mechanism = ""
+    elif mechanism is None:
+        mechanism = "bubblewrap" if shutil.which("bwrap") and not bubblewrap_hidden() else "own namespaces"
+    return Isolation(level, minimal_root, own_uid, _layers(level, mechanism, own_uid, f"{mechanism}, resolved earlier"),
+                     mechanism)
 
 
 def exposures(isolation: Isolation) -> list[str]:
@@ -302,7 +402,7 @@ def exposures(isolation: Isolation) -> list[str]:
         >>> os.geteuid() != 0 or exposures(isolation_of("basic"))[0] == "signal your processes"
         True
     """
-    if isolation.bubblewrap:  # own pid namespace, a minimal root without /home or /root
+    if isolation.minimal_root:  # own pid and mount namespaces, a minimal root without /home or /root
         return []
     if confined(isolation) and confine.holds(jobs_are_root=not isolation.own_uid and _is_root()):
         return []
@@ -340,7 +440,7 @@ def resolve_isolation(requested: str = "auto", *, allow_weak: bool = False) -> I
         >>> resolve_isolation("basic")
         Traceback (most recent call last):
         ...
-        ValueError: isolation='basic' lets a job signal your processes and read your home ...; pass allow_weak_isolation=True with it to accept that, or install bubblewrap (apt-get install bubblewrap) for 'full' or 'namespaces'.
+        ValueError: isolation='basic' lets a job signal your processes and read your home ...; pass allow_weak_isolation=True with it to accept that, or use 'full' or 'namespaces' where namespaces can be made (user namespaces allowed, or bubblewrap: apt-get install bubblewrap).
     """
     isolation = available_isolation(requested)
     weak = exposures(isolation)
@@ -348,18 +448,19 @@ def resolve_isolation(requested: str = "auto", *, allow_weak: bool = False) -> I
         return isolation
     what = " and ".join(weak)
     if requested == "auto":
-        missing = isolation.layers[0].why if not isolation.bubblewrap else "bubblewrap does not run here"
+        missing = isolation.layers[0].why
         home = "" if not isolation.own_uid else f", or close your home to other users (chmod o-rwx {os.path.expanduser('~')})"
         raise ValueError(f"isolation='auto' found only {isolation.level!r} here, where a job could {what} "
-                         f"({missing}): install bubblewrap (apt-get install bubblewrap){home}, or pass "
-                         f"isolation={isolation.level!r} with allow_weak_isolation=True to accept that.")
+                         f"({missing}): allow user namespaces or install bubblewrap (apt-get install bubblewrap)"
+                         f"{home}, or pass isolation={isolation.level!r} with allow_weak_isolation=True to accept that.")
     if not allow_weak:
         raise ValueError(f"isolation={isolation.level!r} lets a job {what}; pass allow_weak_isolation=True with it "
-                         "to accept that, or install bubblewrap (apt-get install bubblewrap) for 'full' or 'namespaces'.")
+                         "to accept that, or use 'full' or 'namespaces' where namespaces can be made (user namespaces "
+                         "allowed, or bubblewrap: apt-get install bubblewrap).")
     if isolation.level not in _warned:
         _warned.add(isolation.level)
         warnings.warn(f"referee's code sandbox runs at isolation={isolation.level!r} (allow_weak_isolation=True): "
-                      f"a job could {what}; run untrusted code at 'full' (root and bubblewrap).",
+                      f"a job could {what}; run untrusted code at 'full' (root, with namespaces).",
                       RuntimeWarning, stacklevel=2)
     return isolation
 
@@ -378,16 +479,17 @@ def available_isolation(requested: str = "auto") -> Isolation:
         raise ValueError(f"isolation={requested!r} is not one of auto, {', '.join(LEVELS)}.")
     root = _is_root()
     if requested == "auto":
-        bwrap_ok, bwrap_why = probe_bubblewrap()
-        want_bwrap, want_uid = bwrap_ok, root
+        mechanism, why = namespace_mechanism()
+        want_uid = root
     else:
-        want_bwrap, want_uid = _REQUIREMENTS[requested]
-        bwrap_ok, bwrap_why = probe_bubblewrap() if want_bwrap else (False, f"not used at the {requested!r} level")
-        if want_bwrap and not bwrap_ok:
-            raise ValueError(f"isolation={requested!r} needs bubblewrap, but {bwrap_why}; "
-                             "install it or pass isolation='auto'.")
+        want_root, want_uid = _REQUIREMENTS[requested]
+        mechanism, why = namespace_mechanism() if want_root else ("", f"not used at the {requested!r} level")
+        if want_root and not mechanism:
+            raise ValueError(f"isolation={requested!r} needs namespaces of its own, but {why}; allow user namespaces "
+                             "or install bubblewrap (apt-get install bubblewrap), or pass isolation='auto'.")
         if want_uid and not root:
             raise ValueError(f"isolation={requested!r} needs root to give jobs their own uid; "
                              "run as root or pass isolation='auto'.")
-    level = next(name for name, needs in _REQUIREMENTS.items() if needs == (want_bwrap, want_uid))
-    return Isolation(level, want_bwrap, want_uid, _layers(level, want_bwrap, want_uid, bwrap_why))
+    wanted = (bool(mechanism), want_uid)
+    level = next(name for name, needs in _REQUIREMENTS.items() if needs == wanted)
+    return Isolation(level, wanted[0], want_uid, _layers(level, mechanism, want_uid, why), mechanism)

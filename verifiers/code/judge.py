@@ -113,7 +113,7 @@ def run_in_sandbox(sandbox: Sandbox, task: dict[str, Any]) -> dict[str, Any]:
             session.close()
 
 
-_SANDBOXES: dict[str, Sandbox] = {}
+_SANDBOXES: dict[tuple[str, str | None], Sandbox] = {}
 _LEASES: dict[str, UidLease] = {}
 
 
@@ -133,13 +133,14 @@ def judge_task(task: dict[str, Any]) -> dict[str, Any]:
         >>> close_sandboxes()
     """
     level, tmp_mb = task["isolation"], int(task.get("tmp_mb", DEFAULT_TMP_MB))
-    sandbox = _SANDBOXES.get(level)
+    key = (level, task.get("sandbox"))  # the level, and what makes its namespaces (bubblewrap or referee's own)
+    sandbox = _SANDBOXES.get(key)
     if sandbox is not None and sandbox.tmp_mb != tmp_mb:  # its private /tmp has another size: a new worker
         sandbox.close()
-        del _SANDBOXES[level]
+        del _SANDBOXES[key]
         sandbox = None
     if sandbox is None:
-        isolation = isolation_of(level)
+        isolation = isolation_of(level, task.get("sandbox"))
         if isolation.own_uid and level not in _LEASES:
             try:
                 _LEASES[level] = lease_uid()
@@ -150,7 +151,7 @@ def judge_task(task: dict[str, Any]) -> dict[str, Any]:
             sandbox.start()
         except SandboxBroken as exc:
             return {"error": f"the code sandbox cannot start: {exc}"}
-        _SANDBOXES[level] = sandbox
+        _SANDBOXES[key] = sandbox
     return run_in_sandbox(sandbox, task) if "stdin" in task else judge_program(sandbox, task)
 
 

@@ -1,4 +1,4 @@
-"""Letting the jobs' own uid reach the Python installation where no bubblewrap builds them a root.
+"""Letting the jobs' own uid reach the Python installation where no namespaces build them a root.
 
 At the ``uid`` level jobs see the host's file system as their own uid. A Python installed
 under a folder that other users cannot pass through (pyenv in a 0700 ``/root``, a venv in a

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from .grading import check_options, judge_budget, run_judges
+from .grading import check_options, judge_budget, run_judges, sandbox_mechanism
 from .limits import DEFAULT_TMP_MB
 
 Ended = Literal["finished", "timeout", "memory", "output", "crashed", "exited", "error"]
@@ -72,7 +72,8 @@ def run_program(
     if problem is not None:
         return _error(problem)
     task: dict[str, Any] = {"code": code, "stdin": stdin, "timeout": float(timeout), "memory_mb": memory_mb,
-                            "output_bytes": max_output_bytes, "tmp_mb": tmp_mb, "isolation": level}
+                            "output_bytes": max_output_bytes, "tmp_mb": tmp_mb, "isolation": level,
+                            "sandbox": sandbox_mechanism(isolation, allow_weak_isolation)}
     [outcome] = run_judges([task], judge_budget(float(timeout), 1), workers)
     if outcome.status != "ok":
         return _error(f"the sandbox's worker failed: {outcome.status}: {outcome.message}")

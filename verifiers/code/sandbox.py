@@ -14,7 +14,7 @@ from .isolation import SANDBOX_ENV, Isolation, confined, worker_argv
 from .limits import DEFAULT_TMP_MB
 from .wire import WireError
 
-_START_SECONDS = 60.0  # a cold bubblewrap start on a loaded machine
+_START_SECONDS = 60.0  # a cold start in namespaces on a loaded machine
 _REPLY_SECONDS = 15.0  # a job start or a cleanup; both take milliseconds normally
 
 
@@ -30,7 +30,7 @@ class SandboxBroken(BaseException):
 
 class Sandbox:
     """One fork-server worker, started with ``isolation``; its jobs run as ``uid`` when given, and
-    keep at most ``tmp_mb`` MiB in files (a private in-memory ``/tmp`` of that size with bubblewrap
+    keep at most ``tmp_mb`` MiB in files (a private in-memory ``/tmp`` of that size with namespaces
     or root; without, the job folder is measured while the job runs).
 
     Example:
@@ -64,7 +64,7 @@ class Sandbox:
         args = ["--fd", str(fd), "--tmp-bytes", str(self.tmp_mb << 20)]
         if self.uid is not None:
             args += ["--uid", str(self.uid)]
-        if self.isolation.bubblewrap:
+        if self.isolation.minimal_root:
             args.append("--pid-namespace")
             if self.uid is not None:  # what the job's uid leaves in the private /tmp and /dev/shm goes with the job
                 args.append("--sweep-shared")
@@ -95,7 +95,7 @@ class Sandbox:
             reason = self._stderr_tail() or str(exc)
             self._kill()
             raise SandboxBroken(f"the sandbox worker did not start: {reason}") from None
-        uid_level = self.isolation.own_uid and not self.isolation.bubblewrap
+        uid_level = self.isolation.own_uid and not self.isolation.minimal_root
         wanted = {"own uid": self.isolation.own_uid, "no network": uid_level, "python reachable": uid_level,
                   CONFINEMENT: confined(self.isolation)}
         missing = [name for name, want in wanted.items() if want and not layers.get(name)]

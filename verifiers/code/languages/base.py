@@ -14,7 +14,7 @@ import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-# Where a toolchain counts as part of the system: bubblewrap binds these read-only already.
+# Where a toolchain counts as part of the system: the sandbox's minimal root binds these read-only already.
 SYSTEM_FOLDERS = ("/usr/", "/bin/", "/sbin/", "/lib/", "/lib64/", "/lib32/")
 _VERSION_SECONDS = 20.0
 
@@ -68,7 +68,7 @@ def which(tool: str) -> str | None:
 
 
 def outside_system(paths: list[str]) -> tuple[str, ...]:
-    """The folders of ``paths`` that bubblewrap does not bind already, each once.
+    """The folders of ``paths`` that the sandbox's minimal root does not bind already, each once.
 
     Example:
         >>> outside_system(["/usr/bin/g++-12", "/opt/rust/bin/rustc", "/opt/rust/bin/cargo"])
