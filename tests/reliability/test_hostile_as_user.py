@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from referee.verifiers.code import isolation as iso
+from referee.verifiers.code import confine, isolation as iso
 
 SCENARIO = Path(__file__).with_name("hostile_as_user.py")
 ATTACKS = ["read ~/.ssh/id_rsa", "read the hub token file", "HF_TOKEN in the job's environment",
@@ -30,9 +30,12 @@ ATTACKS = ["read ~/.ssh/id_rsa", "read the hub token file", "HF_TOKEN in the job
            "a token from /proc/<trainer>/mem", "answer key in a host folder", "answer key in the home",
            "write into the home", "plant a .pth in the venv", "write into a world-writable host folder",
            "os.kill(-1, SIGKILL)", "SIGSTOP to -1", "SIGKILL to the trainer's pid"]
-# What basic (the user's own uid, the host's processes and files) holds, as measured here; the
-# table in docs/verifiers.md says the same. Only the job's own environment is clean there.
-HELD_AT_BASIC = {name: name == "HF_TOKEN in the job's environment" for name in ATTACKS}
+# What basic (the user's own uid, the host's processes and files) holds without the landlock +
+# seccomp layer, as measured here on a kernel without it: only the job's own environment is clean
+# there. With the layer (Landlock ABI 6+) every attack is held. docs/verifiers.md says the same.
+HELD_AT_BASIC_UNCONFINED = {name: name == "HF_TOKEN in the job's environment" for name in ATTACKS}
+CONFINED = confine.holds(jobs_are_root=False)
+HELD_AT_BASIC = dict.fromkeys(ATTACKS, True) if CONFINED else HELD_AT_BASIC_UNCONFINED
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0 or shutil.which("useradd") is None or shutil.which("unshare") is None,
                                 reason="needs root, useradd and unshare to make a throwaway user and a pid namespace")
@@ -152,17 +155,22 @@ def test_basic_as_an_unprivileged_user_holds_what_the_docs_say(account):
         for path in glob.glob(f"{account['home']}/{account['token']}*") + glob.glob(
                 f"{account['paths']['site_packages']}/{account['token']}*") + glob.glob(f"{account['paths']['drop']}/*"):
             os.unlink(path)
-    rows = {line.split(" | ")[0].strip("| "): line.strip("|").split(" | ")
-            for line in (Path(__file__).parents[2] / "docs" / "verifiers.md").read_text().splitlines()
-            if line.startswith("| ") and line.split(" | ")[0].strip("| ") in HELD_AT_BASIC}
-    assert {name: rows[name][-1].strip().startswith("holds") for name in rows} == HELD_AT_BASIC
+    lines = (Path(__file__).parents[2] / "docs" / "verifiers.md").read_text().splitlines()
+    header = next(line for line in lines if line.startswith("| attack | "))
+    column = [cell.strip() for cell in header.strip("|").split("|")].index(
+        "`basic`, landlock + seccomp" if CONFINED else "`basic`, without it")
+    rows = {line.split(" | ")[0].strip("| "): [cell.strip() for cell in line.strip("|").split("|")]
+            for line in lines if line.startswith("| ") and line.split(" | ")[0].strip("| ") in HELD_AT_BASIC}
+    assert {name: rows[name][column].startswith("holds") for name in rows} == HELD_AT_BASIC
 
 
 # As root (the levels only root reaches; never basic: its jobs would be root), the throwaway user's
 # secrets are another user's and the trainer is root's. `uid` hides nothing of the host's files
 # that others may read: the answer keys (in /srv, in a 0755 home) and the world-writable folder.
-HELD_AT_UID = {name: name not in ("answer key in a host folder", "answer key in the home",
-                                  "write into a world-writable host folder") for name in ATTACKS}
+# With the landlock + seccomp layer (Landlock ABI 6+) it holds those too.
+HELD_AT_UID_UNCONFINED = {name: name not in ("answer key in a host folder", "answer key in the home",
+                                             "write into a world-writable host folder") for name in ATTACKS}
+HELD_AT_UID = dict.fromkeys(ATTACKS, True) if CONFINED else HELD_AT_UID_UNCONFINED
 
 
 @pytest.mark.parametrize("level, hide_bubblewrap", [("full", False), ("full", True), ("uid", True)],
