@@ -233,6 +233,7 @@ def test_the_layer_is_reported_named_in_verdicts_and_required_by_the_worker():
 def test_where_the_layer_holds_basic_is_no_longer_weak_for_a_user(monkeypatch):
     monkeypatch.setattr(iso, "_is_root", lambda: False)
     monkeypatch.setattr(iso, "probe_bubblewrap", lambda: (False, "bwrap is not installed (apt-get install bubblewrap)"))
+    monkeypatch.setattr(iso, "probe_own_namespaces", lambda: (False, "user namespaces are disabled here"))
     basic = iso.available_isolation("auto")
     assert basic.level == "basic"
     assert iso.exposures(basic) == ([] if landlock.abi_version() >= confine.SIGNAL_SCOPE_ABI
