@@ -23,7 +23,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from .channel import ChannelClosed, ChannelTimeout, MessageTooLarge, recv_message
-from .formats import StdioTests, TestsError, parse_tests
+from .formats import HumanEvalTests, StdioTests, TestsError, count_tests, parse_tests
+from .humaneval_x import ASSEMBLERS, judge_function_tests
 from .languages import LANGUAGES, Language, Toolchain, find_toolchain, language_of_tag, missing_toolchain
 from .limits import Limits
 from .outputs import first_difference, stdout_matches
@@ -359,6 +360,16 @@ def _judge_tests(sandbox: Sandbox, task: dict[str, Any], spec: StdioTests, langu
     return outcomes, 1 + len(spec.inputs)
 
 
+def formats_of(language: str) -> tuple[str, ...]:
+    """The test formats programs in ``language`` are judged with here.
+
+    Example:
+        >>> formats_of("cpp"), formats_of("c")
+        (('stdio', 'humaneval'), ('stdio',))
+    """
+    return ("stdio", *(("humaneval",) if language in ASSEMBLERS else ()))
+
+
 def root_jobs_refused(level: str) -> str:
     """Why a compiled program is not run where its jobs would be root: no process limit binds root,
     so a native fork bomb would fill the machine's process table within its time limit.
@@ -385,7 +396,7 @@ def judge_native(sandbox: Sandbox, task: dict[str, Any]) -> dict[str, Any]:
         >>> sandbox = Sandbox(isolation_of("basic"), uid=None)
         >>> tests = {"format": "call", "fn_name": "f", "inputs": [[1]], "outputs": [1]}
         >>> judge_native(sandbox, {"code": "int main() {}", "language": "cpp", "tests": tests, "timeout": 3.0})["error"]
-        "tests format 'call' is not available for C++ programs; give stdio tests (inputs and outputs)."
+        "tests format 'call' is not available for C++ programs; give stdio or humaneval tests."
 
     The programs themselves are judged in ``tests/verifiers/test_code_languages.py``.
     """
@@ -393,12 +404,13 @@ def judge_native(sandbox: Sandbox, task: dict[str, Any]) -> dict[str, Any]:
     language = LANGUAGES[name]
     try:
         spec = parse_tests(task["tests"])
-        if not isinstance(spec, StdioTests):
-            raise TestsError(f"tests format {task['tests'].get('format')!r} is not available for {language.title} "
-                             "programs; give stdio tests (inputs and outputs).")
+        kind = task["tests"].get("format")
+        if kind not in formats_of(name):
+            raise TestsError(f"tests format {kind!r} is not available for {language.title} programs; "
+                             f"give {' or '.join(formats_of(name))} tests.")
         limits = problem_limits(task["tests"], timeout=float(task["timeout"]), memory_mb=int(task.get("memory_mb", 1024)))
         checker = read_checker(task["tests"])
-        subtasks = read_subtasks(task["tests"], len(spec.inputs))
+        subtasks = read_subtasks(task["tests"], count_tests(spec))
     except TestsError as exc:
         return {"error": str(exc)}
     toolchain = find_toolchain(name)
@@ -410,7 +422,10 @@ def judge_native(sandbox: Sandbox, task: dict[str, Any]) -> dict[str, Any]:
                "memory_limit_mb": limits.memory_mb}
     for attempt in range(2):
         try:
-            outcomes, jobs = _judge_tests(sandbox, task, spec, language, toolchain, limits, checker)
+            if isinstance(spec, HumanEvalTests):
+                outcomes, jobs = judge_function_tests(sandbox, task, spec, language, toolchain, limits), 2
+            else:
+                outcomes, jobs = _judge_tests(sandbox, task, spec, language, toolchain, limits, checker)
             result = {"outcomes": outcomes, "jobs": jobs, "details": {**details, "build": task["build"]}}
             if subtasks is not None:
                 result["score"], result["details"]["subtasks"] = subtask_score(subtasks, [o["passed"] for o in outcomes])
@@ -423,9 +438,9 @@ def judge_native(sandbox: Sandbox, task: dict[str, Any]) -> dict[str, Any]:
                 return {"error": f"the sandbox worker failed twice on this program: {exc}"}
             if attempt == 1:  # without an own uid the program can kill its worker: that is its fault
                 return {"outcomes": [_outcome("RE", "the sandbox worker died twice while running this program "
-                                                    "(without an own uid, the program can kill it)")] * len(spec.inputs),
+                                                    "(without an own uid, the program can kill it)")] * count_tests(spec),
                         "jobs": 0, "details": details}
-        except (ToolchainUnusable, CheckerFailed, KilledFromOutside) as exc:
+        except (ToolchainUnusable, CheckerFailed, KilledFromOutside, TestsError) as exc:
             return {"error": str(exc)}
         except Exception as exc:  # a bug here: not the program's fault
             return {"error": f"the judge failed: {type(exc).__name__}: {exc}"}
