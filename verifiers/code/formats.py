@@ -5,7 +5,8 @@
   side first for the helpers the test uses (HumanEval/32's ``poly``). One test. With a
   ``language`` other than Python (HumanEval-X: ``cpp``, ``java``, ``javascript``, ``go``, ``rust``)
   the rows' ``declaration`` (or ``prompt``) and ``test`` are compiled with the program by
-  :mod:`.humaneval_x`; ``entry_point`` may then be left out (the declaration's last function).
+  :mod:`.humaneval_x`; ``entry_point`` may then be left out (the declaration's last function), and
+  Go rows' ``test_setup`` gives the imports of the test code.
 * ``asserts``: ``{"format": "asserts", "asserts": ["assert f(1) == 2", ...], "setup": "import math"}``
   (MBPP). One test per item; ``setup`` (optional) runs on the trusted side before each.
 * ``call``: ``{"format": "call", "fn_name": "f", "inputs": [[1, 2], ...], "outputs": [3, ...]}``
@@ -47,6 +48,7 @@ class HumanEvalTests:
     entry_point: str
     prompt: str = ""
     declaration: str = ""
+    setup: str = ""
 
 
 @dataclass(frozen=True)
@@ -138,7 +140,7 @@ def parse_tests(tests: Any) -> TestSpec:
         other_language = tests.get("language") not in (None, "python", "py", "python3")
         entry = "" if other_language and tests.get("entry_point") is None else _identifier(tests, "entry_point")
         return HumanEvalTests(_text(tests, "test"), entry, _text(tests, "prompt", required=False),
-                              _text(tests, "declaration", required=False))
+                              _text(tests, "declaration", required=False), _text(tests, "test_setup", required=False))
     if kind == "asserts":
         asserts = _list(tests, "asserts")
         if not all(isinstance(item, str) and item.strip() for item in asserts):
