@@ -41,7 +41,7 @@ def assembly_language(language: Language, assembly: Assembly) -> Language:
         >>> assembly_language(LANGUAGES["javascript"], built).files(None, "x")
         {'source': 'main.js'}
     """
-    names = {"source": assembly.main}
+    names = {"source": assembly.main, **dict(assembly.names)}
     return dataclasses.replace(language, compile=assembly.compile, run=assembly.run, artifacts=assembly.artifacts,
                                files=lambda _language, _code: names)
 
@@ -58,6 +58,7 @@ def judge_function_tests(sandbox: Sandbox, task: dict[str, Any], spec: HumanEval
     try:
         assembly = ASSEMBLERS[language.name](task["code"], spec)
     except ProgramRefused as exc:
+        task["build"] = "none"
         return [_outcome("WA", f"refused: {exc}")]
     built_language = assembly_language(language, assembly)
     program = build(sandbox, built_language, toolchain, assembly.main_text, assembly.others)
@@ -68,8 +69,7 @@ def judge_function_tests(sandbox: Sandbox, task: dict[str, Any], spec: HumanEval
     refusal = assembly.inspect(program.files) if assembly.inspect is not None else None
     if refusal is not None:
         return [_outcome("WA", f"refused: {refusal}")]
-    needed = {name: data for name, data in program.files.items()
-              if name in assembly.artifacts and not name.endswith(".o")}
+    needed = {name: data for name, data in program.files.items() if not name.endswith(".o")}  # objects: inspect only
     key = secrets.token_hex(16)
     run = run_built(sandbox, built_language, toolchain, assembly.main_text, dataclasses.replace(program, files=needed),
                     key + "\n", limits, output_bytes=int(task.get("output_bytes", 4 << 20)))

@@ -42,6 +42,7 @@ class Assembly:
     run: tuple[str, ...]
     artifacts: tuple[str, ...]
     inspect: Callable[[dict[str, bytes]], str | None] | None = field(default=None, compare=False)
+    names: tuple[tuple[str, str], ...] = ()  # more names for the templates than ``{source}`` (Java's ``{main}``)
 
     @property
     def main_text(self) -> str:

@@ -99,7 +99,7 @@ def used_packages(code: str, packages: tuple[str, ...] = _IMPORT_HELPER) -> list
         >>> used_packages("x := strings.Split(s, \" \"); rand.Intn(3)")
         ['strings', 'math/rand']
     """
-    return [name for name in packages if re.search(rf"(?<![\w.]){re.escape(name.rsplit('/', 1)[-1])}\.", code)]
+    return [name for name in packages if re.search(rf"(?<![\w.]){re.escape(name.rsplit('/', 1)[-1])}\.[A-Z]", code)]
 
 
 def import_block(packages: list[str]) -> str:
