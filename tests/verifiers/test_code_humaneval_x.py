@@ -168,3 +168,32 @@ def test_a_test_the_harness_cannot_read_is_the_datasets_error():
                           {"format": "humaneval", "language": "go", "test": "func helper() {}", "declaration": "func F() int {"},
                           **OPTIONS)
     assert verdict.status == "error" and "func TestXxx" in verdict.reason, verdict.reason
+
+
+# LeetCode 1 (two sum), as APPS/TACO-style call tests store it, for JavaScript.
+TWO_SUM = {"format": "call", "language": "javascript", "fn_name": "twoSum",
+           "inputs": [[[2, 7, 11, 15], 9], [[3, 2, 4], 6], [[3, 3], 6]], "outputs": [[0, 1], [1, 2], [0, 1]]}
+TWO_SUM_RIGHT = ("var twoSum = function(nums, target) {\n  const seen = new Map();\n  for (let i = 0; i < nums.length; i++) {\n"
+                 "    if (seen.has(target - nums[i])) return [seen.get(target - nums[i]), i];\n    seen.set(nums[i], i);\n  }\n};\n")
+
+
+def test_javascript_call_tests_compare_the_returned_json_on_the_trusted_side():
+    available("javascript")
+    programs = {
+        "right": (TWO_SUM_RIGHT, "correct", 1.0),
+        "async and module.exports": ("module.exports = async (nums, target) => {\n  for (let i = 0; i < nums.length; i++)\n"
+                                     "    for (let j = i + 1; j < nums.length; j++) if (nums[i] + nums[j] === target) return [i, j];\n};\n",
+                                     "correct", 1.0),
+        "first pair only": ("const twoSum = () => [0, 1];\n", "wrong", 2 / 3),
+        "prints a result line and exits": ("const twoSum = () => { console.log('\\nkey [1,2]'); process.exit(0); };\n", "wrong", 0.0),
+        "reads what stdin holds": ("const seen = require('fs').readFileSync(0, 'utf8');\nconst twoSum = () => seen;\n", "wrong", 0.0),
+        "throws": ("const twoSum = () => { throw new Error('boom'); };\n", "wrong", 0.0),
+    }
+    verdicts = code.verify_batch([f"```javascript\n{program}```" for program, _, _ in programs.values()],
+                                 [TWO_SUM] * len(programs), **OPTIONS)
+    got = {name: (v.status, round(v.score, 3)) for name, v in zip(programs, verdicts)}
+    assert got == {name: (status, round(score, 3)) for name, (_, status, score) in programs.items()}, \
+        [(name, v.reason[:200]) for name, v in zip(programs, verdicts)]
+    by_name = dict(zip(programs, verdicts))
+    assert "returned [0, 1], expected [1, 2]" in by_name["first pair only"].reason
+    assert "Error: boom" in by_name["throws"].reason

@@ -23,7 +23,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from .channel import ChannelClosed, ChannelTimeout, MessageTooLarge, recv_message
-from .formats import HumanEvalTests, StdioTests, TestsError, count_tests, parse_tests
+from .call_tests import CALL_RUNNERS, judge_calls
+from .formats import CallTests, HumanEvalTests, StdioTests, TestsError, count_tests, parse_tests
 from .humaneval_x import ASSEMBLERS, judge_function_tests
 from .languages import LANGUAGES, Language, Toolchain, find_toolchain, language_of_tag, missing_toolchain
 from .limits import Limits
@@ -364,10 +365,10 @@ def formats_of(language: str) -> tuple[str, ...]:
     """The test formats programs in ``language`` are judged with here.
 
     Example:
-        >>> formats_of("cpp"), formats_of("c")
-        (('stdio', 'humaneval'), ('stdio',))
+        >>> formats_of("cpp"), formats_of("c"), formats_of("javascript")
+        (('stdio', 'humaneval'), ('stdio',), ('stdio', 'humaneval', 'call'))
     """
-    return ("stdio", *(("humaneval",) if language in ASSEMBLERS else ()))
+    return ("stdio", *(("humaneval",) if language in ASSEMBLERS else ()), *(("call",) if language in CALL_RUNNERS else ()))
 
 
 def root_jobs_refused(level: str) -> str:
@@ -424,6 +425,8 @@ def judge_native(sandbox: Sandbox, task: dict[str, Any]) -> dict[str, Any]:
         try:
             if isinstance(spec, HumanEvalTests):
                 outcomes, jobs = judge_function_tests(sandbox, task, spec, language, toolchain, limits), 2
+            elif isinstance(spec, CallTests):
+                outcomes, jobs = judge_calls(sandbox, task, spec, language, toolchain, limits)
             else:
                 outcomes, jobs = _judge_tests(sandbox, task, spec, language, toolchain, limits, checker)
             result = {"outcomes": outcomes, "jobs": jobs, "details": {**details, "build": task["build"]}}
