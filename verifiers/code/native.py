@@ -105,6 +105,8 @@ class Run:
     reason: str
     stdout: str
     cpu_seconds: float | None
+    stderr: str = ""
+    exit_code: int | None = None
 
 
 _BUILDS: OrderedDict[str, Build] = OrderedDict()
@@ -227,6 +229,12 @@ def run_built(sandbox: Sandbox, language: Language, toolchain: Toolchain, code: 
     request = _exec_request(argv, {**program.files, **(files or {})}, job_limits, limits.wall_seconds,
                             stdin=stdin.encode("utf-8", "surrogateescape"))
     report, timed_out = _job(sandbox, request, limits.wall_seconds)
+    run = _classify(report, timed_out, language, limits, sandbox.tmp_mb, output_bytes)
+    return dataclasses.replace(run, stderr=report["stderr"], exit_code=report["exit_code"])
+
+
+def _classify(report: dict[str, Any], timed_out: bool, language: Language, limits: ProblemLimits, tmp_mb: int,
+              output_bytes: int) -> Run:
     stdout, stderr, cpu = report["stdout"].decode("utf-8", "replace"), report["stderr"], report["cpu_seconds"]
     number = report["signal"]
     if timed_out or report["killed"] == "deadline":
@@ -237,7 +245,7 @@ def run_built(sandbox: Sandbox, language: Language, toolchain: Toolchain, code: 
         return Run("TLE", f"used {used} of CPU time, over the limit of {limits.time_seconds:g} s", stdout, cpu)
     if report["killed"] in ("output", "disk") or number == signal.SIGXFSZ:
         return Run("OLE", f"printed or wrote more than its limit ({output_bytes} bytes of output, "
-                          f"{sandbox.tmp_mb} MiB of files)", stdout, cpu)
+                          f"{tmp_mb} MiB of files)", stdout, cpu)
     if any(marker in stderr for marker in language.memory_markers):
         return Run("MLE", f"ran out of memory (the limit is {limits.memory_mb} MB)", stdout, cpu)
     last = next((line for line in reversed(stderr.strip().splitlines()) if line.strip()), "")
@@ -452,6 +460,56 @@ def judge_native(sandbox: Sandbox, task: dict[str, Any]) -> dict[str, Any]:
 
 
 
+def run_native(sandbox: Sandbox, task: dict[str, Any]) -> dict[str, Any]:
+    """Compile and run ``task["code"]`` in ``task["language"]`` once on ``task["stdin"]``, judging
+    nothing: ``{"run": {...}}`` as :meth:`~.session.ProgramSession.run_program` reports a run
+    (``ended`` is ``compile_error`` when it does not compile), or ``{"error": reason}``.
+
+    Example:
+        >>> from referee.verifiers.code.isolation import isolation_of
+        >>> sandbox = Sandbox(isolation_of("basic"), uid=None)
+        >>> task = {"code": "console.log(Number(require('fs').readFileSync(0, 'utf8')) * 2)", "language": "javascript",
+        ...         "stdin": "21", "timeout": 5.0}
+        >>> result = run_native(sandbox, task)  # as root, basic jobs keep root's uid: refused
+        >>> result["error"].startswith("compiled programs are not run") if os.geteuid() == 0 else result["run"]["stdout"]
+        True
+        >>> sandbox.close()
+
+    Runs at every level are in ``tests/verifiers/test_code_run.py``.
+    """
+    name = task["language"]
+    language, toolchain = LANGUAGES[name], find_toolchain(name)
+    if toolchain is None:
+        return {"error": missing_toolchain(name)}
+    if not sandbox.isolation.own_uid and os.geteuid() == 0:
+        return {"error": root_jobs_refused(sandbox.isolation.level)}
+    limits = ProblemLimits(min(float(task["timeout"]), 60.0), int(task.get("memory_mb", 1024)))
+    for attempt in range(2):
+        try:
+            program = build(sandbox, language, toolchain, task["code"])
+            if not program.ok:
+                return {"run": {"ended": "compile_error", "exit_code": None, "stdout": "", "stderr": program.message,
+                                "seconds": 0.0, "reason": f"compile error: {program.message}"}}
+            started = time.monotonic()
+            run = run_built(sandbox, language, toolchain, task["code"], program, str(task["stdin"]), limits,
+                            output_bytes=int(task.get("output_bytes", 4 << 20)))
+            seconds = time.monotonic() - started
+            ended = {"OK": "finished", "TLE": "timeout", "MLE": "memory", "OLE": "output"}.get(run.verdict, "crashed")
+            if run.verdict == "RE" and run.exit_code is not None:
+                ended = "finished"
+            return {"run": {"ended": ended, "exit_code": run.exit_code if ended == "finished" else None,
+                            "stdout": run.stdout, "stderr": run.stderr, "seconds": seconds, "reason": run.reason}}
+        except SandboxBroken as exc:
+            cannot_restart = restart(sandbox, exc)
+            if cannot_restart or attempt == 1:
+                return {"error": cannot_restart or f"the sandbox worker failed twice while running this program: {exc}"}
+        except (ToolchainUnusable, KilledFromOutside) as exc:
+            return {"error": str(exc)}
+        except Exception as exc:  # a bug here: not the program's fault
+            return {"error": f"the judge failed: {type(exc).__name__}: {exc}"}
+    raise AssertionError("unreachable")
+
+
 def tests_language(tests: dict[str, Any]) -> str | None:
     """The language a tests dict names (``language``; any fence tag of it), ``"python"`` for the
     formats that call Python functions, or ``None`` to let the completion's fence decide.
@@ -505,5 +563,5 @@ def native_budget(tests: dict[str, Any], timeout: float, memory_mb: int) -> floa
 _NATIVE_KEYS = ("checker", "time_limit", "memory_limit", "memory_limit_bytes", "subtasks")
 
 
-__all__ = ["Build", "Checker", "Run", "build", "check_output", "judge_native", "judged_natively",
-           "native_budget", "read_checker", "run_built", "tests_language"]
+__all__ = ["Build", "Checker", "Run", "build", "check_output", "formats_of", "judge_native", "judged_natively",
+           "native_budget", "read_checker", "run_built", "run_native", "tests_language"]
