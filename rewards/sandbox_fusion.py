@@ -18,8 +18,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from referee.verifiers.code import LANGUAGES, ProgramRun, run_program
-from referee.verifiers.code.languages import language_of_tag
+from referee.verifiers.code import LANGUAGES, ProgramRun, language_of_tag, run_program
 
 # Sandbox Fusion's names of the languages referee runs (any fence tag of them is taken too).
 SANDBOX_FUSION_LANGUAGES = {"python": "python", "python3": "python", "cpp": "cpp", "nodejs": "javascript",

@@ -17,6 +17,7 @@ import json
 import secrets
 from typing import Any
 
+from .builds import build, outcome, run_built
 from .formats import CallTests
 from .languages import Language, Toolchain
 from .outputs import call_output_matches, short_repr
@@ -72,13 +73,11 @@ def read_result(stdout: str, key: str) -> tuple[bool, Any]:
 def judge_calls(sandbox: Sandbox, task: dict[str, Any], spec: CallTests, language: Language, toolchain: Toolchain,
                 limits: ProblemLimits) -> tuple[list[dict[str, Any]], int]:
     """Each input as a job of its own, its result compared on the trusted side: (outcomes, jobs)."""
-    from .native import _outcome, build, run_built  # the native judge's steps; it imports this module
-
     source = runner_source(language.name, task["code"], spec.fn_name)
     program = build(sandbox, language, toolchain, source)
     task["build"] = "cached" if program.cached else "compiled"
     if not program.ok:
-        return [_outcome("CE", f"compile error: {program.message}")] * len(spec.inputs), 1
+        return [outcome("CE", f"compile error: {program.message}")] * len(spec.inputs), 1
     abs_tol, rel_tol = float(task.get("abs_tol", 0.0)), float(task.get("rel_tol", 0.0))
     outcomes = []
     for args, expected in zip(spec.inputs, spec.outputs):
@@ -87,14 +86,14 @@ def judge_calls(sandbox: Sandbox, task: dict[str, Any], spec: CallTests, languag
                         limits, output_bytes=int(task.get("output_bytes", 4 << 20)))
         call = f"{spec.fn_name}({short_repr(list(args))[1:-1]})"
         if run.verdict != "OK":
-            outcomes.append(_outcome(run.verdict, f"{run.reason} in {call}", run.cpu_seconds))
+            outcomes.append(outcome(run.verdict, f"{run.reason} in {call}", run.cpu_seconds))
             continue
         found, got = read_result(run.stdout, key)
         if not found:
-            outcomes.append(_outcome("WA", f"{call} returned nothing the judge could read", run.cpu_seconds))
+            outcomes.append(outcome("WA", f"{call} returned nothing the judge could read", run.cpu_seconds))
         elif call_output_matches(got, expected, abs_tol=abs_tol, rel_tol=rel_tol):
-            outcomes.append(_outcome("OK", "passed", run.cpu_seconds))
+            outcomes.append(outcome("OK", "passed", run.cpu_seconds))
         else:
-            outcomes.append(_outcome("WA", f"{call} returned {short_repr(got)}, expected {short_repr(expected)}",
+            outcomes.append(outcome("WA", f"{call} returned {short_repr(got)}, expected {short_repr(expected)}",
                                      run.cpu_seconds))
     return outcomes, 1 + len(spec.inputs)

@@ -13,7 +13,7 @@ from typing import Any, Literal
 from .grading import check_options, judge_budget, run_judges
 from .languages import LANGUAGES, language_of_tag
 from .limits import DEFAULT_TMP_MB
-from .native import COMPILE_SECONDS
+from .builds import COMPILE_SECONDS
 
 Ended = Literal["finished", "timeout", "memory", "output", "crashed", "exited", "compile_error", "error"]
 

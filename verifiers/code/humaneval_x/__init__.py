@@ -21,6 +21,7 @@ import dataclasses
 import secrets
 from typing import Any
 
+from ..builds import build, outcome, run_built
 from ..formats import HumanEvalTests
 from ..languages import Language, Toolchain
 from ..problem_limits import ProblemLimits
@@ -53,35 +54,33 @@ def judge_function_tests(sandbox: Sandbox, task: dict[str, Any], spec: HumanEval
     Raises :class:`~referee.verifiers.code.formats.TestsError` for a declaration or test the
     harness cannot use (the dataset's fault).
     """
-    from ..native import _outcome, build, run_built  # the native judge's steps; it imports this module
-
     try:
         assembly = ASSEMBLERS[language.name](task["code"], spec)
     except ProgramRefused as exc:
         task["build"] = "none"
-        return [_outcome("WA", f"refused: {exc}")]
+        return [outcome("WA", f"refused: {exc}")]
     built_language = assembly_language(language, assembly)
     program = build(sandbox, built_language, toolchain, assembly.main_text, assembly.others)
     task["build"] = "cached" if program.cached else "compiled" if assembly.compile is not None else "none"
     if not program.ok:
-        return [_outcome("CE", f"compile error: {program.message}")]
+        return [outcome("CE", f"compile error: {program.message}")]
     assert program.files is not None
     refusal = assembly.inspect(program.files) if assembly.inspect is not None else None
     if refusal is not None:
-        return [_outcome("WA", f"refused: {refusal}")]
+        return [outcome("WA", f"refused: {refusal}")]
     needed = {name: data for name, data in program.files.items() if not name.endswith(".o")}  # objects: inspect only
     key = secrets.token_hex(16)
     run = run_built(sandbox, built_language, toolchain, assembly.main_text, dataclasses.replace(program, files=needed),
                     key + "\n", limits, output_bytes=int(task.get("output_bytes", 4 << 20)))
     reached_end = key in (line.strip() for line in run.stdout.splitlines())
     if run.verdict == "OK" and reached_end:
-        return [_outcome("OK", "passed", run.cpu_seconds)]
+        return [outcome("OK", "passed", run.cpu_seconds)]
     if run.verdict in ("TLE", "MLE", "OLE"):
-        return [_outcome(run.verdict, run.reason, run.cpu_seconds)]
+        return [outcome(run.verdict, run.reason, run.cpu_seconds)]
     if run.verdict == "RE":
-        return [_outcome("WA", f"a check of the test failed, or the program crashed: the run {run.reason}",
+        return [outcome("WA", f"a check of the test failed, or the program crashed: the run {run.reason}",
                          run.cpu_seconds)]
-    return [_outcome("WA", "the test code did not run to its end (the run ended without printing the judge's key: "
+    return [outcome("WA", "the test code did not run to its end (the run ended without printing the judge's key: "
                            "the program stopped it early)", run.cpu_seconds)]
 
 
