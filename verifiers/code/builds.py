@@ -187,6 +187,7 @@ def run_built(sandbox: Sandbox, language: Language, toolchain: Toolchain, code: 
 
     Example:
         >>> from referee.verifiers.code.isolation import isolation_of
+        >>> from referee.verifiers.code.languages import LANGUAGES, find_toolchain
         >>> sandbox = Sandbox(isolation_of("basic"), uid=None)
         >>> c, tools = LANGUAGES["c"], find_toolchain("c")
         >>> code = '#include <stdio.h>\\nint main() { int a, b; scanf("%d %d", &a, &b); printf("%d\\\\n", a + b); }'

@@ -72,7 +72,11 @@ def read_result(stdout: str, key: str) -> tuple[bool, Any]:
 
 def judge_calls(sandbox: Sandbox, task: dict[str, Any], spec: CallTests, language: Language, toolchain: Toolchain,
                 limits: ProblemLimits) -> tuple[list[dict[str, Any]], int]:
-    """Each input as a job of its own, its result compared on the trusted side: (outcomes, jobs)."""
+    """Each input as a job of its own, its result compared on the trusted side: (outcomes, jobs).
+
+    Judged programs are in ``tests/verifiers/test_code_humaneval_x.py``; the runner's side is
+    :func:`runner_source` and :func:`read_result`.
+    """
     source = runner_source(language.name, task["code"], spec.fn_name)
     program = build(sandbox, language, toolchain, source)
     task["build"] = "cached" if program.cached else "compiled"

@@ -53,6 +53,17 @@ def judge_function_tests(sandbox: Sandbox, task: dict[str, Any], spec: HumanEval
 
     Raises :class:`~referee.verifiers.code.formats.TestsError` for a declaration or test the
     harness cannot use (the dataset's fault).
+
+    Example (a program refused before anything is built; programs that run are judged in
+    ``tests/verifiers/test_code_humaneval_x.py``):
+        >>> from referee.verifiers.code.isolation import isolation_of
+        >>> from referee.verifiers.code.languages import LANGUAGES
+        >>> spec = HumanEvalTests("public class Main { public static void main(String[] a) { Arrays.asList(1); } }", "",
+        ...                       declaration="class Solution {\\n    public int f() {\\n")
+        >>> program = "class Arrays { }\\nclass Solution { public int f() { return 1; } }"
+        >>> judge_function_tests(Sandbox(isolation_of("basic"), uid=None), {"code": program}, spec,
+        ...                      LANGUAGES["java"], None, ProblemLimits(3.0, 256))[0]["reason"]
+        'refused: the program declares a type named Arrays, a name the test code uses for its own'
     """
     try:
         assembly = ASSEMBLERS[language.name](task["code"], spec)
