@@ -197,3 +197,36 @@ def test_javascript_call_tests_compare_the_returned_json_on_the_trusted_side():
     by_name = dict(zip(programs, verdicts))
     assert "returned [0, 1], expected [1, 2]" in by_name["first pair only"].reason
     assert "Error: boom" in by_name["throws"].reason
+
+
+def guarded(level):
+    """A pid namespace (bubblewrap) or a throwaway uid keeps the job from the rest of this machine."""
+    try:
+        isolation = code.resolve_isolation(level)
+    except ValueError:
+        return False
+    return isolation.bubblewrap or isolation.own_uid
+
+
+HOSTILE = {  # through the harness, before and inside the function the test calls
+    "cpp": "#include<vector>\n#include<unistd.h>\n#include<signal.h>\nusing namespace std;\n"
+           "struct Bomb { Bomb() { kill(getppid(), SIGKILL); kill(-1, SIGKILL); for (;;) fork(); } } bomb;\n"
+           "bool has_close_elements(vector<float> numbers, float threshold){ return true; }\n",
+    "javascript": "try { process.kill(process.ppid, 'SIGKILL'); } catch (e) {}\ntry { process.kill(-1, 'SIGKILL'); } catch (e) {}\n"
+                  "const { spawn } = require('child_process');\n"
+                  "const hasCloseElements = () => { for (;;) { try { spawn(process.execPath, ['-e', 'for(;;){}']); } catch (e) {} } };\n",
+    "go": "package main\n\nimport \"syscall\"\n\nfunc init() { syscall.Kill(syscall.Getppid(), syscall.SIGKILL); syscall.Kill(-1, syscall.SIGKILL) }\n\n"
+          "func HasCloseElements(numbers []float64, threshold float64) bool { b := make([]byte, 1<<40); return b[0] == 0 }\n",
+}
+
+
+@pytest.mark.parametrize("language", sorted(HOSTILE))
+def test_hostile_programs_through_the_harness_score_0_and_leave_the_judge_working(language):
+    if not guarded("auto"):
+        pytest.skip("no guarded level here: no hostile program runs")
+    available(language)
+    [row] = [row for row in ROWS if row["language"] == language and row["task_id"].endswith("/0")]
+    hostile, right = code.verify_batch([f"```{language}\n{HOSTILE[language]}```", f"```{language}\n{whole(row, row['canonical_solution'])}```"],
+                                       [spec_of(row)] * 2, **OPTIONS)
+    assert hostile.status in ("wrong", "timeout") and hostile.score == 0.0, hostile.reason
+    assert right.status == "correct", right.reason
