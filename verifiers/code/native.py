@@ -325,15 +325,19 @@ def judged_natively(tests: dict[str, Any], language: str) -> bool:
 
 def native_budget(tests: dict[str, Any], timeout: float, memory_mb: int) -> float:
     """Seconds a judge may take on a program judged natively: its compile and every run reaching
-    its guard, with the checker's too, twice (a worker restart), plus a margin.
+    its guard, with the checker's too, twice (a worker restart), plus a margin. A ``humaneval``
+    test is one run.
 
     Example:
         >>> native_budget({"format": "stdio", "inputs": ["1"], "outputs": ["1"], "time_limit": 1}, 3.0, 256)
         140.0
+        >>> native_budget({"format": "humaneval", "test": "..."}, 3.0, 256)
+        152.0
     """
     limits = problem_limits(tests, timeout=timeout, memory_mb=memory_mb)
     checker = tests.get("checker") is not None
-    runs = len(tests.get("inputs") or ()) * (limits.wall_seconds + 1 + (CHECKER_LIMITS.wall_seconds + 1 if checker else 0))
+    count = 1 if tests.get("format") == "humaneval" else len(tests.get("inputs") or ())
+    runs = count * (limits.wall_seconds + 1 + (CHECKER_LIMITS.wall_seconds + 1 if checker else 0))
     return 2 * (COMPILE_SECONDS * (2 if checker else 1) + runs) + 10.0
 
 
