@@ -18,8 +18,8 @@ sandbox; warm: the binary kept). Needs no data set.
 
 HumanEval-X (``--humaneval-x``): every canonical solution of a downloaded HumanEval-X file
 (``humaneval_<lang>.jsonl.gz``, the language read from its task ids), judged as a whole function
-(the declaration, for Go the prompt, and the canonical body) and as the body alone; prints the
-pass rate and every failure with why.
+(the prompt, for Rust the declaration, and the canonical body, as HumanEval-X's own evaluation
+puts them together) and as the body alone; prints the pass rate and every failure with why.
 
     python -m benchmarks.code --humaneval ../shared/data/humaneval.jsonl.gz --mbpp ../shared/data/mbpp.jsonl
     python -m benchmarks.code --languages cpp c java javascript rust --programs 6
@@ -242,7 +242,7 @@ def humaneval_x_report(paths: list[str], workers: int, timeout: float, path: str
                   "declaration": row["declaration"], "test": row["test"], "test_setup": row.get("test_setup", "")}
                  for row in problems]
         started = time.perf_counter()
-        whole = code.verify_batch([f"```{language}\n{(row['prompt'] if language == 'go' else row['declaration'])}"
+        whole = code.verify_batch([f"```{language}\n{(row['declaration'] if language == 'rust' else row['prompt'])}"
                                    f"{row['canonical_solution']}\n```" for row in problems], tests,
                                   workers=workers, timeout=timeout)
         seconds = time.perf_counter() - started

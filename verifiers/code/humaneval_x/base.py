@@ -101,8 +101,9 @@ def cut_entry(declaration: str, start: re.Pattern[str]) -> tuple[str, str]:
 
 def with_declaration(program: str, declaration: str, defines: re.Pattern[str]) -> str:
     """The program as the harness compiles it: the model's text when it defines the entry point
-    (it wrote the whole function), else the declaration followed by the text (it wrote the body,
-    continuing the prompt, as HumanEval-X's own evaluation assembles it).
+    (it wrote the whole function), else ``declaration`` (the row's prompt where the language's
+    evaluation uses it) followed by the text (it wrote the body, continuing the prompt, as
+    HumanEval-X's own evaluation assembles it).
 
     Example:
         >>> with_declaration("    return 1;\\n}", "int f(){\\n", re.compile(r"\\bf\\s*\\("))

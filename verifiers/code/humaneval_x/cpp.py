@@ -73,9 +73,9 @@ def assemble(program: str, spec: HumanEvalTests) -> Assembly:
     headers = [line.strip() for line in _HEADER.findall(declaration)]
     includes = "\n".join(dict.fromkeys([*_IMPORT_HELPER, *headers]))
     defines = re.compile(rf"\b{re.escape(entry)}\s*\([^;{{}}()]*\)\s*(const\s*)?\{{")
-    code = with_declaration(program, declaration, defines)
+    code = with_declaration(program, spec.prompt or declaration, defines)
     main_cpp = f"#define main referee_program_main\n{includes}\n{code}\n"
-    prototype = head.rstrip().rstrip("{").rstrip() + ";"
+    prototype = head[:head.index("{")].strip() + ";"  # the declaration may go on into the body (CPP/38)
     test = _TEST_ASSERT.sub("", spec.test)
     test = _TEST_MAIN.sub("void referee_tests()", test)
     test = re.sub(r"\breturn\s+0\s*;", "return;", test)

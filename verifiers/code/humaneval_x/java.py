@@ -74,7 +74,7 @@ def assemble(program: str, spec: HumanEvalTests) -> Assembly:
     """
     declaration = declaration_of(spec)
     entry = spec.entry_point or last_name(_ENTRY, declaration, "Java")
-    code = with_declaration(program, declaration, re.compile(rf"\b{re.escape(entry)}\s*\([^;{{}}()]*\)\s*(?:throws[^{{;]*)?\{{"))
+    code = with_declaration(program, spec.prompt or declaration, re.compile(rf"\b{re.escape(entry)}\s*\([^;{{}}()]*\)\s*(?:throws[^{{;]*)?\{{"))
     allowed = set(_TYPE.findall(declaration))
     why = refusal(code, spec.test, allowed)
     if why is not None:

@@ -80,7 +80,7 @@ def assemble(program: str, spec: HumanEvalTests) -> Assembly:
     helpers, _ = cut_entry(declaration, re.compile(rf"^\s*(?:const|let|var|function)\s+{re.escape(entry)}\b",
                                                    re.MULTILINE))
     defines = re.compile(rf"(?:\b(?:const|let|var)\s+{re.escape(entry)}\s*=|\bfunction\s+{re.escape(entry)}\s*\()")
-    code = with_declaration(program, declaration, defines)
+    code = with_declaration(program, spec.prompt or declaration, defines)
     body = f"{code}\n;return typeof {entry} === 'undefined' ? module.exports : {entry};"
     load = (f"const {entry} = refereeCompile({json.dumps(body)}, ['require', 'module', 'exports'], "
             "{ filename: 'solution.js' })(require, { exports: {} }, {});\n")

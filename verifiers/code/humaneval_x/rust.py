@@ -121,11 +121,11 @@ def assemble(program: str, spec: HumanEvalTests) -> Assembly:
     types = [name for name in dict.fromkeys(re.findall(r"\b(?:struct|enum|type|trait)\s+(\w+)", code))
              if re.search(rf"\b{name}\b", named)]  # the program's own types the signatures or the test name
     bindings += [f"use super::{name};" for name in types]
+    if not re.search(r"\bmod\s+tests\s*\{", re.sub(r"/\*.*?\*/|//[^\n]*", "", spec.test, flags=re.DOTALL)):
+        raise TestsError("tests['test'] has no `mod tests { ... }` for the Rust harness to run (outside comments).")
     test = spec.test.replace("#[cfg(test)]", "")
     test = re.sub(r"\bmod\s+tests\s*\{", "mod referee_tests {\n" + "\n".join(
         [*(line.strip() for line in _USE.findall(_CRATES.sub("", declaration))), *bindings]), test, count=1)
-    if "mod referee_tests {" not in test:
-        raise TestsError("tests['test'] has no `mod tests { ... }` for the Rust harness to run.")
     test = re.sub(r"^\s*use\s+super\s*::\s*\*\s*;", "", test, flags=re.MULTILINE)
     runs = re.findall(r"#\[test\]\s*fn\s+(\w+)", test)
     test = re.sub(r"#\[test\]", "", test)
