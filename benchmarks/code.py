@@ -16,8 +16,14 @@ judged with the compile cache cold (every program new to the judge) and warm (th
 again), beside the same programs compiled and run with the plain toolchain in a subprocess (no
 sandbox; warm: the binary kept). Needs no data set.
 
+HumanEval-X (``--humaneval-x``): every canonical solution of a downloaded HumanEval-X file
+(``humaneval_<lang>.jsonl.gz``, the language read from its task ids), judged as a whole function
+(the prompt, for Rust the declaration, and the canonical body, as HumanEval-X's own evaluation
+puts them together) and as the body alone; prints the pass rate and every failure with why.
+
     python -m benchmarks.code --humaneval ../shared/data/humaneval.jsonl.gz --mbpp ../shared/data/mbpp.jsonl
     python -m benchmarks.code --languages cpp c java javascript rust --programs 6
+    python -m benchmarks.code --humaneval-x humaneval_cpp.jsonl.gz humaneval_go.jsonl.gz --workers 2
 """
 
 from __future__ import annotations
@@ -222,12 +228,52 @@ def languages_report(languages: list[str], count: int, workers: int, path: str) 
                                      indent=2))
 
 
+# HumanEval-X's task id prefixes, as its files name the languages.
+HUMANEVAL_X_LANGUAGES = {"CPP": "cpp", "Java": "java", "JavaScript": "javascript", "Go": "go", "Rust": "rust"}
+
+
+def humaneval_x_report(paths: list[str], workers: int, timeout: float, path: str) -> None:
+    """Judge every canonical solution of each HumanEval-X file, whole and as the body alone."""
+    rows = []
+    for file in paths:
+        problems = load_jsonl(file)
+        language = HUMANEVAL_X_LANGUAGES[problems[0]["task_id"].split("/")[0]]
+        tests = [{"format": "humaneval", "language": language, "prompt": row["prompt"],
+                  "declaration": row["declaration"], "test": row["test"], "test_setup": row.get("test_setup", "")}
+                 for row in problems]
+        started = time.perf_counter()
+        whole = code.verify_batch([f"```{language}\n{(row['declaration'] if language == 'rust' else row['prompt'])}"
+                                   f"{row['canonical_solution']}\n```" for row in problems], tests,
+                                  workers=workers, timeout=timeout)
+        seconds = time.perf_counter() - started
+        body = code.verify_batch([f"```{language}\n{row['canonical_solution']}\n```" for row in problems], tests,
+                                 workers=workers, timeout=timeout)
+        failures = [(row["task_id"], verdict.status, verdict.reason.splitlines()[0][:160])
+                    for row, verdict in zip(problems, whole) if not verdict.correct]
+        rows.append({"language": language, "problems": len(problems), "whole_passed": sum(v.correct for v in whole),
+                     "body_passed": sum(v.correct for v in body), "errors": sum(v.status == "error" for v in whole),
+                     "programs_per_s": len(problems) / seconds, "failures": failures})
+    print(f"isolation: {resolve_isolation().summary()}; {workers} worker(s)\n")
+    print("| language | gold passes (whole function) | gold passes (body only) | programs/s (cold cache) |")
+    print("|---|---:|---:|---:|")
+    for row in rows:
+        print(f"| {row['language']} | {row['whole_passed']}/{row['problems']} | {row['body_passed']}/{row['problems']} "
+              f"| {row['programs_per_s']:.2f} |")
+    for row in rows:
+        for task, status, reason in row["failures"]:
+            print(f"  {task}: {status}: {reason}")
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    Path(path).write_text(json.dumps({"isolation": resolve_isolation().level, "rows": rows}, indent=2))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--humaneval", help="HumanEval.jsonl(.gz): prompt, canonical_solution, test, entry_point")
     parser.add_argument("--mbpp", help="MBPP JSONL: code, test_list, test_setup_code")
     parser.add_argument("--languages", nargs="+", choices=sorted(SOLUTIONS),
                         help="instead: per-language throughput, compile cache cold and warm, against the plain toolchain")
+    parser.add_argument("--humaneval-x", nargs="+", metavar="FILE",
+                        help="instead: HumanEval-X files (humaneval_<lang>.jsonl.gz): the canonical solutions' pass rate")
     parser.add_argument("--programs", type=int, default=6, help="distinct programs per language (--languages)")
     parser.add_argument("--workers", type=int, default=1, help="judge workers (--languages; 1 keeps every warm "
                                                                "program on the judge that compiled it)")
@@ -237,6 +283,10 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3, help="timed passes per checker and worker count (best kept)")
     parser.add_argument("--json", default="benchmarks/results/code.json", help="where to write the results")
     args = parser.parse_args()
+    if args.humaneval_x:
+        humaneval_x_report(args.humaneval_x, args.workers, max(args.timeout, 10.0),
+                           args.json if args.json != "benchmarks/results/code.json" else "benchmarks/results/code_humaneval_x.json")
+        return
     if args.languages:
         languages_report(args.languages, args.programs, args.workers,
                          args.json if args.json != "benchmarks/results/code.json" else "benchmarks/results/code_languages.json")

@@ -12,7 +12,9 @@ label (and slime a ``metadata`` dict). :func:`route` reads them, in this order:
 Code samples need the code verifier's tests dict (see :mod:`referee.verifiers.code.formats`),
 found in ``ground_truth`` or ``extra_info["tests"]``; verl's stored shapes are read as well:
 ``{"inputs", "outputs"}`` is ``stdio``, with a ``fn_name`` it is ``call`` (also as a JSON string,
-as verl's parquet files keep them). A sample that matches nothing raises
+as verl's parquet files keep them), with their ``language`` and limits; a ``language`` in
+``extra_info`` (or a dict label) names the language of tests that name none (CodeContests and
+Codeforces rows in C++, Java, ...). A sample that matches nothing raises
 :class:`UnknownDataSource`, naming the key to set.
 """
 
@@ -93,6 +95,11 @@ DATA_SOURCE_PREFIXES: tuple[tuple[str, str], ...] = (
     ("livecodebench", "code"),
 )
 
+# What a stored {"inputs", "outputs"} row may carry besides them, kept in the tests dict it becomes.
+CODE_TEST_KEYS = ("language", "time_limit", "memory_limit", "memory_limit_bytes", "checker", "checker_language",
+                  "checker_files", "subtasks", "abs_tol", "rel_tol")
+# Where referee looks for a code sample's language besides its tests (verl's extra_info, a dict label).
+LANGUAGE_KEY = "language"
 # Where referee looks for an explicit verifier name.
 VERIFIER_KEY = "verifier"
 # Where referee looks for a code sample's tests besides ``ground_truth``.
@@ -140,11 +147,14 @@ def code_tests(value: Any) -> dict[str, Any] | None:
     """The code verifier's tests dict from the shapes datasets store, or ``None`` if ``value`` is none.
 
     A dict with a ``format`` is taken as it is; verl's ``{"inputs", "outputs"}`` becomes
-    ``stdio`` (or ``call`` with a ``fn_name``); a JSON string of either is read first.
+    ``stdio`` (or ``call`` with a ``fn_name``), keeping the keys of :data:`CODE_TEST_KEYS` it has
+    (``language``, Codeforces' and CodeContests' limits, a checker); a JSON string of either is read first.
 
     Example:
         >>> code_tests('{"inputs": ["1 2\\\\n"], "outputs": ["3\\\\n"]}')
         {'format': 'stdio', 'inputs': ['1 2\\n'], 'outputs': ['3\\n']}
+        >>> code_tests({"inputs": ["1\\n"], "outputs": ["1\\n"], "language": "cpp", "time_limit": 2})["language"]
+        'cpp'
         >>> code_tests({"fn_name": "add", "inputs": [[1, 2]], "outputs": [3]})["format"]
         'call'
         >>> code_tests("#### 18") is None
@@ -164,10 +174,12 @@ def code_tests(value: Any) -> dict[str, Any] | None:
     if "format" in tests:
         return tests
     if "inputs" in tests and "outputs" in tests:
+        kept = {key: tests[key] for key in CODE_TEST_KEYS if tests.get(key) is not None}
         if tests.get("fn_name"):
-            return {"format": "call", "fn_name": tests["fn_name"], "inputs": tests["inputs"], "outputs": tests["outputs"]}
+            return {"format": "call", "fn_name": tests["fn_name"], "inputs": tests["inputs"], "outputs": tests["outputs"],
+                    **kept}
         return {"format": "stdio", "inputs": [_stdin_text(item) for item in _listed(tests["inputs"])],
-                "outputs": [_stdin_text(item) for item in _listed(tests["outputs"])]}
+                "outputs": [_stdin_text(item) for item in _listed(tests["outputs"])], **kept}
     return None
 
 
@@ -180,6 +192,24 @@ def _stdin_text(value: Any) -> Any:
     if isinstance(value, (list, tuple)) and all(isinstance(line, str) for line in value):
         return "\n".join(value)
     return value
+
+
+def with_language(tests: dict[str, Any], *places: Any) -> dict[str, Any]:
+    """``tests`` with the ``language`` the first of ``places`` (verl's ``extra_info``, a dict label)
+    names, when the tests name none.
+
+    Example:
+        >>> with_language({"format": "stdio", "inputs": ["1"], "outputs": ["1"]}, {"language": "cpp"})["language"]
+        'cpp'
+        >>> with_language({"format": "stdio", "language": "java"}, {"language": "cpp"})["language"]
+        'java'
+    """
+    if tests.get(LANGUAGE_KEY) is not None:
+        return tests
+    for place in places:
+        if isinstance(place, Mapping) and isinstance(place.get(LANGUAGE_KEY), str):
+            return {**tests, LANGUAGE_KEY: place[LANGUAGE_KEY]}
+    return tests
 
 
 def _explicit_verifier(*places: tuple[str, Any]) -> tuple[str, str] | None:
@@ -199,7 +229,7 @@ def _gold(verifier: str, ground_truth: Any, extra_info: Any) -> tuple[Any, str |
         for value in (ground_truth, label_tests, info_tests):
             tests = code_tests(value)
             if tests is not None:
-                return tests, None
+                return with_language(tests, ground_truth, extra_info), None
         return None, (f"no code tests for this sample: put the code verifier's tests dict (or verl's "
                       f"{{'inputs', 'outputs'}}) in ground_truth or extra_info[{TESTS_KEY!r}]")
     if isinstance(ground_truth, Mapping):  # a label dict: {"verifier": ..., "answer": ...}

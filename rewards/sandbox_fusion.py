@@ -4,8 +4,12 @@ verl judges code with a Sandbox Fusion service when its config sets
 ``reward_model.sandbox_fusion.url``: it posts ``{"code", "language", "stdin", "run_timeout",
 "memory_limit_MB", ...}`` and compares the reply's ``run_result.stdout`` with the expected output.
 Pointing that URL at ``referee serve``'s ``/run_code`` runs those programs in referee's sandbox
-(isolation, limits, cleanup) with no service to deploy. Python only; a failure of the sandbox
-itself is a ``SandboxError`` reply, never a program's failure.
+(isolation, limits, cleanup) with no service to deploy. Sandbox Fusion's ``language`` names
+``python``, ``cpp``, ``nodejs``, ``go``, ``java`` and ``rust`` are served (and ``c``, and any fence
+tag referee reads: ``c++``, ``javascript``, ``golang``, ...), each where ``referee doctor`` finds its
+toolchain; a compiled program is built first, and a compile error is a ``Failed`` reply with its
+``compile_result``, as Sandbox Fusion gives it. A failure of the sandbox itself (a missing
+toolchain included) is a ``SandboxError`` reply, never a program's failure.
 """
 
 from __future__ import annotations
@@ -14,9 +18,11 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from referee.verifiers.code import ProgramRun, run_program
+from referee.verifiers.code import LANGUAGES, ProgramRun, language_of_tag, run_program
 
-LANGUAGES = ("python", "python3")
+# Sandbox Fusion's names of the languages referee runs (any fence tag of them is taken too).
+SANDBOX_FUSION_LANGUAGES = {"python": "python", "python3": "python", "cpp": "cpp", "nodejs": "javascript",
+                            "go": "go", "java": "java", "rust": "rust"}
 DEFAULT_RUN_TIMEOUT = 10.0
 DEFAULT_MEMORY_MB = 1024
 MAX_RUN_TIMEOUT = 300.0  # a request may not hold a judge worker longer
@@ -57,7 +63,7 @@ def handle_run_code(payload: Any, code_options: Mapping[str, Any] | None = None,
     request = _checked(payload, max_run_timeout, max_memory_mb)
     options = {key: value for key, value in (code_options or {}).items() if key in RUN_OPTIONS}
     run = run_program(request["code"], stdin=request["stdin"], timeout=request["run_timeout"],
-                      memory_mb=request["memory_mb"], **options)
+                      memory_mb=request["memory_mb"], language=request["language"], **options)
     return run_code_reply(run)
 
 
@@ -68,10 +74,18 @@ def run_code_reply(run: ProgramRun) -> dict[str, Any]:
     Example:
         >>> run_code_reply(ProgramRun("finished", 1, "", "Traceback ...", 0.01, "exited with code 1"))["status"]
         'Failed'
+        >>> reply = run_code_reply(ProgramRun("compile_error", None, "", "main.cpp:1:1: error: ...", 0.0, "compile error"))
+        >>> reply["compile_result"]["return_code"], reply["run_result"]
+        (1, None)
     """
     if run.ended == "error":
         return {"status": "SandboxError", "message": run.reason, "compile_result": None, "run_result": None,
                 "executor_pod_name": None, "files": {}}
+    if run.ended == "compile_error":
+        return {"status": "Failed", "message": run.reason.splitlines()[0],
+                "compile_result": {"status": "Finished", "execution_time": 0.0, "return_code": 1, "stdout": "",
+                                   "stderr": run.stderr},
+                "run_result": None, "executor_pod_name": None, "files": {}}
     status = {"finished": "Finished", "timeout": "TimeLimitExceeded"}.get(run.ended, "Error")
     return {
         "status": "Success" if run.ok else "Failed",
@@ -90,10 +104,11 @@ def _checked(payload: Any, max_run_timeout: float, max_memory_mb: int) -> dict[s
     code = payload.get("code")
     if not isinstance(code, str):
         raise RunCodeRequestError(f"'code' must be a string, got {type(code).__name__}.")
-    language = payload.get("language", "python")
-    if language not in LANGUAGES:
-        raise RunCodeRequestError(f"language {language!r} is not served: referee's sandbox runs Python only "
-                                  f"({', '.join(LANGUAGES)}).")
+    named = payload.get("language", "python")
+    language = SANDBOX_FUSION_LANGUAGES.get(named) or (language_of_tag(named) if isinstance(named, str) else None)
+    if language is None:
+        raise RunCodeRequestError(f"language {named!r} is not served; use one of "
+                                  f"{', '.join(SANDBOX_FUSION_LANGUAGES)} (Sandbox Fusion's names) or {', '.join(LANGUAGES)}.")
     stdin = payload.get("stdin")
     if stdin is None:
         stdin = ""
@@ -112,4 +127,4 @@ def _checked(payload: Any, max_run_timeout: float, max_memory_mb: int) -> dict[s
     memory = min(DEFAULT_MEMORY_MB, max_memory_mb) if memory is None else memory
     if isinstance(memory, bool) or not isinstance(memory, int) or not 1 <= memory <= max_memory_mb:
         raise RunCodeRequestError(f"'memory_limit_MB' must be an integer in [1, {max_memory_mb}], got {memory!r}.")
-    return {"code": code, "stdin": stdin, "run_timeout": float(run_timeout), "memory_mb": memory}
+    return {"code": code, "stdin": stdin, "run_timeout": float(run_timeout), "memory_mb": memory, "language": language}

@@ -19,6 +19,7 @@ from referee.verifiers.registry import backend_problem, default_gold_field, veri
 
 from .completions import completion_text
 from .policy import error_verdict, report, reward_of, warn_once
+from .routing import LANGUAGE_KEY, with_language
 
 _NAME_RE = re.compile(r"[A-Za-z_][\w.-]*")
 
@@ -193,6 +194,9 @@ class VerifierReward:
             ['correct', 'no_answer']
             >>> reward.verdicts(["#### 18"], question=["..."])[0].reason
             "no gold column 'answer' in the batch (columns: question); pass gold_column=... to the reward"
+
+        For the code verifier, a ``language`` column names the language of each row's tests when
+        the tests dict names none (datasets of C++ and Java solutions keep it beside the tests).
         """
         count = len(completions)
         present = [c for c in self.gold_columns if c in columns]
@@ -208,6 +212,11 @@ class VerifierReward:
                 return [error_verdict("bad_column", f"column {column!r} holds {size} values for {count} completions")] * count
         # Per row, the first gold column that has a value (mixed datasets leave the others None).
         golds = [next((columns[c][i] for c in present if columns[c][i] is not None), None) for i in range(count)]
+        languages = columns.get(LANGUAGE_KEY)
+        if self.verifier == "code" and isinstance(languages, Sequence) and not isinstance(languages, str) \
+                and len(languages) == count:  # a dataset's language column names the language of tests that name none
+            golds = [with_language(gold, {LANGUAGE_KEY: language}) if isinstance(gold, dict) else gold
+                     for gold, language in zip(golds, languages)]
         texts = [completion_text(completion) for completion in completions]
         verdicts: list[Verdict] = [error_verdict("bad_completion", "the completion is neither text nor chat messages")] * count
         readable = [i for i, text in enumerate(texts) if text is not None]

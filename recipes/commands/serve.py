@@ -34,8 +34,8 @@ def add_parser(subparsers: Any) -> None:
         description=(
             "Serve referee's verifiers over HTTP: POST /get_reward answers OpenRLHF's remote "
             "reward-model requests ({query, prompts, labels} -> {rewards, scores, extra_logs}), GET "
-            "/health reports the recent error count, POST /run_code runs a Python program as Sandbox Fusion's "
-            "/run_code does (for verl's sandbox_fusion.url). Labels hold the gold answer, or a JSON object such as "
+            "/health reports the recent error count, POST /run_code runs a program (python, cpp, nodejs, go, java, "
+            "rust) as Sandbox Fusion's /run_code does (for verl's sandbox_fusion.url). Labels hold the gold answer, or a JSON object such as "
             '{"data_source": "openai/gsm8k", "answer": "18"} or {"verifier": "code", "tests": {...}}. '
             f"Every endpoint but /health needs the bearer token when one is set (--token, or {TOKEN_ENV}); "
             "an address other than loopback is refused without one. "

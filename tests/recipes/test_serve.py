@@ -131,8 +131,10 @@ def test_run_code_answers_verls_sandbox_fusion_requests(server):
     assert reply["run_result"]["status"] == "Finished" and reply["run_result"]["stdout"] == "42\n"
     status, reply = call(f"{server}/run_code", {**body, "code": "import sys\nsys.exit(2)"})
     assert status == 200 and reply["status"] == "Failed" and reply["run_result"]["return_code"] == 2
-    status, reply = call(f"{server}/run_code", {**body, "language": "rust"})
-    assert status == 400 and "Python only" in reply["error"]
+    status, reply = call(f"{server}/run_code", {**body, "language": "cobol"})
+    assert status == 400 and "'cobol' is not served" in reply["error"]
+    status, reply = call(f"{server}/run_code", {**body, "language": "nodejs", "code": "console.log(6 * 7)"})
+    assert status == 200 and reply["run_result"]["stdout"] == "42\n", reply
     assert call(f"{server}/run_code", b"{")[0] == 400
 
 

@@ -100,3 +100,18 @@ def test_missing_code_tests_are_a_problem_not_a_crash(ground_truth, extra):
 
 def test_a_missing_gold_answer_is_a_problem():
     assert route("openai/gsm8k", None).problem == "no gold answer for this sample (ground_truth is None)"
+
+
+def test_a_codecontests_row_keeps_its_language_and_limits():
+    """CodeContests and Codeforces rows in C++ or Java: the language (in the stored tests, or in
+    verl's extra_info) and the problem's limits reach the code verifier, which otherwise would
+    judge the program as Python with the default limits."""
+    stored = json.dumps({"inputs": ["1 2\n"], "outputs": ["3\n"], "time_limit": {"seconds": 2, "nanos": 0},
+                         "memory_limit_bytes": 268435456})
+    gold = route("codecontests", stored, {"language": "cpp"}).gold
+    assert gold == {"format": "stdio", "inputs": ["1 2\n"], "outputs": ["3\n"], "time_limit": {"seconds": 2, "nanos": 0},
+                    "memory_limit_bytes": 268435456, "language": "cpp"}
+    assert route("taco", json.dumps({"inputs": ["1\n"], "outputs": ["1\n"], "language": "java"}),
+                 {"language": "cpp"}).gold["language"] == "java"  # the tests' own word wins
+    assert route("codeforces", {"verifier": "code", "language": "go",
+                                "tests": {"format": "stdio", "inputs": ["1"], "outputs": ["1"]}}).gold["language"] == "go"

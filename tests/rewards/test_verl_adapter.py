@@ -197,3 +197,13 @@ def test_an_outage_stops_the_run_even_through_verls_except_exception():
     assert calls == 1
     with pytest.raises(ErrorRateExceeded):  # stays tripped
         compute_score("openai/gsm8k", "#### 18", "18", {}, **options)
+
+
+def test_a_cpp_codecontests_row_is_judged_as_cpp():
+    from referee.verifiers.code import find_toolchain
+    if find_toolchain("cpp") is None:
+        pytest.skip("no g++ here")
+    adder = "```cpp\n#include <iostream>\nint main() { int a, b; std::cin >> a >> b; std::cout << a + b << std::endl; }\n```"
+    result = compute_score("codecontests", adder.replace("```cpp", "```"), STDIO, {"language": "cpp"})
+    assert result["score"] == 1.0, result
+    assert compute_score("codecontests", adder.replace("```cpp", "```"), STDIO, {})["score"] == 0.0  # read as Python

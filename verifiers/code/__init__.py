@@ -11,7 +11,9 @@ codes, printed markers, always-equal objects, monkeypatching, reading memory) ca
 
 Programs in C++, C, Java, JavaScript, Rust and Go (:mod:`.languages`) are judged with ``stdio``
 tests by :mod:`.native`: compiled once in a job of their own, run once per test, judged on CPU
-time against the problem's ``time_limit`` and ``memory_limit``, by tokens or by a checker.
+time against the problem's ``time_limit`` and ``memory_limit``, by tokens or by a checker; with
+HumanEval-X ``humaneval`` tests (C++, Java, JavaScript, Go, Rust) by :mod:`.humaneval_x`; and
+with ``call`` tests (JavaScript) by :mod:`.call_tests`.
 
 Example:
     >>> from referee.verifiers import code
@@ -25,11 +27,11 @@ from .extract import extract_code
 from .formats import FORMATS
 from .isolation import LEVELS, Isolation, available_isolation, exposures, resolve_isolation
 from .grading import verify, verify_batch
-from .languages import LANGUAGES, find_toolchain
+from .languages import LANGUAGES, find_toolchain, language_of_tag
 from .run import ProgramRun, run_program
 
 # The face: judging (verify, verify_batch), running one program (run_program: Sandbox Fusion's
 # /run_code), and what referee doctor reports (isolation levels, the sandbox check, toolchains).
 __all__ = ["FORMATS", "LANGUAGES", "LEVELS", "Isolation", "ProgramRun", "available_isolation", "exposures",
-           "extract_code", "find_toolchain", "resolve_isolation", "run_program", "sandbox_check", "verify",
-           "verify_batch"]
+           "extract_code", "find_toolchain", "language_of_tag", "resolve_isolation", "run_program", "sandbox_check",
+           "verify", "verify_batch"]

@@ -2,7 +2,11 @@
 
 * ``humaneval``: ``{"format": "humaneval", "test": "def check(candidate): ...", "entry_point": "f",
   "prompt": "..."}``; ``prompt`` (optional) is the dataset's trusted prompt, run on the trusted
-  side first for the helpers the test uses (HumanEval/32's ``poly``). One test.
+  side first for the helpers the test uses (HumanEval/32's ``poly``). One test. With a
+  ``language`` other than Python (HumanEval-X: ``cpp``, ``java``, ``javascript``, ``go``, ``rust``)
+  the rows' ``declaration`` (or ``prompt``) and ``test`` are compiled with the program by
+  :mod:`.humaneval_x`; ``entry_point`` may then be left out (the declaration's last function), and
+  Go rows' ``test_setup`` gives the imports of the test code.
 * ``asserts``: ``{"format": "asserts", "asserts": ["assert f(1) == 2", ...], "setup": "import math"}``
   (MBPP). One test per item; ``setup`` (optional) runs on the trusted side before each.
 * ``call``: ``{"format": "call", "fn_name": "f", "inputs": [[1, 2], ...], "outputs": [3, ...]}``
@@ -43,6 +47,8 @@ class HumanEvalTests:
     test: str
     entry_point: str
     prompt: str = ""
+    declaration: str = ""
+    setup: str = ""
 
 
 @dataclass(frozen=True)
@@ -93,7 +99,7 @@ def _text(tests: dict[str, Any], key: str, *, required: bool = True) -> str:
     if value is None and not required:
         return ""
     if not isinstance(value, str) or (required and not value.strip()):
-        raise TestsError(f"tests[{key!r}] must be a non-empty string of Python, got {type(value).__name__}.")
+        raise TestsError(f"tests[{key!r}] must be a non-empty string of code, got {type(value).__name__}.")
     return value
 
 
@@ -131,8 +137,10 @@ def parse_tests(tests: Any) -> TestSpec:
         raise TestsError(f"tests must be a dict with a 'format' key, got {type(tests).__name__}.")
     kind = tests.get("format")
     if kind == "humaneval":
-        return HumanEvalTests(_text(tests, "test"), _identifier(tests, "entry_point"),
-                              _text(tests, "prompt", required=False))
+        other_language = tests.get("language") not in (None, "python", "py", "python3")
+        entry = "" if other_language and tests.get("entry_point") is None else _identifier(tests, "entry_point")
+        return HumanEvalTests(_text(tests, "test"), entry, _text(tests, "prompt", required=False),
+                              _text(tests, "declaration", required=False), _text(tests, "test_setup", required=False))
     if kind == "asserts":
         asserts = _list(tests, "asserts")
         if not all(isinstance(item, str) and item.strip() for item in asserts):

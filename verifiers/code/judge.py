@@ -14,7 +14,7 @@ from typing import Any
 from .formats import CallTests, TestsError, count_tests, parse_tests
 from .isolation import isolation_of
 from .limits import DEFAULT_TMP_MB
-from .native import judge_native, judged_natively
+from .native import judge_native, judged_natively, run_native
 from .runners import run_tests
 from .sandbox import Sandbox, SandboxBroken, restart
 from .session import KilledFromOutside, Outcome, ProgramSession
@@ -80,7 +80,8 @@ def judge_program(sandbox: Sandbox, task: dict[str, Any]) -> dict[str, Any]:
 
 
 def run_in_sandbox(sandbox: Sandbox, task: dict[str, Any]) -> dict[str, Any]:
-    """Run ``task["code"]`` once on ``task["stdin"]`` with ``sandbox``, judging nothing.
+    """Run ``task["code"]`` once on ``task["stdin"]`` with ``sandbox``, judging nothing (in
+    ``task["language"]`` when it names one besides Python: :func:`~.native.run_native`).
 
     Returns ``{"run": {...}}`` (see :meth:`ProgramSession.run_program`), or ``{"error": reason}``
     when the sandbox failed or something outside killed the job.
@@ -93,6 +94,8 @@ def run_in_sandbox(sandbox: Sandbox, task: dict[str, Any]) -> dict[str, Any]:
         ('finished', 0, '42\\n')
         >>> sandbox.close()
     """
+    if task.get("language", "python") != "python":
+        return run_native(sandbox, task)
     failures = 0
     while True:  # a worker found broken (by an earlier job) is restarted, and the program run once more
         session = ProgramSession(sandbox, task["code"], timeout=float(task["timeout"]), tests=1,

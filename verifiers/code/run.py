@@ -1,4 +1,4 @@
-"""``run_program``: run a Python program once in the sandbox and report how it ended, judging nothing.
+"""``run_program``: run a program once in the sandbox and report how it ended, judging nothing.
 
 For callers that judge the output themselves, such as verl's Sandbox Fusion path through
 ``referee serve``'s ``POST /run_code``. The program gets the same isolation, limits and
@@ -11,15 +11,18 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from .grading import check_options, judge_budget, run_judges, sandbox_mechanism
+from .languages import LANGUAGES, language_of_tag
 from .limits import DEFAULT_TMP_MB
+from .builds import COMPILE_SECONDS
 
-Ended = Literal["finished", "timeout", "memory", "output", "crashed", "exited", "error"]
+Ended = Literal["finished", "timeout", "memory", "output", "crashed", "exited", "compile_error", "error"]
 
 
 @dataclass(frozen=True)
 class ProgramRun:
     """How one run ended: ``finished`` (with its ``exit_code``), ``timeout``, ``memory``,
-    ``output`` (printed or stored too much), ``crashed`` (a signal), or ``error`` when the run
+    ``output`` (printed or stored too much), ``crashed`` (a signal), ``compile_error`` (the
+    compiler's first lines in ``stderr``), or ``error`` when the run
     says nothing about the program (a sandbox that failed, a kill from outside, bad options).
 
     Example:
@@ -52,11 +55,15 @@ def run_program(
     isolation: str = "auto",
     allow_weak_isolation: bool = False,
     min_isolation: str | None = None,
+    language: str = "python",
 ) -> ProgramRun:
     """Run ``code`` as ``__main__`` on ``stdin`` in the code verifier's sandbox pool.
 
     The options mean what they mean for :func:`referee.verifiers.code.verify_batch`
-    (``timeout`` is wall-clock seconds for the whole run).
+    (``timeout`` is wall-clock seconds for the whole run). ``language`` is any language of
+    :mod:`.languages` (or a fence tag of one: ``c++``, ``nodejs``): a compiled program is built
+    first (a ``compile_error`` when it does not build) and its run's ``timeout`` is CPU seconds
+    (at most 60), with a wall-clock guard, as for judged programs.
 
     Example:
         >>> run = run_program("import sys\\nprint(int(input()) * 2)\\nsys.exit(3)", stdin="21\\n")
@@ -71,10 +78,14 @@ def run_program(
                                    allow_weak_isolation=allow_weak_isolation, min_isolation=min_isolation)
     if problem is not None:
         return _error(problem)
+    name = language_of_tag(language) if isinstance(language, str) else None
+    if name is None:
+        return _error(f"language {language!r} is not one I run; use one of {', '.join(LANGUAGES)}")
     task: dict[str, Any] = {"code": code, "stdin": stdin, "timeout": float(timeout), "memory_mb": memory_mb,
                             "output_bytes": max_output_bytes, "tmp_mb": tmp_mb, "isolation": level,
-                            "sandbox": sandbox_mechanism(isolation, allow_weak_isolation)}
-    [outcome] = run_judges([task], judge_budget(float(timeout), 1), workers)
+                            "sandbox": sandbox_mechanism(isolation, allow_weak_isolation), "language": name}
+    budget = judge_budget(float(timeout), 1) if name == "python" else 2 * (COMPILE_SECONDS + 3 * min(timeout, 60.0) + 2) + 10
+    [outcome] = run_judges([task], budget, workers)
     if outcome.status != "ok":
         return _error(f"the sandbox's worker failed: {outcome.status}: {outcome.message}")
     if "error" in outcome.value:
