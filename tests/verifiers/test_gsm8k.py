@@ -157,8 +157,8 @@ phrase_texts = st.lists(
 @given(text=phrase_texts)
 @example(text="answer (answer is 5) is 7")
 def test_phrases_found_from_the_end_are_finditers_matches_reversed(text):
-    expected = [m.span() for m in reversed(list(gsm8k._PHRASE_RE.finditer(text)))]
-    assert [m.span() for m in gsm8k._phrases_from_the_end(text)] == expected
+    expected = [m.span() for m in reversed(list(gsm8k.extract._PHRASE_RE.finditer(text)))]
+    assert [m.span() for m in gsm8k.extract._phrases_from_the_end(text)] == expected
 
 
 def test_auto_prefers_the_answer_line():

@@ -1,0 +1,218 @@
+"""The hedge and override policy for GSM8K answers: which statement is the answer, and when there is none.
+
+The same written policy as the maths verifier's (docs/verifiers.md, "Hedges, overrides and
+disowned answers"), applied to the number :mod:`.extract` read from the text that counts (after
+the last ``</think>``):
+
+* ``disowned``: a box in an HTML comment or a code block, negated, hypothetical or quoted is not
+  an answer; the answer is read again without it, and a completion left with nothing but a
+  number of its reasoning states none;
+* ``empty box``: a blank box after the box read is a blank final answer;
+* ``false equation``: a boxed equation between numbers that is false (``\\boxed{75 = 70}``);
+* ``hedged``: the sentence of the box read hedges it (``maybe``, ``probably``, ``might``);
+* ``several answers``: earlier boxes offered as alternatives (``alternatively``, ``candidate``,
+  ranked guesses, ``or`` / ``/`` between them);
+* ``override``: another final statement (an answer phrase, a bold number, a closing
+  ``Therefore, 40.``, a box) after the one read, or an answer phrase just before the box read
+  with nothing but words between.
+
+The first four are ``wrong`` whatever the gold. The last two name *other statements*
+(:attr:`Review.others`), each of which must equal the gold too: a restatement of one value stays
+paid, two different values never are. A correction between two statements (``wait``,
+``actually``, ``No,``) keeps the later one alone, and a check after the answer states nothing.
+"""
+
+from __future__ import annotations
+
+import ast
+import operator
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from fractions import Fraction
+
+from ..text.hedging import (CHECK_RE, CLOSING_RE, CORRECTION_RE, HEDGE_WORD_RE, alternatives_before, blanked,
+                            disowned_boxes, is_blank_box, sentence_end, sentence_start)
+from ..text.latex import boxed_spans
+from ..text.numbers import NumberMatch, parse_number
+from .extract import Extraction, _last_bold, _last_boxed, _last_phrase, _span_answer
+
+_REVERSE_GAP = 80  # characters of words between an answer phrase and the box that follows it
+_ARITHMETIC_RE = re.compile(r"^[0-9+\-*/(). ]+$")
+_LATEX_ARITHMETIC = ((re.compile(r"\\[dt]?frac\{([^{}]*)\}\{([^{}]*)\}"), r"((\1)/(\2))"),
+                     (re.compile(r"\\times|\\cdot|×|\u00b7"), "*"), (re.compile(r"\\div|÷"), "/"),
+                     (re.compile(r"\\left|\\right|\\[$,;:! ]|\$|(?<=[0-9]),(?=[0-9]{3})"), ""),
+                     (re.compile(r"[{\[]"), "("), (re.compile(r"[}\]]"), ")"), (re.compile(r"\u2212"), "-"))
+_OPERATORS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv}
+
+
+@dataclass(frozen=True)
+class Review:
+    """What the policy makes of a GSM8K answer.
+
+    ``answer``: the answer to compare (read again when a disowned box was dropped); ``rule`` and
+    ``reason``: a rule that makes the completion ``wrong`` whatever the gold, else ``None``;
+    ``others``: further statements of the answer, each of which must equal the gold too, with
+    ``others_rule`` naming why they count.
+
+    Example:
+        >>> Review(None).rule is None
+        True
+    """
+
+    answer: Extraction | None
+    rule: str | None = None
+    reason: str = ""
+    others: tuple[NumberMatch, ...] = ()
+    others_rule: str = ""
+
+
+def arithmetic_value(text: str) -> Fraction | None:
+    """The exact value of a side of a boxed equation made of numbers and ``+ - * /`` (LaTeX allowed), else ``None``.
+
+    Example:
+        >>> arithmetic_value(r"3 \\times (16.50 + 22.50)"), arithmetic_value(r"\\frac{3}{4}"), arithmetic_value("x + 1")
+        (Fraction(117, 1), Fraction(3, 4), None)
+    """
+    for pattern, replacement in _LATEX_ARITHMETIC:
+        text = pattern.sub(replacement, text)
+    if len(text) > 200 or not _ARITHMETIC_RE.match(text):
+        return None
+    try:
+        return _evaluate(ast.parse(text.strip(), mode="eval").body)
+    except (SyntaxError, ZeroDivisionError, ValueError):
+        return None
+
+
+def _evaluate(node: ast.expr) -> Fraction | None:
+    if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)):
+        return Fraction(str(node.value))
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        value = _evaluate(node.operand)
+        return None if value is None else (-value if isinstance(node.op, ast.USub) else value)
+    if isinstance(node, ast.BinOp) and type(node.op) in _OPERATORS:
+        left, right = _evaluate(node.left), _evaluate(node.right)
+        return None if left is None or right is None else _OPERATORS[type(node.op)](left, right)
+    return None
+
+
+def _false_equation(content: str) -> bool:
+    values = [arithmetic_value(side) for side in content.split("=") if side.strip()]
+    known = [value for value in values if value is not None]
+    return "=" in content and len(known) >= 2 and any(value != known[0] for value in known[1:])
+
+
+def _bare_number(value: str) -> NumberMatch | None:
+    """The number a closing ``Therefore, X.`` states when X is only a number (with ``$`` and units words at most)."""
+    value = value.strip().strip("$").strip()
+    answer = _span_answer(value)
+    if answer is None or parse_number(value.split(" ")[0].strip("$")) is None:
+        return None
+    return answer[0]
+
+
+def _phrase(text: str) -> tuple[int, Extraction] | None:
+    return _last_phrase(text, text.lower() if text.isascii() else None)
+
+
+def _statements_after(after: str) -> list[NumberMatch]:
+    """Answers stated after the statement read: a box, an answer phrase, a bold number, a closing ``Therefore, X.``"""
+    check = CHECK_RE.search(after)
+    after = after[:check.start()] if check else after
+    found = []
+    boxed = _last_boxed(after)
+    if boxed is not None and not CORRECTION_RE.search(after[:boxed[0]]):
+        found.append(boxed[1].number)
+    phrase = _phrase(after)
+    if phrase is not None and not CORRECTION_RE.search(after[:phrase[0]]):
+        found.append(phrase[1].number)
+    bold = _last_bold(after)
+    if bold is not None and not CORRECTION_RE.search(after):
+        found.append(bold)
+    closing = CLOSING_RE.search(after)
+    if closing and not CORRECTION_RE.search(after[:closing.start()]):
+        number = _bare_number(closing.group("value"))
+        if number is not None:
+            found.append(number)
+    return found
+
+
+def _phrase_before(text: str, box_start: int) -> NumberMatch | None:
+    """An answer phrase just before the box read, with nothing but words between (``The answer is 20. Hence \\boxed{15}``)."""
+    head = text[:box_start]
+    phrase = _phrase(head)
+    if phrase is None:
+        return None
+    end = sentence_end(head, phrase[0] + 1)
+    gap = head[end:]
+    if end >= box_start or len(gap) > _REVERSE_GAP or re.search(r"[0-9]", gap) or CORRECTION_RE.search(gap):
+        return None
+    return phrase[1].number
+
+
+def _box_before(text: str, phrase_start: int) -> NumberMatch | None:
+    """The last box before an answer phrase, with no correction between (``\\boxed{12}. The answer is 15.``)."""
+    boxed = _last_boxed(text[:phrase_start])
+    if boxed is None or CORRECTION_RE.search(text[boxed[0]:phrase_start]) or CHECK_RE.search(text[boxed[0]:phrase_start]):
+        return None
+    return boxed[1].number
+
+
+def _line_end(text: str, start: int) -> int:
+    end = text.find("\n", start)
+    return len(text) if end < 0 else end
+
+
+def review(text: str, answer: Extraction | None, read: Callable[[str], Extraction | None]) -> Review:
+    """Apply the hedge and override policy to ``answer``, read from ``text`` by ``read``.
+
+    Example:
+        >>> from .extract import extract_answer
+        >>> text = r"So \\boxed{12}. Alternatively, \\boxed{15}."
+        >>> [n.text for n in review(text, extract_answer(text), extract_answer).others]
+        ['12']
+        >>> text = r"The answer is not \\boxed{7}."
+        >>> review(text, extract_answer(text), extract_answer).rule
+        'disowned'
+        >>> text = "9 * 2 = 18\\n#### 18\\nThe answer is 20."
+        >>> review(text, extract_answer(text), extract_answer).others_rule
+        'override'
+    """
+    if answer is None:
+        return Review(None)
+    if answer.source == "boxed":
+        disowned = disowned_boxes(text)
+        if disowned:
+            text = blanked(text, [(start, end) for start, end, _ in disowned])
+            answer = read(text)
+            if answer is None or answer.source == "last number":
+                kinds = ", ".join(sorted({why for _, _, why in disowned}))
+                return Review(answer, "disowned", f"its only boxed answer is disowned ({kinds}): no answer is stated as final")
+    if answer.start < 0:  # bold, a last line or a last number: nothing is read after them
+        return Review(answer)
+    others: list[NumberMatch] = []
+    if answer.source == "boxed":
+        spans = boxed_spans(text)
+        read_box = next(span for span in spans if span[0] == answer.start)
+        if any(start > read_box[0] and is_blank_box(content) for start, _, content in spans):
+            return Review(answer, "empty box", "its final box is empty: the final answer is blank")
+        if _false_equation(read_box[2]):
+            return Review(answer, "false equation", f"its boxed equation {read_box[2].strip()} is false")
+        sentence = text[sentence_start(text, read_box[0]):sentence_end(text, read_box[1])]
+        if HEDGE_WORD_RE.search(sentence.replace(read_box[2], "")):
+            return Review(answer, "hedged", "the sentence of its final box hedges it (maybe, probably, might)")
+        boxes = [span for span in spans if span[0] <= read_box[0] and _span_answer(span[2]) is not None]
+        alternatives = [_span_answer(content) for content in alternatives_before(text, boxes)]
+        others = [found[0] for found in alternatives if found is not None]
+        if others:
+            return Review(answer, others=tuple(others), others_rule="several answers")
+        others = _statements_after(text[read_box[1]:])
+        before = _phrase_before(text, read_box[0])
+        others += [before] if before is not None else []
+    elif answer.source == "answer phrase":
+        before = _box_before(text, answer.start)
+        others = _statements_after(text[_line_end(text, answer.start):]) + ([before] if before is not None else [])
+    elif answer.source == "####":
+        others = _statements_after(text[_line_end(text, answer.start):])
+    others = [number for number in others if number.value != answer.number.value]
+    return Review(answer, others=tuple(others), others_rule="override") if others else Review(answer)
