@@ -110,6 +110,7 @@ def verify(
     mode: Mode = "auto",
     abs_tol: float = 0.0,
     rel_tol: float = 0.0,
+    after_think: bool = True,
 ) -> Verdict:
     """Judge one completion's final numeric answer against a GSM8K gold.
 
@@ -121,10 +122,16 @@ def verify(
             last number) or ``"auto"`` (strict when an answer line exists, else flexible).
         abs_tol: absolute tolerance; 0 (default) compares exactly.
         rel_tol: relative tolerance; 0 (default) compares exactly.
+        after_think: grade only what follows the last ``</think>`` (default ``True``): a draft
+            inside the think block never counts, and a think block left open is ``no_answer``
+            (cut off). A completion without think tags is read whole; ``False`` reads the whole
+            text, think block included.
 
     Returns:
         A Verdict: ``correct``/``wrong`` with what was extracted and from where, ``no_answer``
-        when the completion states no number, ``error`` when the gold or the call is unusable.
+        when the completion states no number (or leaves its think block open), ``error`` when
+        the gold or the call is unusable. A verdict of the hedge and override policy is
+        ``wrong`` with ``details["check"]`` naming its rule, whatever the gold.
 
     Example:
         >>> verify("9 * 2 = 18\\n#### 18.00", "#### 18").status
@@ -135,6 +142,8 @@ def verify(
         'wrong'
         >>> verify("The answer is 18", "eighteen").status
         'error'
+        >>> verify("So \\\\boxed{18}.\\n\\nThe answer is 20.", 18).details["check"]
+        'override'
     """
     extract = _extractor(mode)
     if extract is None:
@@ -151,34 +160,56 @@ def verify(
         return Verdict("error", reason=str(exc))
     if not isinstance(completion, str):
         return Verdict("error", reason=f"completion must be a str, got {type(completion).__name__}")
-    found = extract(completion)
+    if not isinstance(after_think, bool):
+        return Verdict("error", reason=f"after_think={after_think!r} must be True or False")
+    text = after_reasoning(completion) if after_think else completion
+    if text is None:
+        return Verdict("no_answer", reason="cut off: the <think> block is never closed by </think>, so no final answer "
+                       "follows it", details={"mode": mode, "gold": gold_text, "method": "policy",
+                                              "rule": "unfinished reasoning", "check": "unfinished reasoning"})
+    policy = review(text, extract(text), extract)
+    found = policy.answer
     if found is None:
         if mode == "strict":
             reason = "no '#### N' answer line in the completion"
-        elif looks_cut_off(completion):
+        elif looks_cut_off(text):
             reason = CUT_OFF_REASON
         else:
-            reason = "no number in the completion"
+            reason = "no number after </think>" if text is not completion else "no number in the completion"
         return Verdict("no_answer", reason=reason, details={"mode": mode, "gold": gold_text})
     value = found.number.value
     equal = value == gold_number
     value_text = gold_text if equal else format_number(value)
     details = {"mode": mode, "source": found.source, "value": value_text, "gold": gold_text}
+    if policy.rule is not None:
+        return _policy_verdict(policy.rule, f"{policy.rule}: {policy.reason}", found.number.text, details)
     if found.qualified:
-        return Verdict("wrong", 0.0, extracted=found.qualified,
-                       reason=f"the box {found.qualified[:80]!r} qualifies its number rather than stating it "
-                              "(a power, relation, sign, term, negation or second number)", details=details)
-    if found.alternatives:
-        offered = ", ".join([value_text, *(format_number(n.value) for n in found.alternatives)])
-        details["alternatives"] = [format_number(n.value) for n in found.alternatives]
-        return Verdict("wrong", 0.0, extracted=found.number.text,
-                       reason=f"offers several different answers ({offered}, {found.source}): a hedge is not an answer",
-                       details=details)
-    if equal or ((abs_tol or rel_tol) and _close(value, gold_number, abs_tol, rel_tol)):
+        return _policy_verdict("qualified box", f"qualified box: the box {found.qualified[:80]!r} qualifies its number "
+                               "rather than stating it (a power, relation, sign, term, negation or second number)",
+                               found.qualified, details)
+    alternatives = found.alternatives or tuple(n for n in policy.others if not _matches(n.value, gold_number, abs_tol, rel_tol))
+    if alternatives:
+        rule = policy.others_rule if not found.alternatives else "several answers"
+        offered = ", ".join(dict.fromkeys([value_text, *(format_number(n.value) for n in alternatives)]))
+        details["alternatives"] = [format_number(n.value) for n in alternatives]
+        what = "a hedge is not an answer" if rule == "several answers" else "a later or earlier statement contradicts it"
+        return _policy_verdict(rule, f"{rule}: offers several different answers ({offered}, {found.source}): {what}",
+                               found.number.text, details)
+    if _matches(value, gold_number, abs_tol, rel_tol):
         return Verdict("correct", 1.0, found.number.text, f"{value_text} ({found.source}) equals the gold {gold_text}",
                        details)
     return Verdict("wrong", 0.0, found.number.text, f"{value_text} ({found.source}) differs from the gold {gold_text}",
                    details)
+
+
+def _matches(value: Exact, gold: Exact, abs_tol: float, rel_tol: float) -> bool:
+    return value == gold or bool((abs_tol or rel_tol) and _close(value, gold, abs_tol, rel_tol))
+
+
+def _policy_verdict(rule: str, reason: str, extracted: str, details: dict[str, Any]) -> Verdict:
+    """A ``wrong`` verdict of the hedge and override policy: ``details["check"]`` and ``["rule"]`` name its rule."""
+    return Verdict("wrong", 0.0, extracted=extracted, reason=reason,
+                   details={**details, "method": "policy", "rule": rule, "check": rule})
 
 
 def verify_batch(completions: Sequence[Any], golds: Sequence[Any], *, batch_timeout: float | None = None,
