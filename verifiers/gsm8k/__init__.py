@@ -142,7 +142,7 @@ def verify(
         'wrong'
         >>> verify("The answer is 18", "eighteen").status
         'error'
-        >>> verify("So \\\\boxed{18}.\\n\\nThe answer is 20.", 18).details["check"]
+        >>> verify("So \\\\boxed{18}.\\n\\nThe answer is 20.", 20).details["check"]
         'override'
     """
     extract = _extractor(mode)
