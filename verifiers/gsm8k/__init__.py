@@ -187,7 +187,9 @@ def verify(
         return _policy_verdict("qualified box", f"qualified box: the box {found.qualified[:80]!r} qualifies its number "
                                "rather than stating it (a power, relation, sign, term, negation or second number)",
                                found.qualified, details)
-    alternatives = found.alternatives or tuple(n for n in policy.others if not _matches(n.value, gold_number, abs_tol, rel_tol))
+    paid = _matches(value, gold_number, abs_tol, rel_tol)  # others within the tolerance of a paid value restate it
+    alternatives = found.alternatives or tuple(n for n in policy.others
+                                               if not (paid and _matches(n.value, gold_number, abs_tol, rel_tol)))
     if alternatives:
         rule = policy.others_rule if not found.alternatives else "several answers"
         offered = ", ".join(dict.fromkeys([value_text, *(format_number(n.value) for n in alternatives)]))
@@ -195,7 +197,7 @@ def verify(
         what = "a hedge is not an answer" if rule == "several answers" else "a later or earlier statement contradicts it"
         return _policy_verdict(rule, f"{rule}: offers several different answers ({offered}, {found.source}): {what}",
                                found.number.text, details)
-    if _matches(value, gold_number, abs_tol, rel_tol):
+    if paid:
         return Verdict("correct", 1.0, found.number.text, f"{value_text} ({found.source}) equals the gold {gold_text}",
                        details)
     return Verdict("wrong", 0.0, found.number.text, f"{value_text} ({found.source}) differs from the gold {gold_text}",
