@@ -35,9 +35,10 @@ from ..text.hedging import (CHECK_RE, CLOSING_RE, CORRECTION_RE, HEDGE_WORD_RE, 
                             disowned_boxes, is_blank_box, sentence_end, sentence_start)
 from ..text.latex import boxed_spans
 from ..text.numbers import NumberMatch, parse_number
-from .extract import Extraction, _last_bold, _last_boxed, _last_phrase, _span_answer
+from .extract import _BOLD_RE, _CORRECTION_RE, Extraction, _last_answer_line, _last_bold, _last_boxed, _last_phrase, _span_answer
 
 _REVERSE_GAP = 80  # characters of words between an answer phrase and the box that follows it
+_BOLD_LINE_RE = re.compile(r"^[ \t]*\*\*([^*\n]{1,40})\*\*[ \t.]*$", re.MULTILINE)  # a bold number alone on its line
 _ARITHMETIC_RE = re.compile(r"^[0-9+\-*/(). ]+$")
 _LATEX_ARITHMETIC = ((re.compile(r"\\[dt]?frac\{([^{}]*)\}\{([^{}]*)\}"), r"((\1)/(\2))"),
                      (re.compile(r"\\times|\\cdot|×|\u00b7"), "*"), (re.compile(r"\\div|÷"), "/"),
@@ -137,17 +138,35 @@ def _statements_after(after: str) -> list[NumberMatch]:
     return found
 
 
-def _phrase_before(text: str, box_start: int) -> NumberMatch | None:
-    """An answer phrase just before the box read, with nothing but words between (``The answer is 20. Hence \\boxed{15}``)."""
-    head = text[:box_start]
+def _statement_before(text: str, start: int) -> NumberMatch | None:
+    """A final statement just before the one read at ``start``, with nothing but a few words between.
+
+    An answer phrase, a ``####`` line, a box or a bold number on a line of its own, followed by at
+    most 80 characters of words (no digit, no correction word of the reader's: ``wait``, ``no``,
+    ``actually``; "I hope it is correct." is none): ``The answer is 20. Hence \\boxed{15}``,
+    ``#### 20`` then ``#### 15``, ``**20**`` then ``The answer is 15.``
+    """
+    head = text[:start]
+    found: list[tuple[int, NumberMatch]] = []  # (where the statement ends, its number)
     phrase = _phrase(head)
-    if phrase is None:
-        return None
-    end = sentence_end(head, phrase[0] + 1)
-    gap = head[end:]
-    if end >= box_start or len(gap) > _REVERSE_GAP or re.search(r"[0-9]", gap) or CORRECTION_RE.search(gap):
-        return None
-    return phrase[1].number
+    if phrase is not None:
+        stated = head.find(phrase[1].number.text, phrase[0])  # the sentence ends after the number it states
+        found.append((sentence_end(head, stated + len(phrase[1].number.text)), phrase[1].number))
+    line = _last_answer_line(head)
+    if line is not None and line.start >= 0:
+        found.append((_line_end(head, line.start), line.number))
+    boxed = _last_boxed(head)
+    if boxed is not None:
+        found.append((next(end for begin, end, _ in boxed_spans(head) if begin == boxed[0]), boxed[1].number))
+    for bold in _BOLD_LINE_RE.finditer(head[-_REVERSE_GAP - 100:]):
+        number = _span_answer(bold.group(1))
+        if number is not None:
+            found.append((len(head) - len(head[-_REVERSE_GAP - 100:]) + bold.end(), number[0]))
+    for end, number in found:
+        gap = head[end:]
+        if end < start and len(gap) <= _REVERSE_GAP and not re.search(r"[0-9]", gap) and not _CORRECTION_RE.search(gap):
+            return number
+    return None
 
 
 def _box_before(text: str, phrase_start: int) -> NumberMatch | None:
@@ -188,7 +207,12 @@ def review(text: str, answer: Extraction | None, read: Callable[[str], Extractio
             if answer is None or answer.source == "last number":
                 kinds = ", ".join(sorted({why for _, _, why in disowned}))
                 return Review(answer, "disowned", f"its only boxed answer is disowned ({kinds}): no answer is stated as final")
-    if answer.start < 0:  # bold, a last line or a last number: nothing is read after them
+    if answer.source == "bold":  # nothing is read after the last bold number: only a statement just before it
+        bolds = list(_BOLD_RE.finditer(text))
+        before = _statement_before(text, bolds[-1].start()) if bolds else None
+        return Review(answer, others=(before,), others_rule="override") \
+            if before is not None and before.value != answer.number.value else Review(answer)
+    if answer.start < 0:  # a last line or a last number: nothing is read after them
         return Review(answer)
     others: list[NumberMatch] = []
     if answer.source == "boxed":
@@ -207,12 +231,13 @@ def review(text: str, answer: Extraction | None, read: Callable[[str], Extractio
         if others:
             return Review(answer, others=tuple(others), others_rule="several answers")
         others = _statements_after(text[read_box[1]:])
-        before = _phrase_before(text, read_box[0])
+        before = _statement_before(text, read_box[0])
         others += [before] if before is not None else []
     elif answer.source == "answer phrase":
-        before = _box_before(text, answer.start)
-        others = _statements_after(text[_line_end(text, answer.start):]) + ([before] if before is not None else [])
+        before = [found for found in (_box_before(text, answer.start), _statement_before(text, answer.start)) if found]
+        others = _statements_after(text[_line_end(text, answer.start):]) + before
     elif answer.source == "####":
-        others = _statements_after(text[_line_end(text, answer.start):])
+        before = _statement_before(text, answer.start)
+        others = _statements_after(text[_line_end(text, answer.start):]) + ([before] if before is not None else [])
     others = [number for number in others if number.value != answer.number.value]
     return Review(answer, others=tuple(others), others_rule="override") if others else Review(answer)
