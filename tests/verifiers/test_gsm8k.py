@@ -162,8 +162,10 @@ def test_phrases_found_from_the_end_are_finditers_matches_reversed(text):
 
 
 def test_auto_prefers_the_answer_line():
-    verdict = gsm8k.verify("The answer is 17.\n#### 18", 18)
+    verdict = gsm8k.verify("Maybe it is 17, but 9 * 2 = 18, so the answer is **18**.\n#### 18.00", 18)
     assert verdict.correct and verdict.details["source"] == "####"
+    # an answer phrase just before it that states another value is a second final answer (docs/verifiers.md)
+    assert gsm8k.verify("The answer is 17.\n#### 18", 18).details["check"] == "override"
 
 
 def test_exact_comparison_and_tolerance():

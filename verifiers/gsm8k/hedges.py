@@ -35,10 +35,11 @@ from ..text.hedging import (CHECK_RE, CLOSING_RE, CORRECTION_RE, HEDGE_WORD_RE, 
                             disowned_boxes, is_blank_box, sentence_end, sentence_start)
 from ..text.latex import boxed_spans
 from ..text.numbers import NumberMatch, parse_number
-from .extract import _BOLD_RE, _CORRECTION_RE, Extraction, _last_answer_line, _last_bold, _last_boxed, _last_phrase, _span_answer
+from .extract import _BOLD_RE, Extraction, _last_answer_line, _last_bold, _last_boxed, _last_phrase, _span_answer
 
 _REVERSE_GAP = 80  # characters of words between an answer phrase and the box that follows it
 _BOLD_LINE_RE = re.compile(r"^[ \t]*\*\*([^*\n]{1,40})\*\*[ \t.]*$", re.MULTILINE)  # a bold number alone on its line
+_MINERVA_TAIL_RE = re.compile(r"I hope it is correct", re.IGNORECASE)  # "Final Answer: ... I hope it is correct."
 _ARITHMETIC_RE = re.compile(r"^[0-9+\-*/(). ]+$")
 _LATEX_ARITHMETIC = ((re.compile(r"\\[dt]?frac\{([^{}]*)\}\{([^{}]*)\}"), r"((\1)/(\2))"),
                      (re.compile(r"\\times|\\cdot|×|\u00b7"), "*"), (re.compile(r"\\div|÷"), "/"),
@@ -142,8 +143,7 @@ def _statement_before(text: str, start: int) -> NumberMatch | None:
     """A final statement just before the one read at ``start``, with nothing but a few words between.
 
     An answer phrase, a ``####`` line, a box or a bold number on a line of its own, followed by at
-    most 80 characters of words (no digit, no correction word of the reader's: ``wait``, ``no``,
-    ``actually``; "I hope it is correct." is none): ``The answer is 20. Hence \\boxed{15}``,
+    most 80 characters of words (no digit, no correction; Minerva's "I hope it is correct." is none): ``The answer is 20. Hence \\boxed{15}``,
     ``#### 20`` then ``#### 15``, ``**20**`` then ``The answer is 15.``
     """
     head = text[:start]
@@ -164,7 +164,7 @@ def _statement_before(text: str, start: int) -> NumberMatch | None:
             found.append((len(head) - len(head[-_REVERSE_GAP - 100:]) + bold.end(), number[0]))
     for end, number in found:
         gap = head[end:]
-        if end < start and len(gap) <= _REVERSE_GAP and not re.search(r"[0-9]", gap) and not _CORRECTION_RE.search(gap):
+        if end < start and len(gap) <= _REVERSE_GAP and not re.search(r"[0-9]", gap) and not CORRECTION_RE.search(_MINERVA_TAIL_RE.sub("", gap)):
             return number
     return None
 

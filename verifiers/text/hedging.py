@@ -10,6 +10,7 @@ disowned answers", gives the rules that use them.
 
 from __future__ import annotations
 
+import bisect
 import re
 
 from .latex import boxed_spans
@@ -19,6 +20,8 @@ _FENCED_RE = re.compile(r"<!--.*?(?:-->|$)|```.*?(?:```|$)", re.DOTALL)
 _NEGATED_RE = re.compile(r"\b(?:not|never|isn'?t|isn’t|cannot\s+be|can'?t\s+be)\s*(?:\$|\\\(|\\\[)?\s*$", re.IGNORECASE)
 _HYPOTHETICAL_RE = re.compile(r"\b(?:if|suppose|supposing|assume|assuming)\b[^.!?\n]*\b(?:were|would\s+be|had\s+been)"
                               r"\s*(?:\$|\\\(|\\\[)?\s*$", re.IGNORECASE)
+_HYPOTHETICAL_TAIL_RE = re.compile(r"\b(?:were|would\s+be|had\s+been)\s*(?:\$|\\\(|\\\[)?\s*$", re.IGNORECASE)
+_CUE_CHARS = 40  # a negation or a "were" stands right before the box it disowns
 _QUOTES = ('"', "“", "”")
 _BLANK_BOX_RE = re.compile(r"(?:\\[ ,;:!]|\\q?quad|~|\s)*")
 HEDGE_WORD_RE = re.compile(r"\b(?:maybe|perhaps|probably|possibly|might|guess(?:es)?|not\s+sure)\b", re.IGNORECASE)
@@ -30,6 +33,7 @@ CORRECTION_RE = re.compile(
     r"|error|oops|instead|fix\w*|redo|revis\w*|however|sorry|fails?|rather|equivalently|simplif\w*)\b|\bno\s*[,.]",
     re.IGNORECASE)
 _SENTENCE_START_RE = re.compile(r"(?:[.!?:](?=\s)|\n|</?think>)")
+_SENTENCE_WINDOW = 400  # characters the cues of one statement are looked for in: bounded, so the reading stays linear
 CLOSING_RE = re.compile(r"(?:^|\n|[.!?]\s)\s*(?:therefore|thus|hence|so)\s*,?\s*(?P<value>[^\n]{1,60}?)\s*\.?\s*$",
                         re.IGNORECASE)
 
@@ -60,15 +64,17 @@ def blanked(text: str, spans: list[tuple[int, int]]) -> str:
 
 
 def sentence_start(text: str, position: int) -> int:
-    """Where the sentence holding ``position`` starts (after ``.``, ``!``, ``?``, ``:``, a line break or a think tag).
+    """Where the sentence holding ``position`` starts (after ``.``, ``!``, ``?``, ``:``, a line break or a
+    think tag), looking back at most 400 characters (a longer sentence is read from there).
 
     Example:
         >>> text = "First 5. Then 6."
         >>> text[sentence_start(text, 14):]
         ' Then 6.'
     """
-    starts = [match.end() for match in _SENTENCE_START_RE.finditer(text, 0, position)]
-    return starts[-1] if starts else 0
+    window = max(0, position - _SENTENCE_WINDOW)
+    starts = [match.end() for match in _SENTENCE_START_RE.finditer(text, window, position)]
+    return starts[-1] if starts else window
 
 
 def sentence_end(text: str, position: int) -> int:
@@ -84,9 +90,9 @@ def sentence_end(text: str, position: int) -> int:
 
 
 def _quoted(text: str, start: int, end: int) -> bool:
-    line_start = text.rfind("\n", 0, start) + 1
-    line_end = text.find("\n", end)
-    before, after = text[line_start:start], text[end:line_end if line_end >= 0 else len(text)]
+    line_start = max(text.rfind("\n", max(0, start - _SENTENCE_WINDOW), start) + 1, start - _SENTENCE_WINDOW, 0)
+    line_end = text.find("\n", end, end + _SENTENCE_WINDOW)
+    before, after = text[line_start:start], text[end:line_end if line_end >= 0 else end + _SENTENCE_WINDOW]
     return sum(before.count(q) for q in _QUOTES) % 2 == 1 and any(q in after for q in _QUOTES)
 
 
@@ -97,15 +103,20 @@ def disowned_boxes(text: str) -> list[tuple[int, int, str]]:
         >>> [why for _, _, why in disowned_boxes(r"It is not \\boxed{7}. <!-- \\boxed{8} --> So \\boxed{9}.")]
         ['negated', 'in a comment or code block']
     """
+    boxes = boxed_spans(text)
+    if not boxes:
+        return []
     fenced = [match.span() for match in _FENCED_RE.finditer(text)]
+    fence_starts = [fence_start for fence_start, _ in fenced]
     found = []
-    for start, end, _ in boxed_spans(text):
+    for start, end, _ in boxes:
+        fence = bisect.bisect_right(fence_starts, start) - 1
         before = text[sentence_start(text, start):start]
-        if any(a <= start < b for a, b in fenced):
+        if fence >= 0 and start < fenced[fence][1]:
             found.append((start, end, "in a comment or code block"))
-        elif _NEGATED_RE.search(before):
+        elif _NEGATED_RE.search(before[-_CUE_CHARS:]):
             found.append((start, end, "negated"))
-        elif _HYPOTHETICAL_RE.search(before):
+        elif _HYPOTHETICAL_TAIL_RE.search(before[-_CUE_CHARS:]) and _HYPOTHETICAL_RE.search(before):
             found.append((start, end, "hypothetical"))
         elif _quoted(text, start, end):
             found.append((start, end, "quoted"))
@@ -150,7 +161,7 @@ def alternatives_before(text: str, boxes: list[tuple[int, int, str]]) -> list[st
     later = boxes[-1]
     for box in reversed(boxes[:-1]):
         between = text[box[1]:later[0]]
-        window = text[sentence_start(text, box[0]):later[0]]
+        window = text[sentence_start(text, box[0]):later[0]][-2 * _SENTENCE_WINDOW:]
         if CORRECTION_RE.search(between) or same_statement(box[2], later[2]):
             break
         short = len(re.sub(r"[\s$\\()\[\]{}.,;:]|quad|text", "", between)) <= 3
