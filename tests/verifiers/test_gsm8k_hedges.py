@@ -111,3 +111,10 @@ def test_a_contradiction_pays_neither_value():
 def test_a_gold_with_a_unit_pays_its_number(completion):
     assert gsm8k.verify(completion, "3 apples").correct
     assert not gsm8k.verify(completion.replace("3", "4"), "3 apples").correct
+
+
+@pytest.mark.parametrize("gold", [r"\sqrt{6}", "3 (mod 7)", "f(x) = x + 6", "2^6", "6 or 7", "x = 6 \\pm 1"])
+def test_a_gold_that_qualifies_its_number_is_never_read_down_to_it(gold):
+    # "\sqrt{6}" is not 6: the GSM8K verifier cannot judge it (error, a reward of None), never pays "#### 6"
+    verdict = gsm8k.verify("So the answer is 6.\n#### 6", gold)
+    assert verdict.status == "error" and repr(gold)[1:-1][:10] in verdict.reason, verdict

@@ -31,7 +31,7 @@ from ..text.hedging import after_reasoning
 from ..text.numbers import Exact, exact, format_number, parse_number
 from ..text.prose import CUT_OFF_REASON, looks_cut_off
 from ..verdict import UnusableGold, Verdict
-from .extract import MODES, Extraction, Mode, _extractor, _strict, extract_answer
+from .extract import MODES, Extraction, Mode, _extractor, _strict, extract_answer, qualifies_its_number
 from .hedges import review
 
 __all__ = ["MODES", "Extraction", "Mode", "Verdict", "extract_answer", "gold_value", "verify", "verify_batch"]
@@ -67,6 +67,9 @@ def _parse_gold(gold: Any) -> tuple[Exact, str]:
         parsed = parse_number(gold, whole_as_int=True)
         if parsed is None:
             raise UnusableGold(f"gold {gold[:80]!r} is not a single number")
+        if qualifies_its_number(gold):  # "\sqrt{6}" is not 6, "3 (mod 7)" not 3: never read down to a bare number
+            raise UnusableGold(f"gold {gold[:80]!r} qualifies its number (a root, power, relation or second number); "
+                               "give the bare number, or use the maths verifier")
         value = parsed
     return value, format_number(value)
 

@@ -196,6 +196,20 @@ def _box_qualifies(content: str, number: NumberMatch) -> bool:
     return bool(_BOX_QUALIFIER_WORD_RE.search(rest) or _BOX_DRESS_RE.sub("", rest).strip())
 
 
+def qualifies_its_number(text: str) -> bool:
+    """Whether ``text`` says more of its number than the number (``\\sqrt{6}``, ``2^k``, ``3 (mod 7)``).
+
+    Currency, percent, units in words and an assignment (``x = 3``) only dress the number.
+
+    Example:
+        >>> [qualifies_its_number(t) for t in ("3 apples", "x = 3", r"\\$1,234.50", r"\\sqrt{6}", "3 (mod 7)")]
+        [False, False, False, True, True]
+    """
+    after = text.rsplit("=", 1)[1] if "=" in text else text
+    number = first_number(after) or first_number(text)
+    return number is None or _box_qualifies(text, number)
+
+
 def _last_line_hedge(text: str) -> Extraction | None:
     """Two numbers offered on the last line (``5 or 6``, ``**Either 5 or 6.**``), as a hedge."""
     lines = _TAG_RE.sub("", text).rstrip().rsplit("\n", 1)
