@@ -39,6 +39,10 @@ UNPAID = [
     (WORK + "\n\nFirst pass: $\\boxed{45}$.\n\nFinal answer: $\\boxed{\\quad}$.", "45", "empty box"),
     (WORK + "\n\n$$\\boxed{38 + 8 = 45}$$", "45", "false equation"),
     (WORK + "\n\n$$\\boxed{44 = 45}$$", "45", "false equation"),
+    # other units that are not the same quantity are two answers
+    ("The walk takes 3 laps of 40 minutes.\n\nIt takes $\\boxed{2}$ hours, or $\\boxed{150}$ minutes.", "2",
+     "several answers"),
+    ("She picks 11 fruits.\n\nShe has $\\boxed{5}$ apples or $\\boxed{6}$ pears.", "6", "several answers"),
 ]
 
 
@@ -66,6 +70,9 @@ PAID = [
     ("<think>\nMaybe $\\boxed{50}$... no, that is the note.\n" + WORK + "\n</think>\n\nThe answer is $\\boxed{45}$.", "45"),
     ("<think>\n" + WORK + "\n</think>\n\n#### 45", "45"),
     (WORK + "\n\n$$\\boxed{38 + 7 = 45}$$", "45"),
+    ("The walk takes 3 laps of 40 minutes.\n\nIt takes $\\boxed{2}$ hours, or $\\boxed{120}$ minutes.", "2"),
+    ("The walk takes 3 laps of 40 minutes.\n\nIt takes $\\boxed{2}$ hours, or $\\boxed{120}$ minutes.", "120"),
+    ("Each of 3 pens costs 150 cents.\n\nThe answer is 4.5 dollars, or equivalently 450 cents.", "450"),
     (WORK + "\n\nThe answer is not 50 but $\\boxed{45}$.", "45"),
 ]
 

@@ -32,7 +32,7 @@ from ..text.numbers import Exact, exact, format_number, parse_number
 from ..text.prose import CUT_OFF_REASON, looks_cut_off
 from ..verdict import UnusableGold, Verdict
 from .extract import MODES, Extraction, Mode, _extractor, _strict, extract_answer, qualifies_its_number
-from .hedges import review
+from .hedges import one_quantity, review
 
 __all__ = ["MODES", "Extraction", "Mode", "Verdict", "extract_answer", "gold_value", "verify", "verify_batch"]
 
@@ -191,7 +191,14 @@ def verify(
                                "rather than stating it (a power, relation, sign, term, negation or second number)",
                                found.qualified, details)
     paid = _matches(value, gold_number, abs_tol, rel_tol)  # others within the tolerance of a paid value restate it
-    alternatives = found.alternatives or tuple(n for n in policy.others
+    others = policy.others
+    restated = ""
+    if found.alternatives and _restated_in_units(text, found):  # "\boxed{2} hours, or \boxed{120} minutes"
+        one = {n.value for n in found.alternatives}
+        paid = paid or any(_matches(n, gold_number, abs_tol, rel_tol) for n in one)
+        found, others = found._replace(alternatives=()), tuple(n for n in others if n.value not in one)
+        restated = f", restated in other units as {', '.join(format_number(n) for n in sorted(one))}"
+    alternatives = found.alternatives or tuple(n for n in others
                                                if not (paid and _matches(n.value, gold_number, abs_tol, rel_tol)))
     if alternatives:
         rule = policy.others_rule if not found.alternatives else "several answers"
@@ -201,10 +208,19 @@ def verify(
         return _policy_verdict(rule, f"{rule}: offers several different answers ({offered}, {found.source}): {what}",
                                found.number.text, details)
     if paid:
-        return Verdict("correct", 1.0, found.number.text, f"{value_text} ({found.source}) equals the gold {gold_text}",
-                       details)
+        return Verdict("correct", 1.0, found.number.text,
+                       f"{value_text} ({found.source}{restated}) equals the gold {gold_text}", details)
     return Verdict("wrong", 0.0, found.number.text, f"{value_text} ({found.source}) differs from the gold {gold_text}",
                    details)
+
+
+def _restated_in_units(text: str, found: Extraction) -> bool:
+    """Whether the values a statement offers together are one quantity in several units, on its line."""
+    if found.start < 0:
+        return False
+    end = text.find("\n", found.start)
+    line = text[text.rfind("\n", 0, found.start) + 1:end if end >= 0 else len(text)]
+    return one_quantity(line, [found.number.value, *(n.value for n in found.alternatives)])
 
 
 def _matches(value: Exact, gold: Exact, abs_tol: float, rel_tol: float) -> bool:

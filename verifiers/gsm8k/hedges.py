@@ -48,6 +48,59 @@ _LATEX_ARITHMETIC = ((re.compile(r"\\[dt]?frac\{([^{}]*)\}\{([^{}]*)\}"), r"((\1
 _OPERATORS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv}
 
 
+# One quantity in several units: (dimension, size in the dimension's smallest unit here).
+_UNITS: dict[str, tuple[str, Fraction]] = {
+    **dict.fromkeys(("second", "seconds", "sec", "secs"), ("time", Fraction(1))),
+    **dict.fromkeys(("minute", "minutes", "min", "mins"), ("time", Fraction(60))),
+    **dict.fromkeys(("hour", "hours", "hr", "hrs"), ("time", Fraction(3600))),
+    **dict.fromkeys(("day", "days"), ("time", Fraction(86400))),
+    **dict.fromkeys(("week", "weeks"), ("time", Fraction(604800))),
+    **dict.fromkeys(("cent", "cents"), ("money", Fraction(1))),
+    **dict.fromkeys(("dollar", "dollars"), ("money", Fraction(100))),
+    **dict.fromkeys(("inch", "inches"), ("length", Fraction(1))),
+    **dict.fromkeys(("foot", "feet"), ("length", Fraction(12))),
+    **dict.fromkeys(("yard", "yards"), ("length", Fraction(36))),
+    **dict.fromkeys(("mile", "miles"), ("length", Fraction(63360))),
+    **dict.fromkeys(("mm", "millimeter", "millimeters"), ("metric length", Fraction(1))),
+    **dict.fromkeys(("cm", "centimeter", "centimeters"), ("metric length", Fraction(10))),
+    **dict.fromkeys(("m", "meter", "meters", "metre", "metres"), ("metric length", Fraction(1000))),
+    **dict.fromkeys(("km", "kilometer", "kilometers"), ("metric length", Fraction(1000000))),
+    **dict.fromkeys(("g", "gram", "grams"), ("mass", Fraction(1))),
+    **dict.fromkeys(("kg", "kilogram", "kilograms"), ("mass", Fraction(1000))),
+    **dict.fromkeys(("ounce", "ounces", "oz"), ("weight", Fraction(1))),
+    **dict.fromkeys(("pound", "pounds", "lb", "lbs"), ("weight", Fraction(16))),
+    **dict.fromkeys(("ml", "milliliter", "milliliters"), ("volume", Fraction(1))),
+    **dict.fromkeys(("l", "liter", "liters", "litre", "litres"), ("volume", Fraction(1000))),
+}
+_QUANTITY_RE = re.compile(r"(?<![0-9.,])(?P<number>[0-9][0-9,]*(?:\.[0-9]+)?)\s*\}?\s*\$?\s*(?:\\(?:text|mathrm)\{\s*)?"
+                          r"(?P<unit>[A-Za-z]+)\b")
+
+
+def one_quantity(text: str, values: list[Fraction | int]) -> bool:
+    """Whether ``values`` are one quantity written in units of one kind in ``text`` (``2 hours, or 120 minutes``).
+
+    Each value must stand in ``text`` before a unit word, and all must convert to one size.
+
+    Example:
+        >>> one_quantity(r"It takes $\\boxed{2}$ hours, or $\\boxed{120}$ minutes.", [120, 2])
+        True
+        >>> one_quantity(r"It takes $\\boxed{2}$ hours, or $\\boxed{150}$ minutes.", [150, 2])
+        False
+        >>> one_quantity("5 apples or 6 pears", [6, 5])
+        False
+    """
+    sizes: dict[Fraction, set[tuple[str, Fraction]]] = {}
+    for match in _QUANTITY_RE.finditer(text):
+        unit = _UNITS.get(match.group("unit").lower())
+        number = parse_number(match.group("number"))
+        if unit is not None and number is not None:
+            sizes.setdefault(Fraction(number), set()).add((unit[0], Fraction(number) * unit[1]))
+    measured = [sizes.get(Fraction(value)) for value in values]
+    if any(not found for found in measured):
+        return False
+    return any(all(any(candidate == size for candidate in found) for found in measured) for size in measured[0])
+
+
 @dataclass(frozen=True)
 class Review:
     """What the policy makes of a GSM8K answer.
