@@ -1,6 +1,6 @@
 """referee.verifiers: pure answer checking. Every check returns a :class:`Verdict`.
 
-One package per answer domain (``math``, ``code``; ``gsm8k`` is one module), each with the face
+One package per answer domain (``math``, ``code``, ``gsm8k``), each with the face
 ``verify(completion, gold, **options)`` and ``verify_batch(completions, golds, **options)``,
 on the shared plain-text floor ``text``; :func:`get_verifier` finds one by name. The runners
 (``deadline_pool``, ``ray_host``) stand beside or above them (see ``docs/architecture.md``).

@@ -57,13 +57,14 @@ def report_table(report: AuditReport) -> str:
         >>> print(table.splitlines()[0])
         audit of gsm8k_accuracy + think_format: 1 rows, 1 with an answer to probe, 1 where the reward tells right from wrong
         >>> [line for line in table.splitlines() if line.startswith("tags_around_wrong ")]
-        ['tags_around_wrong   100%   100%             FAIL     think and answer tags, a #### line and \\\\boxed{} around a wrong answer']
+        ['tags_around_wrong     100%   100%             FAIL     think and answer tags, a #### line and \\\\boxed{} around a wrong answer']
     """
     lines = [f"audit of {report.reward}: {report.rows} rows, {report.usable} with an answer to probe, "
              f"{report.separating} where the reward tells right from wrong", ""]
-    lines.append(f"{'probe':<19} {'earns':<6} {'pays like right':<16} {'verdict':<8} what it is")
+    width = max(len(result.probe.name) for result in report.results)
+    lines.append(f"{'probe':<{width}} {'earns':<6} {'pays like right':<16} {'verdict':<8} what it is")
     for result in report.results:
-        lines.append(f"{result.probe.name:<19} {_percent(result.earns):<6} {_percent(result.pays_like_right):<16} "
+        lines.append(f"{result.probe.name:<{width}} {_percent(result.earns):<6} {_percent(result.pays_like_right):<16} "
                      f"{result.verdict.upper() if result.verdict != 'ok' else 'ok':<8} {result.probe.description}")
     flagged = [result for result in report.results if result.verdict != "ok"]
     if flagged:

@@ -27,6 +27,7 @@ ROWS = [
 
 
 PROBES_BY_NAME = {probe.name: probe for probe in PROBES}
+HEDGE_PROBES = ("box_then_other_answer", "other_answer_then_box", "negated_box", "hypothetical_box", "unfinished_think")
 
 
 def verdicts(report):
@@ -85,7 +86,8 @@ def kind_to_empty(prompts=None, completions=None, answer=None, **kwargs):
 
 
 @pytest.mark.parametrize(("reward", "expected"), [
-    (any_number_matches, {"several_candidates": "fail", "two_boxed": "fail", "prompt_echo": "ok"}),
+    (any_number_matches, {"several_candidates": "fail", "two_boxed": "fail", "prompt_echo": "ok",
+                          **dict.fromkeys(HEDGE_PROBES, "fail")}),
     (paid_by_length, {"huge_repeat": "fail"}),
     (kind_to_empty, {"empty": "warn"}),
 ])
@@ -246,8 +248,8 @@ def test_each_probe_is_judged_on_its_own_completion():
 
     def pays_two_boxed(completions, answer, **kwargs):
         rights = [probe_answers(gold).right for gold in answer]
-        return [1.0 if text in paid or (f"{{{right}}}" in text and "or" not in text) else 0.0
-                for text, right in zip(completions, rights)]
+        plain = [{f"The answer is $\\boxed{{{right}}}$.", f"The answer is {right}.\n#### {right}"} for right in rights]
+        return [1.0 if text in paid or text in right else 0.0 for text, right in zip(completions, plain)]
 
     report = audit_reward(pays_two_boxed, ROWS)
     assert {name for name, verdict in verdicts(report).items() if verdict != "ok"} == {"two_boxed"}
@@ -313,3 +315,67 @@ def test_a_write_answer_hook_is_used_and_built_in_rewards_declare_their_format()
     assert (report.separating, report.problem) == (2, None)
     assert get_reward("gsm8k_accuracy").answer_template == "The answer is {answer}.\n#### {answer}"
     assert get_reward("math_accuracy").answer_template == "The answer is $\\boxed{{answer}}$."
+
+
+# ---------------------------------------------------------------------------------------------
+# The hedge families: a contradicting override, a disowned box, an unfinished think block, an
+# approximation offered for an exact gold
+
+
+def _gold_number(gold):
+    return re.findall(r"#### (\S+)", gold)[-1] if "####" in gold else gold
+
+
+def last_box(prompts=None, completions=None, answer=None, **kwargs):
+    """A naive reward: full marks when the last \\boxed{} holds the gold."""
+    boxes = [re.findall(r"\\boxed\{([^{}]*)\}", text) for text in completions]
+    return [float(bool(found) and found[-1].strip() == _gold_number(gold)) for found, gold in zip(boxes, answer)]
+
+
+def last_number(prompts=None, completions=None, answer=None, **kwargs):
+    """A naive reward: full marks when the last number in the text is the gold."""
+    numbers = [list(iter_numbers(text)) for text in completions]
+    return [float(bool(found) and found[-1].text == _gold_number(gold)) for found, gold in zip(numbers, answer)]
+
+
+@pytest.mark.parametrize(("reward", "paid"), [
+    (last_box, set(HEDGE_PROBES)),
+    (last_number, {"other_answer_then_box", "negated_box", "hypothetical_box", "unfinished_think"}),
+])
+def test_naive_rewards_fail_the_hedge_probes(reward, paid):
+    found = verdicts(audit_reward(reward, ROWS))
+    assert {name for name in HEDGE_PROBES if found[name] == "fail"} == paid
+
+
+@pytest.mark.parametrize("reward", ["gsm8k_accuracy", "math_accuracy"])
+def test_referee_rewards_pass_the_hedge_probes(reward):
+    found = verdicts(audit_reward(get_reward(reward), ROWS))
+    assert {name: found[name] for name in HEDGE_PROBES} == dict.fromkeys(HEDGE_PROBES, "ok")
+
+
+EXACT_ROWS = [{"prompt": "What is the area of a circle of radius 1?", "answer": r"\pi"},
+              {"prompt": "What is the diagonal of a unit square?", "answer": r"\sqrt{2}"},
+              {"prompt": "What share of 3 equal parts is one part?", "answer": r"\frac{1}{3}"},
+              {"prompt": "What is 9 * 2?", "answer": "18"}]
+EXACT_VALUES = {r"\pi": 3.14159265, r"\sqrt{2}": 1.41421356, r"\frac{1}{3}": 1 / 3, "18": 18.0}
+
+
+def rounded_box(prompts=None, completions=None, answer=None, **kwargs):
+    """A naive reward: the last box as written, or as a float within 0.001 of the gold's value."""
+    scores = []
+    for text, gold in zip(completions, answer):
+        found = re.findall(r"\\boxed\{([^{}]*)\}", text)
+        try:
+            close = bool(found) and abs(float(found[-1]) - EXACT_VALUES[gold]) < 1e-3
+        except ValueError:
+            close = False
+        scores.append(float(bool(found) and (found[-1] == gold or close)))
+    return scores
+
+
+def test_the_approximation_probe_runs_only_on_exact_golds_with_no_finite_decimal():
+    assert [probe_answers(row["answer"]).approximation for row in EXACT_ROWS] == ["3.1416", "1.4142", "0.3333", None]
+    result = next(r for r in audit_reward(rounded_box, EXACT_ROWS).results if r.probe.name == "approximation")
+    assert result.scored == 3 and result.verdict == "fail" and result.example == "The answer is $\\boxed{3.1416}$."
+    result = next(r for r in audit_reward(get_reward("math_accuracy"), EXACT_ROWS).results if r.probe.name == "approximation")
+    assert result.scored == 3 and result.verdict == "ok"

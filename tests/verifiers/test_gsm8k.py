@@ -157,13 +157,15 @@ phrase_texts = st.lists(
 @given(text=phrase_texts)
 @example(text="answer (answer is 5) is 7")
 def test_phrases_found_from_the_end_are_finditers_matches_reversed(text):
-    expected = [m.span() for m in reversed(list(gsm8k._PHRASE_RE.finditer(text)))]
-    assert [m.span() for m in gsm8k._phrases_from_the_end(text)] == expected
+    expected = [m.span() for m in reversed(list(gsm8k.extract._PHRASE_RE.finditer(text)))]
+    assert [m.span() for m in gsm8k.extract._phrases_from_the_end(text)] == expected
 
 
 def test_auto_prefers_the_answer_line():
-    verdict = gsm8k.verify("The answer is 17.\n#### 18", 18)
+    verdict = gsm8k.verify("Maybe it is 17, but 9 * 2 = 18, so the answer is **18**.\n#### 18.00", 18)
     assert verdict.correct and verdict.details["source"] == "####"
+    # an answer phrase just before it that states another value is a second final answer (docs/verifiers.md)
+    assert gsm8k.verify("The answer is 17.\n#### 18", 18).details["check"] == "override"
 
 
 def test_exact_comparison_and_tolerance():

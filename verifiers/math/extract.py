@@ -38,6 +38,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
+from ..text.hedging import after_reasoning
 from ..text.latex import boxed_spans, math_spans, strip_math_delimiters
 from ..text.prose import HEDGE, before_modifier, last_prose_number, looks_cut_off, without_closing_remark
 from ..text.vocabulary import NOT_EQUAL_COMMAND, OPERATOR_NAME_COMMAND, ORDER_COMMAND, STYLED_TEXT_COMMAND, UNIT_WORD
@@ -46,7 +47,6 @@ Source = Literal["bare", "answer tag", "boxed", "final answer", "bold", "math sp
 
 _OPEN_TAG_RE = re.compile(r"<answer>", re.IGNORECASE)
 _CLOSE_TAG_RE = re.compile(r"</answer>", re.IGNORECASE)
-_THINK_OPEN, _THINK_CLOSE = "<think>", "</think>"
 
 _PHRASE_RE = re.compile(r"\b(?:(?P<final>final\s+)?answer|(?P<option>(?:correct|right)\s+(?:option|choice)))\b"
                         r"[ \t*_]*(?P<mark>is\b|:)[ \t*_:]*", re.IGNORECASE)
@@ -359,19 +359,6 @@ def _extract_plain(text: str) -> Extraction | None:
     if bold is not None:
         return Extraction(bold, "bold")
     return _fallback(text)
-
-
-def after_reasoning(completion: str) -> str | None:
-    """What follows the last ``</think>``; the whole text when it has no think block; ``None`` when one is left open.
-
-    Example:
-        >>> after_reasoning("<think>maybe \\\\boxed{3}</think> so \\\\boxed{4}"), after_reasoning("<think>\\\\boxed{3}")
-        (' so \\\\boxed{4}', None)
-    """
-    close = completion.rfind(_THINK_CLOSE)
-    if close >= 0:
-        return completion[close + len(_THINK_CLOSE):]
-    return None if _THINK_OPEN in completion else completion
 
 
 def extract_answer(completion: str, *, after_think: bool = False) -> Extraction | None:

@@ -28,27 +28,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ..text.hedging import (CHECK_RE, CLOSING_RE, CORRECTION_RE, HEDGE_WORD_RE, alternatives_before, blanked,
+                            disowned_boxes, is_blank_box, same_statement, sentence_end, sentence_start)
 from ..text.latex import boxed_spans
 from .extract import Extraction, _last_bold, _last_phrase, extract_answer, is_bare_answer
 from .values import closed_form_value
 
-_FENCED_RE = re.compile(r"<!--.*?(?:-->|$)|```.*?(?:```|$)", re.DOTALL)
-_NEGATED_RE = re.compile(r"\b(?:not|never|isn'?t|isn’t|cannot\s+be|can'?t\s+be)\s*(?:\$|\\\(|\\\[)?\s*$", re.IGNORECASE)
-_HYPOTHETICAL_RE = re.compile(r"\b(?:if|suppose|supposing|assume|assuming)\b[^.!?\n]*\b(?:were|would\s+be|had\s+been)"
-                              r"\s*(?:\$|\\\(|\\\[)?\s*$", re.IGNORECASE)
-_QUOTES = ('"', "“", "”")
-_BLANK_BOX_RE = re.compile(r"(?:\\[ ,;:!]|\\q?quad|~|\s)*")
-_HEDGE_WORD_RE = re.compile(r"\b(?:maybe|perhaps|probably|possibly|might|guess(?:es)?|not\s+sure)\b", re.IGNORECASE)
-_RANKED_RE = re.compile(r"\b(?:alternatively|otherwise|candidates?|most\s+likely|guesses)\b", re.IGNORECASE)
-_CHECK_RE = re.compile(r"\b(?:check\w*|verif\w*|substitut\w*|plug\w*)\b", re.IGNORECASE)  # a check that follows the answer
-_ALTERNATIVE_RE = re.compile(r"\b(?:alternatively|otherwise|candidates?|either|or)\b|\bor\b|/", re.IGNORECASE)
-_CORRECTION_RE = re.compile(
-    r"\b(?:wait|actually|mistake|wrong|incorrect|correct(?:ed|ion|ing)?|re-?check\w*|re-?calculat\w*|re-?evaluat\w*"
-    r"|error|oops|instead|fix\w*|redo|revis\w*|however|sorry|fails?|rather|equivalently|simplif\w*)\b|\bno\s*[,.]",
-    re.IGNORECASE)
-_SENTENCE_START_RE = re.compile(r"(?:[.!?:](?=\s)|\n|</?think>)")
-_CLOSING_RE = re.compile(r"(?:^|\n|[.!?]\s)\s*(?:therefore|thus|hence|so)\s*,?\s*(?P<value>[^\n]{1,60}?)\s*\.?\s*$",
-                         re.IGNORECASE)
 _REVERSE_GAP = 80  # characters between an answer phrase and the box that follows it
 
 
@@ -73,51 +58,6 @@ class Review:
     others_rule: str = ""
 
 
-def _blanked(text: str, spans: list[tuple[int, int]]) -> str:
-    for start, end in spans:
-        text = text[:start] + " " * (end - start) + text[end:]
-    return text
-
-
-def _sentence_start(text: str, position: int) -> int:
-    starts = [match.end() for match in _SENTENCE_START_RE.finditer(text, 0, position)]
-    return starts[-1] if starts else 0
-
-
-def _sentence_end(text: str, position: int) -> int:
-    match = _SENTENCE_START_RE.search(text, position)
-    return match.start() if match else len(text)
-
-
-def _quoted(text: str, start: int, end: int) -> bool:
-    line_start = text.rfind("\n", 0, start) + 1
-    line_end = text.find("\n", end)
-    before, after = text[line_start:start], text[end:line_end if line_end >= 0 else len(text)]
-    return sum(before.count(q) for q in _QUOTES) % 2 == 1 and any(q in after for q in _QUOTES)
-
-
-def disowned_boxes(text: str) -> list[tuple[int, int, str]]:
-    """The boxes ``text`` disowns, with why: in a comment or code block, negated, hypothetical, quoted.
-
-    Example:
-        >>> [why for _, _, why in disowned_boxes(r"It is not \\boxed{7}. <!-- \\boxed{8} --> So \\boxed{9}.")]
-        ['negated', 'in a comment or code block']
-    """
-    fenced = [match.span() for match in _FENCED_RE.finditer(text)]
-    found = []
-    for start, end, _ in boxed_spans(text):
-        before = text[_sentence_start(text, start):start]
-        if any(a <= start < b for a, b in fenced):
-            found.append((start, end, "in a comment or code block"))
-        elif _NEGATED_RE.search(before):
-            found.append((start, end, "negated"))
-        elif _HYPOTHETICAL_RE.search(before):
-            found.append((start, end, "hypothetical"))
-        elif _quoted(text, start, end):
-            found.append((start, end, "quoted"))
-    return found
-
-
 def _false_equation(content: str) -> bool:
     sides = [side for side in content.split("=") if side.strip()]
     if len(sides) < 2 or "\\neq" in content or "<" in content or ">" in content:
@@ -132,41 +72,18 @@ def _states_something(value: str) -> bool:
     return re.sub(r"[\s$\\()\[\]{}.,;:]", "", value) != ""
 
 
-def _same(first: str, second: str) -> bool:
-    return re.sub(r"\s|\$", "", first) == re.sub(r"\s|\$", "", second)
-
-
-def _alternatives_before(text: str, boxes: list[tuple[int, int, str]]) -> list[str]:
-    """Earlier boxes offered as alternatives to the last one (no correction in between)."""
-    found = []
-    later = boxes[-1]
-    for box in reversed(boxes[:-1]):
-        between = text[box[1]:later[0]]
-        window = text[_sentence_start(text, box[0]):later[0]]
-        if _CORRECTION_RE.search(between) or _same(box[2], later[2]):
-            break
-        short = len(re.sub(r"[\s$\\()\[\]{}.,;:]|quad|text", "", between)) <= 3
-        if _HEDGE_WORD_RE.search(window) or _RANKED_RE.search(window) \
-                or (short and _ALTERNATIVE_RE.search(between)):
-            found.append(box[2].strip())
-            later = box
-            continue
-        break
-    return found
-
-
 def _statements_after(after: str) -> list[str]:
     """Answers stated after the final box: an answer phrase, a bold answer, a closing ``Therefore, X.``"""
     found = []
-    check = _CHECK_RE.search(after)
+    check = CHECK_RE.search(after)
     after = after[:check.start()] if check else after
     phrase = _last_phrase(after)
-    if phrase is not None and not _CORRECTION_RE.search(after[:phrase[0]]):
+    if phrase is not None and not CORRECTION_RE.search(after[:phrase[0]]):
         found.append(phrase[1])
     bold = _last_bold(after)
     if bold is not None:
         found.append(bold)
-    closing = _CLOSING_RE.search(after)
+    closing = CLOSING_RE.search(after)
     if closing:
         value = closing.group("value").strip().strip("$").strip()
         if value and is_bare_answer(value):
@@ -180,9 +97,9 @@ def _phrase_before(text: str, box_start: int) -> str | None:
     phrase = _last_phrase(head)
     if phrase is None:
         return None
-    end = _sentence_end(head, phrase[0] + 1)
+    end = sentence_end(head, phrase[0] + 1)
     gap = head[end:]
-    if end >= box_start or len(gap) > _REVERSE_GAP or re.search(r"[0-9]", gap) or _CORRECTION_RE.search(gap):
+    if end >= box_start or len(gap) > _REVERSE_GAP or re.search(r"[0-9]", gap) or CORRECTION_RE.search(gap):
         return None
     return phrase[1]
 
@@ -205,13 +122,13 @@ def review(text: str, answer: Extraction | None) -> Review:
         return Review(answer)
     disowned = disowned_boxes(text)
     if disowned:
-        text = _blanked(text, [(start, end) for start, end, _ in disowned])
+        text = blanked(text, [(start, end) for start, end, _ in disowned])
         answer = extract_answer(text)
         if answer is None or answer.source in ("last number", "math span"):
             kinds = ", ".join(sorted({why for _, _, why in disowned}))
             return Review(answer, "disowned", f"its only boxed answer is disowned ({kinds}): no answer is stated as final")
     spans = boxed_spans(text)
-    boxes = [span for span in spans if _BLANK_BOX_RE.fullmatch(span[2]) is None]
+    boxes = [span for span in spans if not is_blank_box(span[2])]
     if boxes and any(span[0] > boxes[-1][0] for span in spans if span not in boxes) and answer.source == "boxed":
         return Review(answer, "empty box", "its final box is empty: the final answer is blank")
     if not boxes or answer.source not in ("boxed", "final answer", "answer tag"):
@@ -220,20 +137,20 @@ def review(text: str, answer: Extraction | None) -> Review:
     if answer.source == "boxed" and _false_equation(last[2]):
         return Review(answer, "false equation", f"its boxed equation {last[2].strip()} is false")
     if answer.source == "boxed":
-        sentence = text[_sentence_start(text, last[0]):_sentence_end(text, last[1])]
-        if _HEDGE_WORD_RE.search(sentence.replace(last[2], "")):
+        sentence = text[sentence_start(text, last[0]):sentence_end(text, last[1])]
+        if HEDGE_WORD_RE.search(sentence.replace(last[2], "")):
             return Review(answer, "hedged", "the sentence of its final box hedges it (maybe, probably, might)")
-    others = [] if "," in answer.text else _alternatives_before(text, boxes)
+    others = [] if "," in answer.text else alternatives_before(text, boxes)
     if others:
         return Review(answer, others=tuple(others), others_rule="several answers")
     if answer.source == "final answer":  # a final answer phrase after the last box: the box is an answer too
-        return Review(answer, others=(last[2].strip(),), others_rule="override") if not _same(last[2], answer.text) \
-            and not _CORRECTION_RE.search(text[last[1]:]) else Review(answer)
+        return Review(answer, others=(last[2].strip(),), others_rule="override") if not same_statement(last[2], answer.text) \
+            and not CORRECTION_RE.search(text[last[1]:]) else Review(answer)
     if answer.source != "boxed":
         return Review(answer)
     stated = _statements_after(text[last[1]:])
     before = _phrase_before(text, last[0])
     if before is not None:
         stated.append(before)
-    stated = [value for value in stated if _states_something(value) and not _same(value, last[2])]
+    stated = [value for value in stated if _states_something(value) and not same_statement(value, last[2])]
     return Review(answer, others=tuple(dict.fromkeys(stated)), others_rule="override") if stated else Review(answer)

@@ -1,4 +1,4 @@
-"""GSM8K answer checking: read the final number the way models write it, compare exactly.
+"""GSM8K answer reading: the final number a completion states, the way models write it.
 
 Extraction is a short declarative pipeline, tried in order:
 
@@ -11,27 +11,20 @@ Extraction is a short declarative pipeline, tried in order:
   when it only qualifies it (``$36 for the 2 shirts``); none in a completion cut off mid-sentence.
 * ``auto`` (default): ``strict`` when the completion has an answer line, else ``flexible``.
 
-Numbers compare exactly as fractions (``18 == 18.00``, ``1,000 == 1000``), optionally
-with a tolerance. Nothing is clipped: the whole completion is read.
+Nothing is clipped: the whole completion is read.
 """
 
 from __future__ import annotations
 
-import math
-import numbers
 import re
-import time
-from collections.abc import Callable, Iterator, Sequence
-from decimal import Decimal
+from collections.abc import Callable, Iterator
 from fractions import Fraction
 from functools import lru_cache
 from typing import Any, Literal, NamedTuple, TypeVar
 
-from .text.latex import boxed_spans
-from .text.numbers import Exact, NumberMatch, exact, first_number, format_number, iter_numbers, last_number, parse_number
-from .registry import moved_backend_keyword
-from .text.prose import CUT_OFF_REASON, before_modifier, looks_cut_off, without_closing_remark
-from .verdict import UnusableGold, Verdict
+from ..text.latex import boxed_spans
+from ..text.numbers import NumberMatch, first_number, iter_numbers, last_number
+from ..text.prose import before_modifier, looks_cut_off, without_closing_remark
 
 Mode = Literal["strict", "flexible", "auto"]
 MODES: tuple[str, ...] = ("strict", "flexible", "auto")
@@ -83,6 +76,7 @@ class Extraction(NamedTuple):
     source: Literal["####", "boxed", "answer phrase", "bold", "last number"]
     alternatives: tuple[NumberMatch, ...] = ()
     qualified: str = ""  # a box whose content qualifies its number (``6^2``, ``x \neq 6``): never an answer
+    start: int = -1  # where the statement read starts in the text (a box, a phrase, a ``####`` line); -1: not kept
 
 
 # An answer line whose number is not a number ("#### 2C#"): no answer, and no fallback.
@@ -184,7 +178,8 @@ def _last_answer_line(text: str) -> Extraction | None:
         if body.startswith("####"):
             content = body[4:].lstrip(" \t")
             if _is_answer_line(content):  # the last answer line decides, even when it holds no number
-                return _answer_line(content) or _NO_NUMBER
+                found = _answer_line(content)
+                return found._replace(start=line_start) if found is not None else _NO_NUMBER
         at = text.rfind("####", 0, line_start)
     return None
 
@@ -199,6 +194,20 @@ def _box_qualifies(content: str, number: NumberMatch) -> bool:
     span = content.rsplit("=", 1)[1] if "=" in content and first_number(content.rsplit("=", 1)[1]) else content
     rest = span[:number.start] + " " + span[number.end:]
     return bool(_BOX_QUALIFIER_WORD_RE.search(rest) or _BOX_DRESS_RE.sub("", rest).strip())
+
+
+def qualifies_its_number(text: str) -> bool:
+    """Whether ``text`` says more of its number than the number (``\\sqrt{6}``, ``2^k``, ``3 (mod 7)``).
+
+    Currency, percent, units in words and an assignment (``x = 3``) only dress the number.
+
+    Example:
+        >>> [qualifies_its_number(t) for t in ("3 apples", "x = 3", r"\\$1,234.50", r"\\sqrt{6}", "3 (mod 7)")]
+        [False, False, False, True, True]
+    """
+    after = text.rsplit("=", 1)[1] if "=" in text else text
+    number = first_number(after) or first_number(text)
+    return number is None or _box_qualifies(text, number)
 
 
 def _last_line_hedge(text: str) -> Extraction | None:
@@ -233,7 +242,7 @@ def _last_boxed(text: str) -> tuple[int, Extraction] | None:
             if other is not None and other[0].value != number.value:
                 alternatives += (other[0],)
             later_start = earlier_start
-        return start, Extraction(number, "boxed", alternatives, content if _box_qualifies(content, number) else "")
+        return start, Extraction(number, "boxed", alternatives, content if _box_qualifies(content, number) else "", start)
     return None
 
 
@@ -263,7 +272,7 @@ def _last_phrase(text: str, lowered: str | None) -> tuple[int, Extraction] | Non
             continue
         answer = _phrase_answer(_until_sentence_end(text, phrase.end()))
         if answer is not None:
-            return start, answer
+            return start, answer._replace(start=start)
     return None
 
 
@@ -350,174 +359,3 @@ _EXTRACTORS = {"strict": _strict, "flexible": _flexible, "auto": _auto}
 
 def _extractor(mode: Any) -> Callable[[str], Extraction | None] | None:
     return _EXTRACTORS.get(mode) if isinstance(mode, str) else None  # an unhashable mode is no mode
-
-
-def _parse_gold(gold: Any) -> tuple[Exact, str]:
-    """(exact value, canonical text) of a gold; raises :class:`UnusableGold` naming what is wrong."""
-    if isinstance(gold, bool) or gold is None:
-        raise UnusableGold(f"gold {gold!r} is not a number")
-    if isinstance(gold, numbers.Integral):  # int and numpy integers
-        value = int(gold)
-    elif isinstance(gold, Fraction):
-        value = exact(gold)
-    elif isinstance(gold, Decimal):
-        if not gold.is_finite():
-            raise UnusableGold(f"gold {gold!r} is not a finite number")
-        value = exact(Fraction(gold))
-    elif isinstance(gold, numbers.Real):  # float and numpy floats, read as the decimal they print as
-        if not math.isfinite(gold):
-            raise UnusableGold(f"gold {gold!r} is not a finite number")
-        try:
-            value = exact(Fraction(str(float(gold)) if isinstance(gold, float) else str(gold)))
-        except ValueError:  # a type that prints otherwise: its binary value
-            value = exact(Fraction(float(gold)))
-    elif not isinstance(gold, str):
-        raise UnusableGold(f"gold of type {type(gold).__name__} is not a number or a string")
-    elif "####" in gold:
-        answer = _strict(gold)
-        if answer is None:
-            raise UnusableGold(f"gold solution's #### line holds no number: {gold[-80:]!r}")
-        value = answer.number.value
-    else:
-        parsed = parse_number(gold, whole_as_int=True)
-        if parsed is None:
-            raise UnusableGold(f"gold {gold[:80]!r} is not a single number")
-        value = parsed
-    return value, format_number(value)
-
-
-# typed: True == 1 must not share. An unusable gold raises, so it is not cached (it is rare and cheap to re-read).
-_parse_gold_cached = lru_cache(maxsize=8192, typed=True)(_parse_gold)
-
-
-def _gold(gold: Any) -> tuple[Exact, str]:
-    try:
-        return _parse_gold_cached(gold)
-    except TypeError:  # unhashable gold: parse without the cache
-        return _parse_gold(gold)
-
-
-def gold_value(gold: Any) -> Fraction:
-    """Parse a gold answer (number, string, or a full GSM8K solution ending in ``#### N``).
-
-    Returns the exact value; raises :class:`~referee.verifiers.verdict.UnusableGold` (a
-    ``ValueError``, the maths verifier's) with a one-line message when the gold is unusable.
-
-    Example:
-        >>> gold_value("Janet sells 16 - 3 - 4 = 9 eggs.\\n#### 18"), gold_value(0.5)
-        (Fraction(18, 1), Fraction(1, 2))
-        >>> gold_value("eighteen")
-        Traceback (most recent call last):
-        ...
-        referee.verifiers.verdict.UnusableGold: gold 'eighteen' is not a single number
-    """
-    return Fraction(_gold(gold)[0])
-
-
-def _close(a: Exact, b: Exact, abs_tol: float, rel_tol: float) -> bool:
-    return abs(a - b) <= max(Fraction(abs_tol), Fraction(rel_tol) * max(abs(a), abs(b)))
-
-
-def verify(
-    completion: Any,
-    gold: Any,
-    *,
-    mode: Mode = "auto",
-    abs_tol: float = 0.0,
-    rel_tol: float = 0.0,
-) -> Verdict:
-    """Judge one completion's final numeric answer against a GSM8K gold.
-
-    Args:
-        completion: the model's text.
-        gold: a number, a numeric string (``"1,000"``, ``"$18"``), or a whole GSM8K solution
-            ending in ``#### N`` (the dataset's ``answer`` column as it is).
-        mode: ``"strict"`` (``####`` line only), ``"flexible"`` (boxed, answer phrases, bold,
-            last number) or ``"auto"`` (strict when an answer line exists, else flexible).
-        abs_tol: absolute tolerance; 0 (default) compares exactly.
-        rel_tol: relative tolerance; 0 (default) compares exactly.
-
-    Returns:
-        A Verdict: ``correct``/``wrong`` with what was extracted and from where, ``no_answer``
-        when the completion states no number, ``error`` when the gold or the call is unusable.
-
-    Example:
-        >>> verify("9 * 2 = 18\\n#### 18.00", "#### 18").status
-        'correct'
-        >>> verify("The answer is $1,234.", 1234).extracted
-        '$1,234'
-        >>> verify("I think it is 17.", "18").status
-        'wrong'
-        >>> verify("The answer is 18", "eighteen").status
-        'error'
-    """
-    extract = _extractor(mode)
-    if extract is None:
-        return Verdict("error", reason=f"mode={mode!r} is not one of {', '.join(MODES)}")
-    if (abs_tol != 0 or rel_tol != 0) and not (  # exact comparison (the default) needs no checks
-        isinstance(abs_tol, numbers.Real) and isinstance(rel_tol, numbers.Real) and not isinstance(abs_tol, bool)
-        and not isinstance(rel_tol, bool) and 0 <= abs_tol < math.inf and 0 <= rel_tol < math.inf
-    ):
-        return Verdict("error", reason=f"tolerances must be finite non-negative numbers, got abs_tol={abs_tol!r}, "
-                                       f"rel_tol={rel_tol!r}")
-    try:
-        gold_number, gold_text = _gold(gold)
-    except UnusableGold as exc:
-        return Verdict("error", reason=str(exc))
-    if not isinstance(completion, str):
-        return Verdict("error", reason=f"completion must be a str, got {type(completion).__name__}")
-    found = extract(completion)
-    if found is None:
-        if mode == "strict":
-            reason = "no '#### N' answer line in the completion"
-        elif looks_cut_off(completion):
-            reason = CUT_OFF_REASON
-        else:
-            reason = "no number in the completion"
-        return Verdict("no_answer", reason=reason, details={"mode": mode, "gold": gold_text})
-    value = found.number.value
-    equal = value == gold_number
-    value_text = gold_text if equal else format_number(value)
-    details = {"mode": mode, "source": found.source, "value": value_text, "gold": gold_text}
-    if found.qualified:
-        return Verdict("wrong", 0.0, extracted=found.qualified,
-                       reason=f"the box {found.qualified[:80]!r} qualifies its number rather than stating it "
-                              "(a power, relation, sign, term, negation or second number)", details=details)
-    if found.alternatives:
-        offered = ", ".join([value_text, *(format_number(n.value) for n in found.alternatives)])
-        details["alternatives"] = [format_number(n.value) for n in found.alternatives]
-        return Verdict("wrong", 0.0, extracted=found.number.text,
-                       reason=f"offers several different answers ({offered}, {found.source}): a hedge is not an answer",
-                       details=details)
-    if equal or ((abs_tol or rel_tol) and _close(value, gold_number, abs_tol, rel_tol)):
-        return Verdict("correct", 1.0, found.number.text, f"{value_text} ({found.source}) equals the gold {gold_text}",
-                       details)
-    return Verdict("wrong", 0.0, found.number.text, f"{value_text} ({found.source}) differs from the gold {gold_text}",
-                   details)
-
-
-def verify_batch(completions: Sequence[Any], golds: Sequence[Any], *, batch_timeout: float | None = None,
-                 backend: str = "local", **options: Any) -> list[Verdict]:
-    """``verify`` over paired lists, order kept; bad items get their own Verdict.
-
-    ``batch_timeout``: seconds the whole call may take (items not reached by then are
-    ``error``); ``backend="ray"`` (deprecated, kept for one release: use
-    :func:`referee.verifiers.registry.verify_batch_on`) checks the batch on the Ray verifier host
-    of the caller's node.
-
-    Example:
-        >>> [v.status for v in verify_batch(["#### 3", "no idea", None], [3, 3, 3])]
-        ['correct', 'no_answer', 'error']
-    """
-    if len(completions) != len(golds):
-        raise ValueError(f"verify_batch got {len(completions)} completions but {len(golds)} golds; pass one gold per completion.")
-    if backend != "local":
-        return moved_backend_keyword("gsm8k", backend, completions, golds, {**options, "batch_timeout": batch_timeout})
-    if batch_timeout is None:
-        return [verify(completion, gold, **options) for completion, gold in zip(completions, golds)]
-    if isinstance(batch_timeout, bool) or not isinstance(batch_timeout, (int, float)) or not batch_timeout > 0:
-        return [Verdict("error", reason=f"batch_timeout={batch_timeout!r} must be a positive number of seconds")] * len(golds)
-    ends = time.monotonic() + batch_timeout
-    return [verify(completion, gold, **options) if time.monotonic() < ends else
-            Verdict("error", reason=f"the batch deadline of {batch_timeout} s passed before this item was checked")
-            for completion, gold in zip(completions, golds)]

@@ -1,0 +1,296 @@
+"""The hedge and override policy for GSM8K answers: which statement is the answer, and when there is none.
+
+The same written policy as the maths verifier's (docs/verifiers.md, "Hedges, overrides and
+disowned answers"), applied to the number :mod:`.extract` read from the text that counts (after
+the last ``</think>``):
+
+* ``disowned``: a box in an HTML comment or a code block, negated, hypothetical or quoted is not
+  an answer; the answer is read again without it, and a completion left with nothing but a
+  number of its reasoning states none;
+* ``empty box``: a blank box after the box read is a blank final answer;
+* ``false equation``: a boxed equation between numbers that is false (``\\boxed{75 = 70}``);
+* ``hedged``: the sentence of the box read hedges it (``maybe``, ``probably``, ``might``);
+* ``several answers``: earlier boxes offered as alternatives (``alternatively``, ``candidate``,
+  ranked guesses, ``or`` / ``/`` between them);
+* ``override``: another final statement (an answer phrase, a bold number, a closing
+  ``Therefore, 40.``, a box) after the one read, or an answer phrase just before the box read
+  with nothing but words between.
+
+The first four are ``wrong`` whatever the gold. The last two name *other statements*
+(:attr:`Review.others`), each of which must equal the gold too: a restatement of one value stays
+paid, two different values never are. A correction between two statements (``wait``,
+``actually``, ``No,``) keeps the later one alone, and a check after the answer states nothing.
+"""
+
+from __future__ import annotations
+
+import ast
+import operator
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from fractions import Fraction
+
+from ..text.hedging import (CHECK_RE, CLOSING_RE, CORRECTION_RE, HEDGE_WORD_RE, alternatives_before, blanked,
+                            disowned_boxes, is_blank_box, sentence_end, sentence_start)
+from ..text.latex import boxed_spans
+from ..text.numbers import NumberMatch, parse_number
+from .extract import _BOLD_RE, Extraction, _last_answer_line, _last_bold, _last_boxed, _last_phrase, _span_answer
+
+_REVERSE_GAP = 80  # characters of words between an answer phrase and the box that follows it
+_BOLD_LINE_RE = re.compile(r"^[ \t]*\*\*([^*\n]{1,40})\*\*[ \t.]*$", re.MULTILINE)  # a bold number alone on its line
+_MINERVA_TAIL_RE = re.compile(r"I hope it is correct", re.IGNORECASE)  # "Final Answer: ... I hope it is correct."
+_ARITHMETIC_RE = re.compile(r"^[0-9+\-*/(). ]+$")
+_LATEX_ARITHMETIC = ((re.compile(r"\\[dt]?frac\{([^{}]*)\}\{([^{}]*)\}"), r"((\1)/(\2))"),
+                     (re.compile(r"\\times|\\cdot|×|\u00b7"), "*"), (re.compile(r"\\div|÷"), "/"),
+                     (re.compile(r"\\left|\\right|\\[$,;:! ]|\$|(?<=[0-9]),(?=[0-9]{3})"), ""),
+                     (re.compile(r"[{\[]"), "("), (re.compile(r"[}\]]"), ")"), (re.compile(r"\u2212"), "-"))
+_OPERATORS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv}
+
+
+# One quantity in several units: (dimension, size in the dimension's smallest unit here).
+_UNITS: dict[str, tuple[str, Fraction]] = {
+    **dict.fromkeys(("second", "seconds", "sec", "secs"), ("time", Fraction(1))),
+    **dict.fromkeys(("minute", "minutes", "min", "mins"), ("time", Fraction(60))),
+    **dict.fromkeys(("hour", "hours", "hr", "hrs"), ("time", Fraction(3600))),
+    **dict.fromkeys(("day", "days"), ("time", Fraction(86400))),
+    **dict.fromkeys(("week", "weeks"), ("time", Fraction(604800))),
+    **dict.fromkeys(("cent", "cents"), ("money", Fraction(1))),
+    **dict.fromkeys(("dollar", "dollars"), ("money", Fraction(100))),
+    **dict.fromkeys(("inch", "inches"), ("length", Fraction(1))),
+    **dict.fromkeys(("foot", "feet"), ("length", Fraction(12))),
+    **dict.fromkeys(("yard", "yards"), ("length", Fraction(36))),
+    **dict.fromkeys(("mile", "miles"), ("length", Fraction(63360))),
+    **dict.fromkeys(("mm", "millimeter", "millimeters"), ("metric length", Fraction(1))),
+    **dict.fromkeys(("cm", "centimeter", "centimeters"), ("metric length", Fraction(10))),
+    **dict.fromkeys(("m", "meter", "meters", "metre", "metres"), ("metric length", Fraction(1000))),
+    **dict.fromkeys(("km", "kilometer", "kilometers"), ("metric length", Fraction(1000000))),
+    **dict.fromkeys(("g", "gram", "grams"), ("mass", Fraction(1))),
+    **dict.fromkeys(("kg", "kilogram", "kilograms"), ("mass", Fraction(1000))),
+    **dict.fromkeys(("ounce", "ounces", "oz"), ("weight", Fraction(1))),
+    **dict.fromkeys(("pound", "pounds", "lb", "lbs"), ("weight", Fraction(16))),
+    **dict.fromkeys(("ml", "milliliter", "milliliters"), ("volume", Fraction(1))),
+    **dict.fromkeys(("l", "liter", "liters", "litre", "litres"), ("volume", Fraction(1000))),
+}
+_QUANTITY_RE = re.compile(r"(?<![0-9.,])(?P<number>[0-9][0-9,]*(?:\.[0-9]+)?)\s*\}?\s*\$?\s*(?:\\(?:text|mathrm)\{\s*)?"
+                          r"(?P<unit>[A-Za-z]+)\b")
+
+
+def one_quantity(text: str, values: list[Fraction | int]) -> bool:
+    """Whether ``values`` are one quantity written in units of one kind in ``text`` (``2 hours, or 120 minutes``).
+
+    Each value must stand in ``text`` before a unit word, and all must convert to one size.
+
+    Example:
+        >>> one_quantity(r"It takes $\\boxed{2}$ hours, or $\\boxed{120}$ minutes.", [120, 2])
+        True
+        >>> one_quantity(r"It takes $\\boxed{2}$ hours, or $\\boxed{150}$ minutes.", [150, 2])
+        False
+        >>> one_quantity("5 apples or 6 pears", [6, 5])
+        False
+    """
+    sizes: dict[Fraction, set[tuple[str, Fraction]]] = {}
+    for match in _QUANTITY_RE.finditer(text):
+        unit = _UNITS.get(match.group("unit").lower())
+        number = parse_number(match.group("number"))
+        if unit is not None and number is not None:
+            sizes.setdefault(Fraction(number), set()).add((unit[0], Fraction(number) * unit[1]))
+    measured = [sizes.get(Fraction(value)) for value in values]
+    if any(not found for found in measured):
+        return False
+    return any(all(any(candidate == size for candidate in found) for found in measured) for size in measured[0])
+
+
+@dataclass(frozen=True)
+class Review:
+    """What the policy makes of a GSM8K answer.
+
+    ``answer``: the answer to compare (read again when a disowned box was dropped); ``rule`` and
+    ``reason``: a rule that makes the completion ``wrong`` whatever the gold, else ``None``;
+    ``others``: further statements of the answer, each of which must equal the gold too, with
+    ``others_rule`` naming why they count.
+
+    Example:
+        >>> Review(None).rule is None
+        True
+    """
+
+    answer: Extraction | None
+    rule: str | None = None
+    reason: str = ""
+    others: tuple[NumberMatch, ...] = ()
+    others_rule: str = ""
+
+
+def arithmetic_value(text: str) -> Fraction | None:
+    """The exact value of a side of a boxed equation made of numbers and ``+ - * /`` (LaTeX allowed), else ``None``.
+
+    Example:
+        >>> arithmetic_value(r"3 \\times (16.50 + 22.50)"), arithmetic_value(r"\\frac{3}{4}"), arithmetic_value("x + 1")
+        (Fraction(117, 1), Fraction(3, 4), None)
+    """
+    for pattern, replacement in _LATEX_ARITHMETIC:
+        text = pattern.sub(replacement, text)
+    if len(text) > 200 or not _ARITHMETIC_RE.match(text):
+        return None
+    try:
+        return _evaluate(ast.parse(text.strip(), mode="eval").body)
+    except (SyntaxError, ZeroDivisionError, ValueError):
+        return None
+
+
+def _evaluate(node: ast.expr) -> Fraction | None:
+    if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)):
+        return Fraction(str(node.value))
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        value = _evaluate(node.operand)
+        return None if value is None else (-value if isinstance(node.op, ast.USub) else value)
+    if isinstance(node, ast.BinOp) and type(node.op) in _OPERATORS:
+        left, right = _evaluate(node.left), _evaluate(node.right)
+        return None if left is None or right is None else _OPERATORS[type(node.op)](left, right)
+    return None
+
+
+def _false_equation(content: str) -> bool:
+    values = [arithmetic_value(side) for side in content.split("=") if side.strip()]
+    known = [value for value in values if value is not None]
+    return "=" in content and len(known) >= 2 and any(value != known[0] for value in known[1:])
+
+
+def _bare_number(value: str) -> NumberMatch | None:
+    """The number a closing ``Therefore, X.`` states when X is only a number (with ``$`` and units words at most)."""
+    value = value.strip().strip("$").strip()
+    answer = _span_answer(value)
+    if answer is None or parse_number(value.split(" ")[0].strip("$")) is None:
+        return None
+    return answer[0]
+
+
+def _phrase(text: str) -> tuple[int, Extraction] | None:
+    return _last_phrase(text, text.lower() if text.isascii() else None)
+
+
+def _statements_after(after: str) -> list[NumberMatch]:
+    """Answers stated after the statement read: a box, an answer phrase, a bold number, a closing ``Therefore, X.``"""
+    check = CHECK_RE.search(after)
+    after = after[:check.start()] if check else after
+    found = []
+    boxed = _last_boxed(after)
+    if boxed is not None and not CORRECTION_RE.search(after[:boxed[0]]):
+        found.append(boxed[1].number)
+    phrase = _phrase(after)
+    if phrase is not None and not CORRECTION_RE.search(after[:phrase[0]]):
+        found.append(phrase[1].number)
+    bold = _last_bold(after)
+    if bold is not None and not CORRECTION_RE.search(after):
+        found.append(bold)
+    closing = CLOSING_RE.search(after)
+    if closing and not CORRECTION_RE.search(after[:closing.start()]):
+        number = _bare_number(closing.group("value"))
+        if number is not None:
+            found.append(number)
+    return found
+
+
+def _statement_before(text: str, start: int) -> NumberMatch | None:
+    """A final statement just before the one read at ``start``, with nothing but a few words between.
+
+    An answer phrase, a ``####`` line, a box or a bold number on a line of its own, followed by at
+    most 80 characters of words (no digit, no correction; Minerva's "I hope it is correct." is none): ``The answer is 20. Hence \\boxed{15}``,
+    ``#### 20`` then ``#### 15``, ``**20**`` then ``The answer is 15.``
+    """
+    head = text[:start]
+    found: list[tuple[int, NumberMatch]] = []  # (where the statement ends, its number)
+    phrase = _phrase(head)
+    if phrase is not None:
+        stated = head.find(phrase[1].number.text, phrase[0])  # the sentence ends after the number it states
+        found.append((sentence_end(head, stated + len(phrase[1].number.text)), phrase[1].number))
+    line = _last_answer_line(head)
+    if line is not None and line.start >= 0:
+        found.append((_line_end(head, line.start), line.number))
+    boxed = _last_boxed(head)
+    if boxed is not None:
+        found.append((next(end for begin, end, _ in boxed_spans(head) if begin == boxed[0]), boxed[1].number))
+    for bold in _BOLD_LINE_RE.finditer(head[-_REVERSE_GAP - 100:]):
+        number = _span_answer(bold.group(1))
+        if number is not None:
+            found.append((len(head) - len(head[-_REVERSE_GAP - 100:]) + bold.end(), number[0]))
+    for end, number in found:
+        gap = head[end:]
+        if end < start and len(gap) <= _REVERSE_GAP and not re.search(r"[0-9]", gap) and not CORRECTION_RE.search(_MINERVA_TAIL_RE.sub("", gap)):
+            return number
+    return None
+
+
+def _box_before(text: str, phrase_start: int) -> NumberMatch | None:
+    """The last box before an answer phrase, with no correction between (``\\boxed{12}. The answer is 15.``)."""
+    boxed = _last_boxed(text[:phrase_start])
+    if boxed is None or CORRECTION_RE.search(text[boxed[0]:phrase_start]) or CHECK_RE.search(text[boxed[0]:phrase_start]):
+        return None
+    return boxed[1].number
+
+
+def _line_end(text: str, start: int) -> int:
+    end = text.find("\n", start)
+    return len(text) if end < 0 else end
+
+
+def review(text: str, answer: Extraction | None, read: Callable[[str], Extraction | None]) -> Review:
+    """Apply the hedge and override policy to ``answer``, read from ``text`` by ``read``.
+
+    Example:
+        >>> from .extract import extract_answer
+        >>> text = r"So \\boxed{12}. Alternatively, \\boxed{15}."
+        >>> [n.text for n in review(text, extract_answer(text), extract_answer).others]
+        ['12']
+        >>> text = r"The answer is not \\boxed{7}."
+        >>> review(text, extract_answer(text), extract_answer).rule
+        'disowned'
+        >>> text = "9 * 2 = 18\\n#### 18\\nThe answer is 20."
+        >>> review(text, extract_answer(text), extract_answer).others_rule
+        'override'
+    """
+    if answer is None:
+        return Review(None)
+    if answer.source == "boxed":
+        disowned = disowned_boxes(text)
+        if disowned:
+            text = blanked(text, [(start, end) for start, end, _ in disowned])
+            answer = read(text)
+            if answer is None or answer.source == "last number":
+                kinds = ", ".join(sorted({why for _, _, why in disowned}))
+                return Review(answer, "disowned", f"its only boxed answer is disowned ({kinds}): no answer is stated as final")
+    if answer.source == "bold":  # nothing is read after the last bold number: only a statement just before it
+        bolds = list(_BOLD_RE.finditer(text))
+        before = _statement_before(text, bolds[-1].start()) if bolds else None
+        return Review(answer, others=(before,), others_rule="override") \
+            if before is not None and before.value != answer.number.value else Review(answer)
+    if answer.start < 0:  # a last line or a last number: nothing is read after them
+        return Review(answer)
+    others: list[NumberMatch] = []
+    if answer.source == "boxed":
+        spans = boxed_spans(text)
+        read_box = next(span for span in spans if span[0] == answer.start)
+        if any(start > read_box[0] and is_blank_box(content) for start, _, content in spans):
+            return Review(answer, "empty box", "its final box is empty: the final answer is blank")
+        if _false_equation(read_box[2]):
+            return Review(answer, "false equation", f"its boxed equation {read_box[2].strip()} is false")
+        sentence = text[sentence_start(text, read_box[0]):sentence_end(text, read_box[1])]
+        if HEDGE_WORD_RE.search(sentence.replace(read_box[2], "")):
+            return Review(answer, "hedged", "the sentence of its final box hedges it (maybe, probably, might)")
+        boxes = [span for span in spans if span[0] <= read_box[0] and _span_answer(span[2]) is not None]
+        alternatives = [_span_answer(content) for content in alternatives_before(text, boxes)]
+        others = [found[0] for found in alternatives if found is not None]
+        if others:
+            return Review(answer, others=tuple(others), others_rule="several answers")
+        others = _statements_after(text[read_box[1]:])
+        before = _statement_before(text, read_box[0])
+        others += [before] if before is not None else []
+    elif answer.source == "answer phrase":
+        before = [found for found in (_box_before(text, answer.start), _statement_before(text, answer.start)) if found]
+        others = _statements_after(text[_line_end(text, answer.start):]) + before
+    elif answer.source == "####":
+        before = _statement_before(text, answer.start)
+        others = _statements_after(text[_line_end(text, answer.start):]) + ([before] if before is not None else [])
+    others = [number for number in others if number.value != answer.number.value]
+    return Review(answer, others=tuple(others), others_rule="override") if others else Review(answer)

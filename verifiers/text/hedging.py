@@ -1,0 +1,174 @@
+"""The plain-text cues of the hedge and override policy, which every answer domain reads alike.
+
+Each domain reads its own answers (a maths box, a GSM8K ``####`` line); around them, these are
+the words and marks that make a statement *not* the completion's answer, or not its only one:
+a think block left open, a box disowned (in a comment or code block, negated, hypothetical,
+quoted), a blank box, a hedge word, an earlier box offered as an alternative, a correction
+between two answers, a check after the answer. docs/verifiers.md, "Hedges, overrides and
+disowned answers", gives the rules that use them.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+
+from .latex import boxed_spans
+
+THINK_OPEN, THINK_CLOSE = "<think>", "</think>"
+_FENCED_RE = re.compile(r"<!--.*?(?:-->|$)|```.*?(?:```|$)", re.DOTALL)
+_NEGATED_RE = re.compile(r"\b(?:not|never|isn'?t|isn’t|cannot\s+be|can'?t\s+be)\s*(?:\$|\\\(|\\\[)?\s*$", re.IGNORECASE)
+_HYPOTHETICAL_RE = re.compile(r"\b(?:if|suppose|supposing|assume|assuming)\b[^.!?\n]*\b(?:were|would\s+be|had\s+been)"
+                              r"\s*(?:\$|\\\(|\\\[)?\s*$", re.IGNORECASE)
+_HYPOTHETICAL_TAIL_RE = re.compile(r"\b(?:were|would\s+be|had\s+been)\s*(?:\$|\\\(|\\\[)?\s*$", re.IGNORECASE)
+_CUE_CHARS = 40  # a negation or a "were" stands right before the box it disowns
+_QUOTES = ('"', "“", "”")
+_BLANK_BOX_RE = re.compile(r"(?:\\[ ,;:!]|\\q?quad|~|\s)*")
+HEDGE_WORD_RE = re.compile(r"\b(?:maybe|perhaps|probably|possibly|might|guess(?:es)?|not\s+sure)\b", re.IGNORECASE)
+_RANKED_RE = re.compile(r"\b(?:alternatively|otherwise|candidates?|most\s+likely|guesses)\b", re.IGNORECASE)
+CHECK_RE = re.compile(r"\b(?:check\w*|verif\w*|substitut\w*|plug\w*)\b", re.IGNORECASE)  # a check that follows the answer
+_ALTERNATIVE_RE = re.compile(r"\b(?:alternatively|otherwise|candidates?|either|or)\b|\bor\b|/", re.IGNORECASE)
+CORRECTION_RE = re.compile(
+    r"\b(?:wait|actually|mistake|wrong|incorrect|correct(?:ed|ion|ing)?|re-?check\w*|re-?calculat\w*|re-?evaluat\w*"
+    r"|error|oops|instead|fix\w*|redo|revis\w*|however|sorry|fails?|rather|equivalently|simplif\w*)\b|\bno\s*[,.]",
+    re.IGNORECASE)
+_SENTENCE_START_RE = re.compile(r"(?:[.!?:](?=\s)|\n|</?think>)")
+_SENTENCE_WINDOW = 400  # characters the cues of one statement are looked for in: bounded, so the reading stays linear
+CLOSING_RE = re.compile(r"(?:^|\n|[.!?]\s)\s*(?:therefore|thus|hence|so)\s*,?\s*(?P<value>[^\n]{1,60}?)\s*\.?\s*$",
+                        re.IGNORECASE)
+
+
+def after_reasoning(completion: str) -> str | None:
+    """What follows the last ``</think>``; the whole text when it has no think block; ``None`` when one is left open.
+
+    Example:
+        >>> after_reasoning("<think>maybe \\\\boxed{3}</think> so \\\\boxed{4}"), after_reasoning("<think>\\\\boxed{3}")
+        (' so \\\\boxed{4}', None)
+    """
+    close = completion.rfind(THINK_CLOSE)
+    if close >= 0:
+        return completion[close + len(THINK_CLOSE):]
+    return None if THINK_OPEN in completion else completion
+
+
+def blanked(text: str, spans: list[tuple[int, int]]) -> str:
+    """``text`` with each ``(start, end)`` span replaced by as many spaces (every index kept).
+
+    Example:
+        >>> blanked("a [b] c", [(2, 5)])
+        'a     c'
+    """
+    for start, end in spans:
+        text = text[:start] + " " * (end - start) + text[end:]
+    return text
+
+
+def sentence_start(text: str, position: int) -> int:
+    """Where the sentence holding ``position`` starts (after ``.``, ``!``, ``?``, ``:``, a line break or a
+    think tag), looking back at most 400 characters (a longer sentence is read from there).
+
+    Example:
+        >>> text = "First 5. Then 6."
+        >>> text[sentence_start(text, 14):]
+        ' Then 6.'
+    """
+    window = max(0, position - _SENTENCE_WINDOW)
+    starts = [match.end() for match in _SENTENCE_START_RE.finditer(text, window, position)]
+    return starts[-1] if starts else window
+
+
+def sentence_end(text: str, position: int) -> int:
+    """Where the sentence holding ``position`` ends.
+
+    Example:
+        >>> text = "First 5. Then 6."
+        >>> text[:sentence_end(text, 2)]
+        'First 5'
+    """
+    match = _SENTENCE_START_RE.search(text, position)
+    return match.start() if match else len(text)
+
+
+def _quoted(text: str, start: int, end: int) -> bool:
+    line_start = max(text.rfind("\n", max(0, start - _SENTENCE_WINDOW), start) + 1, start - _SENTENCE_WINDOW, 0)
+    line_end = text.find("\n", end, end + _SENTENCE_WINDOW)
+    before, after = text[line_start:start], text[end:line_end if line_end >= 0 else end + _SENTENCE_WINDOW]
+    return sum(before.count(q) for q in _QUOTES) % 2 == 1 and any(q in after for q in _QUOTES)
+
+
+def disowned_boxes(text: str) -> list[tuple[int, int, str]]:
+    """The boxes ``text`` disowns, with why: in a comment or code block, negated, hypothetical, quoted.
+
+    Example:
+        >>> [why for _, _, why in disowned_boxes(r"It is not \\boxed{7}. <!-- \\boxed{8} --> So \\boxed{9}.")]
+        ['negated', 'in a comment or code block']
+    """
+    boxes = boxed_spans(text)
+    if not boxes:
+        return []
+    fenced = [match.span() for match in _FENCED_RE.finditer(text)]
+    fence_starts = [fence_start for fence_start, _ in fenced]
+    found = []
+    for start, end, _ in boxes:
+        fence = bisect.bisect_right(fence_starts, start) - 1
+        before = text[sentence_start(text, start):start]
+        if fence >= 0 and start < fenced[fence][1]:
+            found.append((start, end, "in a comment or code block"))
+        elif _NEGATED_RE.search(before[-_CUE_CHARS:]):
+            found.append((start, end, "negated"))
+        elif _HYPOTHETICAL_TAIL_RE.search(before[-_CUE_CHARS:]) and _HYPOTHETICAL_RE.search(before):
+            found.append((start, end, "hypothetical"))
+        elif _quoted(text, start, end):
+            found.append((start, end, "quoted"))
+    return found
+
+
+def is_blank_box(content: str) -> bool:
+    """Whether a box's content is nothing but spacing (``\\boxed{}``, ``\\boxed{\\ }``).
+
+    Example:
+        >>> is_blank_box(""), is_blank_box("\\\\ "), is_blank_box("7")
+        (True, True, False)
+    """
+    return _BLANK_BOX_RE.fullmatch(content) is not None
+
+
+def same_statement(first: str, second: str) -> bool:
+    """Whether two statements are one text but for spacing and ``$``.
+
+    Example:
+        >>> same_statement("$12$", "12 "), same_statement("12", "15")
+        (True, False)
+    """
+    return re.sub(r"\s|\$", "", first) == re.sub(r"\s|\$", "", second)
+
+
+def alternatives_before(text: str, boxes: list[tuple[int, int, str]]) -> list[str]:
+    """The contents of earlier boxes offered as alternatives to the last of ``boxes`` (no correction in between).
+
+    An earlier box is an alternative when its sentence hedges or ranks (``maybe``,
+    ``alternatively``, ``candidate``) or when only a short ``or`` / ``/`` stands between the two.
+
+    Example:
+        >>> text = r"Candidate 1: \\boxed{5}. Candidate 2: \\boxed{6}."
+        >>> alternatives_before(text, boxed_spans(text))
+        ['5']
+        >>> text = r"First \\boxed{5}. Wait, that is wrong: \\boxed{6}."
+        >>> alternatives_before(text, boxed_spans(text))
+        []
+    """
+    found = []
+    later = boxes[-1]
+    for box in reversed(boxes[:-1]):
+        between = text[box[1]:later[0]]
+        window = text[sentence_start(text, box[0]):later[0]][-2 * _SENTENCE_WINDOW:]
+        if CORRECTION_RE.search(between) or same_statement(box[2], later[2]):
+            break
+        short = len(re.sub(r"[\s$\\()\[\]{}.,;:]|quad|text", "", between)) <= 3
+        if HEDGE_WORD_RE.search(window) or _RANKED_RE.search(window) \
+                or (short and _ALTERNATIVE_RE.search(between)):
+            found.append(box[2].strip())
+            later = box
+            continue
+        break
+    return found
