@@ -55,8 +55,15 @@ _THINK_OPEN, _THINK_CLOSE = "<think>", "</think>"
 _FOREIGN_ANSWER = r"r[ée]ponse(?:\s+finale)?|antwort|respuesta(?:\s+final)?|resposta(?:\s+final)?|risposta(?:\s+finale)?"
 # Chinese answer markers: "【答案】", "答案是", "故答案为", "答案：", and "答：" (not "回答："): a final statement.
 _CHINESE_ANSWER = r"【\s*答案\s*】|答案\s*(?:是|为|為|应为|應為|[:：])|(?<![\u4e00-\u9fff])答\s*[:：]"
-_PHRASE_RE = re.compile(rf"\b(?:(?P<final>final\s+)?answer|(?P<option>(?:correct|right)\s+(?:option|choice))|{_FOREIGN_ANSWER})\b"
+_ENGLISH_PHRASE = r"(?P<final>final\s+)?answer|(?P<option>(?:correct|right)\s+(?:option|choice))"
+_PHRASE_RE = re.compile(rf"\b(?:{_ENGLISH_PHRASE}|{_FOREIGN_ANSWER})\b"
                         r"[ \t*_]*(?P<mark>is\b|:)[ \t*_:]*" rf"|(?P<chinese>{_CHINESE_ANSWER})[ \t*_:：]*", re.IGNORECASE)
+# The same without the other languages (the same groups: "chinese" never matches), for the texts that
+# hold none of their words: most texts, scanned at the English pattern's speed.
+_ENGLISH_PHRASE_RE = re.compile(rf"\b(?:{_ENGLISH_PHRASE})\b[ \t*_]*(?P<mark>is\b|:)[ \t*_:]*(?P<chinese>(?!))?",
+                                re.IGNORECASE)
+_OTHER_LANGUAGE_HINTS = ("答", "ponse", "PONSE", "ntwort", "NTWORT", "espuesta", "ESPUESTA", "esposta", "ESPOSTA",
+                         "isposta", "ISPOSTA")
 _CHOICE_RE = re.compile(r"^(?!I\s+[a-z])\(?[A-J]\)?(?:[\s.:,;]|$)")
 # "The answer is 1, no matter how ...": the value that leads the last sentence, followed by an
 # elaboration (never "or", "no", "then": alternatives, corrections and hypotheses stay unread).
@@ -76,6 +83,7 @@ _HYPOTHESIS_RE = re.compile(r"\b(?:suppose|assume|assuming|if|guess|maybe|perhap
 _MATHS_START_RE = re.compile(r"[-+\u2212$\\(\[{0-9.]")
 _PHRASE_TAIL_RE = re.compile(r"(?:\.\s|\n|\.?\s*I hope it is correct|\.$|[。；，])", re.IGNORECASE)
 _PHRASE_SPAN_LIMIT = 300
+_MAX_PHRASES = 64  # the last answer phrases tried: a text of thousands of unreadable ones has none
 
 # Between two answers that are one answer: delimiters, spacing, commas and "and" only.
 _JOIN_NOISE_RE = re.compile(rf"(?:\\q?quad|{STYLED_TEXT_COMMAND})\b|" r"\\[,;:! ]|\\\(|\\\)|\\\[|\\\]|[${}\s,;.&]")
@@ -152,8 +160,10 @@ def is_bare_answer(text: str) -> bool:
     text = text.strip()
     if not text or len(text) > _BARE_LIMIT or "\\boxed" in text or "\\fbox" in text:
         return False
+    if _SCRIPT_WORD_RE.search(text):  # "所以答案是12。", "解：联立 ... 【答案】(1,3)": a sentence of a script without spaces
+        return False
     if not any(char.isspace() for char in text):
-        return _SCRIPT_WORD_RE.search(text) is None  # "所以答案是12。" is a sentence written without spaces
+        return True
     if "\n\n" in text or not _MATHS_CHAR_RE.search(text):
         return False
     if _SHORT_WORD_RE.search(_COMMAND_RE.sub(" ", text)):
@@ -264,7 +274,8 @@ def _value_in_sentence(sentence: str) -> str | None:
 
 def _last_phrase(text: str, *, final_only: bool = False) -> tuple[int, str] | None:
     """Start and answer of the last answer phrase (``The final answer is $X$``, ``Answer: X``)."""
-    for phrase in reversed(list(_PHRASE_RE.finditer(text))):
+    pattern = _PHRASE_RE if any(hint in text for hint in _OTHER_LANGUAGE_HINTS) else _ENGLISH_PHRASE_RE
+    for phrase in reversed(list(pattern.finditer(text))[-_MAX_PHRASES:]):
         if final_only and not (phrase.group("final") or phrase.group("chinese") or _labels_a_line(text, phrase)):
             continue
         rest = text[phrase.end():phrase.end() + _PHRASE_SPAN_LIMIT]
@@ -310,16 +321,19 @@ def _last_phrase(text: str, *, final_only: bool = False) -> tuple[int, str] | No
     return None
 
 
-def is_word_answer(text: str) -> bool:
+def is_word_answer(text: str, *, gold: bool = False) -> bool:
     """Whether ``text`` is an answer in words (``Tuesday``, ``the isosceles triangle``): at most four
-    words, none a short function word (``is``, ``to``) or a verdict on the work (``correct``, ``reasonable``).
+    words, none a short function word (``is``, ``to``) or, in a completion, a verdict on the work
+    (``correct``, ``reasonable``; a ``gold`` may say ``right triangle``).
 
     Example:
         >>> is_word_answer("the isosceles triangle"), is_word_answer("correct"), is_word_answer("unknown to us")
         (True, False, False)
+        >>> is_word_answer("right triangle"), is_word_answer("right triangle", gold=True)
+        (False, True)
     """
     words = text.lower().split()
-    return bool(_WORD_ANSWER_RE.fullmatch(text)) and not _VERDICT_WORDS.intersection(words) \
+    return bool(_WORD_ANSWER_RE.fullmatch(text)) and (gold or not _VERDICT_WORDS.intersection(words)) \
         and not _SHORT_WORD_RE.search(text) and words[-1] not in _ARTICLES
 
 
@@ -335,7 +349,9 @@ def _labels_a_line(text: str, phrase: re.Match[str]) -> bool:
 
 
 def _sentence_start_before(text: str, start: int) -> int:
-    return max(text.rfind(". ", 0, start), text.rfind("\n", 0, start), -1) + 1
+    """Where the sentence around ``start`` begins, looking back at most a phrase's span (linear over many phrases)."""
+    window = max(0, start - _PHRASE_SPAN_LIMIT)
+    return max(text.rfind(". ", window, start), text.rfind("\n", window, start), window - 1) + 1
 
 
 def _concludes_at(text: str, start: int, end: int) -> bool:

@@ -73,7 +73,7 @@ def gold_answer(gold: Any) -> str:
             text = text if "\\$" in text else text.replace("$", "")  # "$-1$,$2$" is the list -1, 2
         else:
             found = extract_answer(gold)
-            if found is None and is_word_answer(text.strip().rstrip(".")):
+            if found is None and is_word_answer(text.strip().rstrip("."), gold=True):
                 return text.strip().rstrip(".")  # a word or a phrase: "isosceles triangle", "the empty set"
             if found is None:
                 raise UnusableGold(f"gold {gold[:80]!r} states no answer; pass the answer text, e.g. '\\frac{{1}}{{2}}'")

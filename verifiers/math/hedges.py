@@ -49,6 +49,8 @@ _CORRECTION_RE = re.compile(
 _SENTENCE_START_RE = re.compile(r"(?:[.!?:](?=\s)|\n|</?think>)")
 _CLOSING_RE = re.compile(r"(?:^|\n|[.!?]\s)\s*(?:therefore|thus|hence|so)\s*,?\s*(?P<value>[^\n]{1,60}?)\s*\.?\s*$",
                          re.IGNORECASE)
+_SENTENCE_WINDOW = 400  # characters a sentence (or a quotation's line) may reach around a box
+_NEGATION_REACH = 40  # "the answer is not $": the words just before a box
 _REVERSE_GAP = 80  # characters between an answer phrase and the box that follows it
 
 
@@ -80,8 +82,11 @@ def _blanked(text: str, spans: list[tuple[int, int]]) -> str:
 
 
 def _sentence_start(text: str, position: int) -> int:
-    starts = [match.end() for match in _SENTENCE_START_RE.finditer(text, 0, position)]
-    return starts[-1] if starts else 0
+    """Where the sentence around ``position`` starts, looking back at most ``_SENTENCE_WINDOW``
+    characters: bounded work per box, so a text of thousands of boxes stays linear."""
+    window = max(0, position - _SENTENCE_WINDOW)
+    starts = [match.end() for match in _SENTENCE_START_RE.finditer(text, window, position)]
+    return starts[-1] if starts else window
 
 
 def _sentence_end(text: str, position: int) -> int:
@@ -90,9 +95,9 @@ def _sentence_end(text: str, position: int) -> int:
 
 
 def _quoted(text: str, start: int, end: int) -> bool:
-    line_start = text.rfind("\n", 0, start) + 1
-    line_end = text.find("\n", end)
-    before, after = text[line_start:start], text[end:line_end if line_end >= 0 else len(text)]
+    line_start = max(text.rfind("\n", max(0, start - _SENTENCE_WINDOW), start) + 1, start - _SENTENCE_WINDOW, 0)
+    line_end = text.find("\n", end, end + _SENTENCE_WINDOW)
+    before, after = text[line_start:start], text[end:line_end if line_end >= 0 else end + _SENTENCE_WINDOW]
     return sum(before.count(q) for q in _QUOTES) % 2 == 1 and any(q in after for q in _QUOTES)
 
 
@@ -109,7 +114,7 @@ def disowned_boxes(text: str) -> list[tuple[int, int, str]]:
         before = text[_sentence_start(text, start):start]
         if any(a <= start < b for a, b in fenced):
             found.append((start, end, "in a comment or code block"))
-        elif _NEGATED_RE.search(before):
+        elif _NEGATED_RE.search(before[-_NEGATION_REACH:]):
             found.append((start, end, "negated"))
         elif _HYPOTHETICAL_RE.search(before):
             found.append((start, end, "hypothetical"))
@@ -212,7 +217,8 @@ def review(text: str, answer: Extraction | None) -> Review:
             return Review(answer, "disowned", f"its only boxed answer is disowned ({kinds}): no answer is stated as final")
     spans = boxed_spans(text)
     boxes = [span for span in spans if _BLANK_BOX_RE.fullmatch(span[2]) is None]
-    if boxes and any(span[0] > boxes[-1][0] for span in spans if span not in boxes) and answer.source == "boxed":
+    real = set(boxes)
+    if boxes and any(span[0] > boxes[-1][0] for span in spans if span not in real) and answer.source == "boxed":
         return Review(answer, "empty box", "its final box is empty: the final answer is blank")
     if not boxes or answer.source not in ("boxed", "final answer", "answer tag"):
         return Review(answer)

@@ -35,7 +35,7 @@ from typing import Any
 
 from ..deadline_pool import NamedFunction, Outcome, shared_pool
 from ..registry import moved_backend_keyword
-from ..text.latex import brace_depth, strip_math_delimiters
+from ..text.latex import brace_depth, strip_math_delimiters, top_level_parts  # noqa: F401 (an old flat-module name)
 from ..text.prose import CUT_OFF_REASON, HEDGE, looks_cut_off
 from ..text.vocabulary import TEXT_COMMAND
 from ..verdict import UnusableGold, Verdict
@@ -674,7 +674,8 @@ def verify(
 
     Returns:
         A Verdict: ``correct``/``wrong`` with the answer read and how it was compared
-        (``details["method"]``: ``text``, ``number``, ``base``, ``kind``, ``value`` or ``sympy``), ``no_answer``, ``timeout``
+        (``details["method"]``: ``qualifier``, ``text``, ``number``, ``base``, ``elements``, ``kind``, ``value`` or
+        ``sympy``), ``no_answer``, ``timeout``
         (the answer's fault: score 0), or ``error`` (an unusable gold, a bad option, a failed
         worker: not the completion's fault).
 
