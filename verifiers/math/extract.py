@@ -14,15 +14,20 @@ of precedence (the first that reads something wins; ``Extraction.source`` names 
    are one answer. A later *final answer* phrase, or an ``Answer:`` label that opens a line,
    overrides a box (the hedge policy then holds the box to the same gold).
 4. ``final answer``: ``The final answer is $X$``, ``Answer: X``, ``**Answer:** X``,
-   ``The correct option is (C)``; when the phrase is followed by a sentence (``Final Answer: The
-   largest $n$ is 34.``) the value in it.
+   ``The correct option is (C)``, Chinese markers (``【答案】``, ``答案是``, ``故答案为``, ``答：``,
+   final answers) and other languages' labels (``Réponse :``, ``Antwort:``, ``Respuesta:``); after
+   the phrase, plain LaTeX whole (``2\\sqrt{3}``, ``(1,3)``), a choice letter (``The answer is B.``),
+   a number in words (``six``), a word answer that ends the text (``Tuesday``); when the phrase
+   is followed by a sentence (``Final Answer: The largest $n$ is 34.``) the number it states.
 5. ``bold``: the last ``**X**`` whose content is an answer (``**6**``, ``**$7.00**``), or the
-   value of a bold sentence that ends the text (``**There are 63 points.**``).
+   value of a bold sentence that ends the text (``**There are 63 points.**``); never a heading
+   (``**Step 2:**``, ``**Calculation**:``).
 6. ``math span`` / ``last number``: whichever comes last in the text, the last ``$...$``,
    ``\\(...\\)``, ``\\[...\\]`` that states a value (not a bare mention such as ``\\(n\\)``, not
    prose caught between two dollar signs; spans joined by ``,`` / ``and`` are one answer), or
-   the last number written in prose (``So it took James 2 hours.``, any script's digits,
-   ``12π``, ``3√13``, ``2^10``, ``1.45 million``). A remark after the answer is skipped (``Check: ...``,
+   a value in LaTeX outside delimiters (``So each part is \\frac{2}{5} tons.``), or the last
+   number written in prose (``So it took James 2 hours.``, any script's decimal digits, never a
+   superscript: ``m⁻²``; ``12π``, ``3√13``, ``2^10``, ``1.45 million``). A remark after the answer is skipped (``Check: ...``,
    ``x = 2 because ...``, ``8 limbs (5 arms and 3 legs).``, ``12π ≈ 37.7``, ``227 minutes, or 3
    hours and 47 minutes``); a completion cut off mid-sentence (:func:`looks_cut_off`) has no answer.
 
