@@ -261,7 +261,7 @@ def counted(text: str) -> tuple[Fraction, str] | None:
     return Fraction(found.group("number")), re.sub(r"(?<=[^s])s$", "", noun)
 
 
-_NOT_THINGS = frozenset("and percent cents per each total times units square cubic".split())
+_NOT_THINGS = frozenset("and percent cents per each total times units square cubic hundred thousand million billion trillion".split())
 _WORDS_TEXT_RE = re.compile(r"[A-Za-z][A-Za-z'-]*(?:\s+[A-Za-z][A-Za-z'-]*){0,7}")
 _ARTICLES = frozenset({"a", "an", "the"})
 

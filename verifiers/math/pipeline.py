@@ -42,10 +42,10 @@ from ..verdict import UnusableGold, Verdict
 from .exact import (
     ExactNumber,
     answer_words,
-    congruence,
-    counted,
     base_number,
     canonical,
+    congruence,
+    counted,
     exact_elements,
     exact_matrix,
     exact_names,
@@ -396,7 +396,7 @@ def _values_element_by_element(pair: _Pair) -> Verdict | None:
 
 
 # The checks that decide without sympy, in the order they run; the first that decides wins
-# (``details["method"]`` says which kind of check: text, base, number, elements, kind, value).
+# (``details["method"]`` says which kind of check: qualifier, text, base, number, elements, kind, value).
 FAST_CHECKS: tuple[tuple[str, Callable[[_Pair], Verdict | None]], ...] = (
     ("qualified gold", _qualified_gold),  # "x = 3 (mod 7)", "3 apples": the qualifier counts
     ("same text", _same_text),
@@ -598,9 +598,10 @@ def verify_batch(
 
 
 def _with_others(verdict: Verdict, slot: _Slot, others: list[Verdict]) -> Verdict:
-    """A correct answer stays correct only when every further statement of it equals the gold too."""
+    """A correct answer stays correct only when every further statement of it equals the gold too; a
+    wrong one whose further statement is the gold is the policy's case (it names the rule)."""
     item = slot.item
-    if not isinstance(item, _Item) or verdict.status != "correct" and verdict.status != "wrong":
+    if not isinstance(item, _Item) or verdict.status not in ("correct", "wrong"):
         return verdict
     if not verdict.correct:  # the answer read is wrong; when another statement of it is the gold, that is the rule's case
         paid = next((other for other, judged in zip(item.others, others) if judged.correct), None)
