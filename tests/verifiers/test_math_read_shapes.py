@@ -119,6 +119,7 @@ def test_a_plain_text_trace_cut_off_mid_expression_has_no_answer(completion):
     WORK + "So 60 + 3 = 63.",
     WORK + "The remainder is 0, since 54 = 6 \\times 9",
     WORK + "The roots are 1) and 2) as listed.",
+    WORK + "So the solution set is (2, 63]",
 ])
 def test_a_finished_expression_is_not_cut_off(completion):
     assert math_verifier.verify(completion, "63").status != "no_answer"

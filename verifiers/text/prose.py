@@ -280,12 +280,14 @@ def _trailing_parenthetical(text: str, start: int) -> int | None:
 CUT_OFF_REASON = "the completion stops mid-sentence (cut off at the length limit?) before stating a final answer"
 
 
-def _opens_more_than_closes(text: str, opening: str, closing: str) -> bool:
-    """Whether ``text`` opens more brackets than it closes (escaped ones, ``\\{``, do not count)."""
-    if opening not in text:
+def _opens_more_than_closes(text: str, openings: str, closings: str) -> bool:
+    """Whether ``text`` opens more brackets of these kinds than it closes (escaped ones, ``\\{``, do
+    not count; round and square ones together: ``(2, 5]`` is a half-open interval, closed)."""
+    if not any(opening in text for opening in openings):
         return False
-    text = text.replace("\\" + opening, "").replace("\\" + closing, "")
-    return text.count(opening) > text.count(closing)
+    for bracket in openings + closings:
+        text = text.replace("\\" + bracket, "")
+    return sum(text.count(opening) for opening in openings) > sum(text.count(closing) for closing in closings)
 
 
 def looks_cut_off(text: str) -> bool:
@@ -318,7 +320,7 @@ def looks_cut_off(text: str) -> bool:
     dollars = line.replace("\\$", "").replace("$$", "") if "$" in line else ""
     if dollars.count("$") % 2 and _OPEN_DOLLAR_RE.search(dollars):  # "$x ..." left open ("$5" is a price)
         return True
-    if _opens_more_than_closes(paragraph, "{", "}") or _opens_more_than_closes(line, "(", ")") \
+    if _opens_more_than_closes(paragraph, "{", "}") or _opens_more_than_closes(line, "([", ")]") \
             or _OPEN_OPERATION_RE.search(tail[-120:]):
         return True  # "= \frac{5", "f(3) = 2(3", "60 + 3": an expression left open
     last_word = tail[-40:].rsplit(None, 1)[-1] if tail.strip() else ""
