@@ -95,6 +95,8 @@ ENDINGS = [
     "The answer is $\\boxed{{{g}}}$.",
     "Therefore, the total is $\\boxed{{{g}}}$ apples.",
     "$$\\boxed{{{g}}}$$",
+    "故答案为：{g}",
+    "Réponse : {g}",
 ]
 SECOND = [
     "\n\nAlternatively, the answer could be $\\boxed{{{w}}}$.",
@@ -102,6 +104,8 @@ SECOND = [
     "\n\nAnswer: {w}",
     "\n\n**{w}**",
     " Otherwise it is $\\boxed{{{w}}}$.",
+    "\n\n**Answer: {w}**",
+    "\n\n答案是 {w}",
 ]
 
 

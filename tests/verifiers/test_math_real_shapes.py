@@ -37,7 +37,7 @@ GOLDEN = [
     ("After removing the multiples, there are 75 whole numbers left.", "75", "correct", "last number"),
     ("Donc, le prix total est de 1000,50 euros.", "1000.50", "correct", "last number"),
     ("所以他一共走了 12 公里。", "12", "correct", "last number"),
-    ("所以答案是15。", "15", "correct", "last number"),
+    ("所以答案是15。", "15", "correct", "final answer"),  # 答案是: an answer marker
     ("इसलिए उत्तर ८ है।", "8", "correct", "last number"),
     ("لذلك فإن العدد هو ٤٥.", "45", "correct", "last number"),
     ("So it took Maria 4 hours to paint the fence.", "3", "wrong", "last number"),

@@ -14,7 +14,7 @@ PROBES = Path(__file__).resolve().parents[2] / "benchmarks" / "probes"
 # set: (most false accepts, most misses) allowed
 BOUNDS = {"gsm8k": (0, 2), "math": (0, 1), "unboxed": (0, 5), "precision": (11, 0), "mixed": (0, 0),
           "small_models": (0, 2), "math_forms": (0, 1), "gsm8k_styles": (0, 0),
-          "adversarial": (3, 0)}
+          "adversarial": (3, 0), "shapes": (0, 0)}
 
 
 @pytest.mark.parametrize("name", sorted(BOUNDS))

@@ -17,7 +17,7 @@ from typing import Any
 
 from ..text.latex import strip_math_delimiters, top_level_parts
 from ..text.numbers import first_number
-from ..text.vocabulary import OPERATOR_NAME_COMMAND, SCALE_WORD, STYLED_TEXT_COMMAND, TEXT_COMMAND
+from ..text.vocabulary import OPERATOR_NAME_COMMAND, SCALE_WORD, STYLED_TEXT_COMMAND, TEXT_COMMAND, UNIT_WORD
 from .options import CompareOptions, Percent
 
 # ---------------------------------------------------------------------------------------------
@@ -200,6 +200,87 @@ def exact_elements(text: str) -> tuple[str, tuple[Any, ...]] | None:
 
 
 _MATRIX_RE = re.compile(r"^\\begin\{([pbBvV]?matrix)\}(.*)\\end\{\1\}$", re.DOTALL)
+
+
+_NAME_RE = re.compile(r"[A-Za-z](?:_[A-Za-z0-9]|_\{[A-Za-z0-9]{1,8}\})?")
+
+
+def exact_names(text: str) -> frozenset[str] | None:
+    """A list of two or more names (``E_{1}, E_{2}``, ``A, C``) as the set of its names in one
+    spelling, else ``None``: what no maths parser reads as a list, compared as sets.
+
+    Example:
+        >>> sorted(exact_names("E_{1},E_{2}")), exact_names("E_2, E_1") == exact_names("E_{1}, E_{2}")
+        (['E_1', 'E_2'], True)
+        >>> exact_names("x"), exact_names("1, 2"), exact_names("x + 1, y")
+        (None, None, None)
+    """
+    parts = [canonical(part) for part in top_level_parts(text)]
+    if len(parts) < 2 or not all(_NAME_RE.fullmatch(part) for part in parts):
+        return None
+    return frozenset(parts)
+
+
+# A congruence: "x = 3 (mod 7)", "x \equiv 3 \pmod{7}", "3 \bmod 7", "3 (mod 7)".
+_CONGRUENCE_RE = re.compile(
+    r"(?:[A-Za-z]\s*(?:=|\\equiv|≡)\s*)?(?P<residue>-?[0-9]{1,18})\s*(?:\\pmod\s*\{?\s*(?P<p>[0-9]{1,18})\s*\}?"
+    r"|\(\s*(?:\\bmod|\\mod|mod)\s*\{?\s*(?P<paren>[0-9]{1,18})\s*\}?\s*\)|\\?(?:bmod|mod)\s*\{?\s*(?P<bare>[0-9]{1,18})\s*\}?)")
+# A count of things: "3 apples", "3 \text{ red apples}" (never a measurement unit: "5 cm", "12 dollars").
+_COUNTED_RE = re.compile(rf"(?P<number>-?[0-9]+(?:\.[0-9]+)?)\s*(?:{TEXT_COMMAND}\s*\{{\s*)?"
+                         r"(?P<noun>[A-Za-z]{3,}(?:\s+[A-Za-z]{3,}){0,2})\s*\}?")
+
+
+def congruence(text: str) -> tuple[int, int] | None:
+    """A congruence as (residue, modulus), else ``None``.
+
+    Example:
+        >>> congruence("x = 3 (mod 7)"), congruence(r"x \\equiv 3 \\pmod{7}"), congruence("3")
+        ((3, 7), (3, 7), None)
+    """
+    found = _CONGRUENCE_RE.fullmatch(strip_math_delimiters(text).strip().rstrip("."))
+    if found is None:
+        return None
+    modulus = int(found.group("p") or found.group("paren") or found.group("bare"))
+    return (int(found.group("residue")), modulus) if modulus else None
+
+
+def counted(text: str) -> tuple[Fraction, str] | None:
+    """A number of things as (number, the thing, singular and lower case), else ``None``;
+    measurement units (``5 cm``, ``12 dollars``, ``3 hours``) are not things counted.
+
+    Example:
+        >>> counted("3 apples"), counted(r"3 \\text{ Apple}"), counted("5 cm"), counted("12 dollars")
+        ((Fraction(3, 1), 'apple'), (Fraction(3, 1), 'apple'), None, None)
+    """
+    found = _COUNTED_RE.fullmatch(strip_math_delimiters(text).strip().rstrip("."))
+    if found is None:
+        return None
+    noun = found.group("noun").split()[-1].lower()
+    if re.fullmatch(UNIT_WORD, noun) or noun in _NOT_THINGS:
+        return None
+    return Fraction(found.group("number")), re.sub(r"(?<=[^s])s$", "", noun)
+
+
+_NOT_THINGS = frozenset("and percent cents per each total times units square cubic hundred thousand million billion trillion".split())
+_WORDS_TEXT_RE = re.compile(r"[A-Za-z][A-Za-z'-]*(?:\s+[A-Za-z][A-Za-z'-]*){0,7}")
+_ARTICLES = frozenset({"a", "an", "the"})
+
+
+def answer_words(text: str) -> tuple[str, ...] | None:
+    """A word answer (``\\text{the Isosceles triangle}``, ``Tuesday``) as its words, lower case,
+    without articles; ``None`` for anything else (maths, a single letter, a number).
+
+    Example:
+        >>> answer_words(r"\\text{the Isosceles triangle}"), answer_words("Tuesday"), answer_words("B"), answer_words("x+1")
+        (('isosceles', 'triangle'), ('tuesday',), None, None)
+    """
+    text, previous = strip_math_delimiters(text).strip().rstrip("."), None
+    while previous != text:
+        previous, text = text, _TEXT_COMMAND_RE.sub(r"\1", text).strip()
+    if not _WORDS_TEXT_RE.fullmatch(text):
+        return None
+    words = tuple(word for word in text.lower().split() if word not in _ARTICLES)
+    return words if words and max(len(word) for word in words) >= 3 else None
 
 
 def exact_matrix(text: str) -> tuple[tuple[Fraction, ...], ...] | None:

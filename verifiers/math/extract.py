@@ -7,20 +7,27 @@ of precedence (the first that reads something wins; ``Extraction.source`` names 
    ``(1,2)``, ``x^2+2x+1``, ``\\text{odd}``, ``E``, a matrix, ``28 percent``): what golden files
    hold, what an ``<answer>`` tag holds once a trainer strips it, what terse models write.
 2. ``answer tag``: the last ``<answer>...</answer>``; its content is read with the rules below,
-   else taken whole.
+   else taken whole; a sentence in it gives the number it states, not one of its qualifying
+   phrases (``There are 2 primes between 30 and 40`` reads ``2``).
 3. ``boxed``: the last ``\\boxed{}`` / ``\\fbox{}``; boxes joined by ``,``, ``and`` or spacing
    (``\\boxed{-1}$ and $\\boxed{-9}``, ``\\boxed{(2, 2)} \\quad \\text{and} \\quad \\boxed{(6, 2)}``)
-   are one answer. A later *final answer* phrase overrides a box.
+   are one answer. A later *final answer* phrase, or an ``Answer:`` label that opens a line,
+   overrides a box (the hedge policy then holds the box to the same gold).
 4. ``final answer``: ``The final answer is $X$``, ``Answer: X``, ``**Answer:** X``,
-   ``The correct option is (C)``; when the phrase is followed by a sentence (``Final Answer: The
-   largest $n$ is 34.``) the value in it.
+   ``The correct option is (C)``, Chinese markers (``【答案】``, ``答案是``, ``故答案为``, ``答：``,
+   final answers) and other languages' labels (``Réponse :``, ``Antwort:``, ``Respuesta:``); after
+   the phrase, plain LaTeX whole (``2\\sqrt{3}``, ``(1,3)``), a choice letter (``The answer is B.``),
+   a number in words (``six``), a word answer that ends the text (``Tuesday``); when the phrase
+   is followed by a sentence (``Final Answer: The largest $n$ is 34.``) the number it states.
 5. ``bold``: the last ``**X**`` whose content is an answer (``**6**``, ``**$7.00**``), or the
-   value of a bold sentence that ends the text (``**There are 63 points.**``).
+   value of a bold sentence that ends the text (``**There are 63 points.**``); never a heading
+   (``**Step 2:**``, ``**Calculation**:``).
 6. ``math span`` / ``last number``: whichever comes last in the text, the last ``$...$``,
    ``\\(...\\)``, ``\\[...\\]`` that states a value (not a bare mention such as ``\\(n\\)``, not
    prose caught between two dollar signs; spans joined by ``,`` / ``and`` are one answer), or
-   the last number written in prose (``So it took James 2 hours.``, any script's digits,
-   ``12π``, ``3√13``, ``2^10``, ``1.45 million``). A remark after the answer is skipped (``Check: ...``,
+   a value in LaTeX outside delimiters (``So each part is \\frac{2}{5} tons.``), or the last
+   number written in prose (``So it took James 2 hours.``, any script's decimal digits, never a
+   superscript: ``m⁻²``; ``12π``, ``3√13``, ``2^10``, ``1.45 million``). A remark after the answer is skipped (``Check: ...``,
    ``x = 2 because ...``, ``8 limbs (5 arms and 3 legs).``, ``12π ≈ 37.7``, ``227 minutes, or 3
    hours and 47 minutes``); a completion cut off mid-sentence (:func:`looks_cut_off`) has no answer.
 
@@ -39,8 +46,9 @@ from dataclasses import dataclass
 from typing import Literal
 
 from ..text.hedging import after_reasoning
-from ..text.latex import boxed_spans, math_spans, strip_math_delimiters
-from ..text.prose import HEDGE, before_modifier, last_prose_number, looks_cut_off, without_closing_remark
+from ..text.latex import boxed_spans, last_plain_latex_value, math_spans, strip_math_delimiters
+from ..text.numbers import leading_number_words
+from ..text.prose import HEDGE, before_modifier, last_prose_number, looks_cut_off, stated_number, without_closing_remark
 from ..text.vocabulary import NOT_EQUAL_COMMAND, OPERATOR_NAME_COMMAND, ORDER_COMMAND, STYLED_TEXT_COMMAND, UNIT_WORD
 
 Source = Literal["bare", "answer tag", "boxed", "final answer", "bold", "math span", "last number"]
@@ -48,22 +56,43 @@ Source = Literal["bare", "answer tag", "boxed", "final answer", "bold", "math sp
 _OPEN_TAG_RE = re.compile(r"<answer>", re.IGNORECASE)
 _CLOSE_TAG_RE = re.compile(r"</answer>", re.IGNORECASE)
 
-_PHRASE_RE = re.compile(r"\b(?:(?P<final>final\s+)?answer|(?P<option>(?:correct|right)\s+(?:option|choice)))\b"
-                        r"[ \t*_]*(?P<mark>is\b|:)[ \t*_:]*", re.IGNORECASE)
+# "Answer" in the languages models answer in besides English, as a label: "Réponse :", "Antwort:", "Respuesta:".
+_FOREIGN_ANSWER = r"r[ée]ponse(?:\s+finale)?|antwort|respuesta(?:\s+final)?|resposta(?:\s+final)?|risposta(?:\s+finale)?"
+# Chinese answer markers: "【答案】", "答案是", "故答案为", "答案：", and "答：" (not "回答："): a final statement.
+_CHINESE_ANSWER = r"【\s*答案\s*】|答案\s*(?:是|为|為|应为|應為|[:：])|(?<![\u4e00-\u9fff])答\s*[:：]"
+_ENGLISH_PHRASE = r"(?P<final>final\s+)?answer|(?P<option>(?:correct|right)\s+(?:option|choice))"
+_PHRASE_RE = re.compile(rf"\b(?:{_ENGLISH_PHRASE}|{_FOREIGN_ANSWER})\b"
+                        r"[ \t*_]*(?P<mark>is\b|:)[ \t*_:]*" rf"|(?P<chinese>{_CHINESE_ANSWER})[ \t*_:：]*", re.IGNORECASE)
+# The same without the other languages (the same groups: "chinese" never matches), for the texts that
+# hold none of their words: most texts, scanned at the English pattern's speed.
+_ENGLISH_PHRASE_RE = re.compile(rf"\b(?:{_ENGLISH_PHRASE})\b[ \t*_]*(?P<mark>is\b|:)[ \t*_:]*(?P<chinese>(?!))?",
+                                re.IGNORECASE)
+_OTHER_LANGUAGE_HINTS = ("答", "ponse", "PONSE", "ntwort", "NTWORT", "espuesta", "ESPUESTA", "esposta", "ESPOSTA",
+                         "isposta", "ISPOSTA")
 _CHOICE_RE = re.compile(r"^(?!I\s+[a-z])\(?[A-J]\)?(?:[\s.:,;]|$)")
 # "The answer is 1, no matter how ...": the value that leads the last sentence, followed by an
 # elaboration (never "or", "no", "then": alternatives, corrections and hypotheses stay unread).
 _LEADING_VALUE_RE = re.compile(r"^(?P<value>[-+\u2212]?(?:\\?\$)?[0-9]+(?:,[0-9]{3})*(?:\.[0-9]+)?(?:/[0-9]+)?(?:\s?\\?%)?)"
                                r"(?=,?\s+(?:because|since|which\s+is|no\s+matter)\b)")
+# A choice letter that leads the answer: "B", "(B)", "B) 12", "C because ...".
+_LEADING_CHOICE_RE = re.compile(r"^(?P<choice>\(?[A-J]\)?)(?=$|[.,;:)]|\s+(?:because|since|as|as\s+\w+|which|\S*[0-9]))")
+_WORD_ANSWER_RE = re.compile(r"[A-Za-z][A-Za-z'-]*(?: [A-Za-z][A-Za-z'-]*){0,3}")
+_ARTICLES = frozenset({"a", "an", "the"})
+_VERDICT_WORDS = frozenset(
+    "correct right wrong incorrect reasonable consistent valid verified confirmed plausible accurate sensible fine good "
+    "clear unique same as not that this it above below obtained found shown complete done given simply indeed "
+    "therefore thus straightforward".split())
+_SUPPOSED_RE = re.compile(r"\b(?:suppose|assume|assuming|if|whether|maybe|perhaps|not)\b", re.IGNORECASE)
 _HYPOTHESIS_RE = re.compile(r"\b(?:suppose|assume|assuming|if|guess|maybe|perhaps|say|think|whether)\b", re.IGNORECASE)
 # After a plain "answer is" only maths counts ("so our answer is correct" is not an answer).
 _MATHS_START_RE = re.compile(r"[-+\u2212$\\(\[{0-9.]")
-_PHRASE_TAIL_RE = re.compile(r"(?:\.\s|\n|\.?\s*I hope it is correct|\.$)", re.IGNORECASE)
+_PHRASE_TAIL_RE = re.compile(r"(?:\.\s|\n|\.?\s*I hope it is correct|\.$|[。；，])", re.IGNORECASE)
 _PHRASE_SPAN_LIMIT = 300
+_MAX_PHRASES = 64  # the last answer phrases tried: a text of thousands of unreadable ones has none
 
 # Between two answers that are one answer: delimiters, spacing, commas and "and" only.
 _JOIN_NOISE_RE = re.compile(rf"(?:\\q?quad|{STYLED_TEXT_COMMAND})\b|" r"\\[,;:! ]|\\\(|\\\)|\\\[|\\\]|[${}\s,;.&]")
-_JOIN_WORD_RE = re.compile(r"^(?:and)?$", re.IGNORECASE)
+_JOIN_WORD_RE = re.compile(r"^(?:and|和|与|與|及|、|，)?$", re.IGNORECASE)
 _INEQUALITY_RE = re.compile(rf"<|>|{ORDER_COMMAND}|{NOT_EQUAL_COMMAND}|[≤≥≠]")
 _PARAGRAPH_END_RE = re.compile(r"[.!?]\s*\n\s*\n")  # a sentence that ends a paragraph: what follows is new
 _LOOSE_GAP = 240  # characters of prose between boxes of one paragraph that still group
@@ -136,8 +165,10 @@ def is_bare_answer(text: str) -> bool:
     text = text.strip()
     if not text or len(text) > _BARE_LIMIT or "\\boxed" in text or "\\fbox" in text:
         return False
+    if _SCRIPT_WORD_RE.search(text):  # "所以答案是12。", "解：联立 ... 【答案】(1,3)": a sentence of a script without spaces
+        return False
     if not any(char.isspace() for char in text):
-        return _SCRIPT_WORD_RE.search(text) is None  # "所以答案是12。" is a sentence written without spaces
+        return True
     if "\n\n" in text or not _MATHS_CHAR_RE.search(text):
         return False
     if _SHORT_WORD_RE.search(_COMMAND_RE.sub(" ", text)):
@@ -238,7 +269,7 @@ def _value_in_sentence(sentence: str) -> str | None:
     """The value a sentence states: its last maths value or number, whichever comes last."""
     spans = [(start, end, content) for start, end, content in math_spans(sentence) if _is_value(content)]
     span_end = spans[-1][1] if spans else 0
-    number = last_prose_number(sentence, span_end)
+    number = stated_number(sentence, span_end)  # "42 apples in 6 boxes" states 42
     if number is not None:
         return number[1]
     if spans:
@@ -248,8 +279,9 @@ def _value_in_sentence(sentence: str) -> str | None:
 
 def _last_phrase(text: str, *, final_only: bool = False) -> tuple[int, str] | None:
     """Start and answer of the last answer phrase (``The final answer is $X$``, ``Answer: X``)."""
-    for phrase in reversed(list(_PHRASE_RE.finditer(text))):
-        if final_only and not phrase.group("final"):
+    pattern = _PHRASE_RE if any(hint in text for hint in _OTHER_LANGUAGE_HINTS) else _ENGLISH_PHRASE_RE
+    for phrase in reversed(list(pattern.finditer(text))[-_MAX_PHRASES:]):
+        if final_only and not (phrase.group("final") or phrase.group("chinese") or _labels_a_line(text, phrase)):
             continue
         rest = text[phrase.end():phrase.end() + _PHRASE_SPAN_LIMIT]
         spans = math_spans(rest)
@@ -262,35 +294,76 @@ def _last_phrase(text: str, *, final_only: bool = False) -> tuple[int, str] | No
         else:
             tail = _PHRASE_TAIL_RE.search(rest)
             answer = rest[:tail.start()] if tail else rest
-        answer = strip_math_delimiters(_unemphasised(answer).rstrip(".").strip())
+        answer = strip_math_delimiters(_unemphasised(answer).rstrip(".。").strip())
         if not answer or answer.lower().startswith("not "):
             continue
         if phrase.group("option"):  # "The correct option is (C) Plane."
             if _CHOICE_RE.match(answer):
                 return phrase.start(), answer
             continue
-        colon = ":" in phrase.group()  # "Answer: X", "The answer is: X"
+        final = bool(phrase.group("final") or phrase.group("chinese"))  # "故答案为" concludes, as "final answer" does
+        colon = final or ":" in phrase.group()  # "Answer: X", "The answer is: X"
+        choice = _LEADING_CHOICE_RE.match(answer)
+        if choice and not _SUPPOSED_RE.search(text, _sentence_start_before(text, phrase.start()), phrase.start()):
+            return phrase.start(), choice.group("choice")  # "The answer is B.", "I think the answer is C because ..."
+        words = leading_number_words(answer)
+        if words is not None:
+            return phrase.start(), str(words)  # "The answer is six."
         if not is_bare_answer(answer):
             leading = _LEADING_VALUE_RE.match(answer)
             if leading and _concludes_at(text, phrase.start(), phrase.end() + len(answer)):
                 return phrase.start(), leading.group("value")
-            if not (phrase.group("final") or colon):
+            if _word_answer_ends(text, phrase, answer):
+                return phrase.start(), answer  # "The answer is the isosceles triangle."
+            if not colon:
                 continue
             answer = _value_in_sentence(answer)
             if answer is None:
                 continue
-        elif not (phrase.group("final") or colon or _MATHS_START_RE.match(answer)):
+        elif not (colon or _MATHS_START_RE.match(answer) or _word_answer_ends(text, phrase, answer)):
             continue
         return phrase.start(), answer
     return None
 
 
+def is_word_answer(text: str, *, gold: bool = False) -> bool:
+    """Whether ``text`` is an answer in words (``Tuesday``, ``the isosceles triangle``): at most four
+    words, none a short function word (``is``, ``to``) or, in a completion, a verdict on the work
+    (``correct``, ``reasonable``; a ``gold`` may say ``right triangle``).
+
+    Example:
+        >>> is_word_answer("the isosceles triangle"), is_word_answer("correct"), is_word_answer("unknown to us")
+        (True, False, False)
+        >>> is_word_answer("right triangle"), is_word_answer("right triangle", gold=True)
+        (False, True)
+    """
+    words = text.lower().split()
+    return bool(_WORD_ANSWER_RE.fullmatch(text)) and (gold or not _VERDICT_WORDS.intersection(words)) \
+        and not _SHORT_WORD_RE.search(text) and words[-1] not in _ARTICLES
+
+
+def _word_answer_ends(text: str, phrase: re.Match[str], answer: str) -> bool:
+    """Whether a plain ``The answer is X.`` gives a word answer (:func:`is_word_answer`) that ends the text."""
+    return is_word_answer(answer) and not text[phrase.end() + len(answer):].strip(" \t\n.!*_$")
+
+
+def _labels_a_line(text: str, phrase: re.Match[str]) -> bool:
+    """Whether ``phrase`` is a label that opens its line (``Answer: D``, ``**Answer: D**``): a statement, never a check."""
+    line_start = text.rfind("\n", 0, phrase.start()) + 1
+    return ":" in phrase.group() and not text[line_start:phrase.start()].strip(" \t*#_>")
+
+
+def _sentence_start_before(text: str, start: int) -> int:
+    """Where the sentence around ``start`` begins, looking back at most a phrase's span (linear over many phrases)."""
+    window = max(0, start - _PHRASE_SPAN_LIMIT)
+    return max(text.rfind(". ", window, start), text.rfind("\n", window, start), window - 1) + 1
+
+
 def _concludes_at(text: str, start: int, end: int) -> bool:
     """Whether the sentence around ``text[start:end]`` concludes the text: no hypothesis before it
     in its sentence (``Suppose the answer is 4, ...``) and no number after it."""
-    sentence_start = max(text.rfind(". ", 0, start), text.rfind("\n", 0, start), -1) + 1
     after = text[end:]
-    return not _HYPOTHESIS_RE.search(text, sentence_start, start) and not re.search(r"[0-9]", after[after.find(".") + 1:]
+    return not _HYPOTHESIS_RE.search(text, _sentence_start_before(text, start), start) and not re.search(r"[0-9]", after[after.find(".") + 1:]
                                                                                       if "." in after else "")
 
 
@@ -301,14 +374,14 @@ def _unemphasised(text: str) -> str:
 
 def _last_bold(text: str) -> str | None:
     """The last bold answer (``**6**``), or the value of a bold sentence that closes the text
-    (``**There are 63 points.**``); headings (``**Step 2:**``) are passed over."""
+    (``**There are 63 points.**``); headings (``**Step 2:**``, ``**Calculation**:``) are passed over."""
     if "**" not in text:
         return None
     closing = text.rstrip()
     for bold in reversed(list(_BOLD_RE.finditer(text))):
         content = bold.group(1).strip()
-        if _ENUMERATOR_RE.match(content) or content.endswith(":"):
-            continue
+        if _ENUMERATOR_RE.match(content) or content.endswith(":") or text.startswith(":", bold.end()):
+            continue  # a heading: "**Step 2:**", "**Calculation**:"
         content = strip_math_delimiters(content.rstrip(".").strip())
         if content.startswith("$") and content.count("$") == 1:  # a price
             content = content[1:]
@@ -319,24 +392,29 @@ def _last_bold(text: str) -> str | None:
     return None
 
 
-def _fallback(text: str) -> Extraction | None:
+def _fallback(text: str, statement: bool = False) -> Extraction | None:
     """The last value stated in maths or in prose, whichever comes last, before any closing remark;
-    none in a completion that :func:`looks_cut_off`."""
+    none in a completion that :func:`looks_cut_off`. In a ``statement`` (an answer tag's sentence)
+    the number it states (:func:`stated_number`), not one of its qualifying phrases."""
     if looks_cut_off(text):
         return None
     trimmed = without_closing_remark(text)
     if trimmed is not text:
-        found = _last_value(trimmed)
+        found = _last_value(trimmed, statement)
         if found is not None:
             return found
-    return _last_value(text)
+    return _last_value(text, statement)
 
 
-def _last_value(text: str) -> Extraction | None:
+def _last_value(text: str, statement: bool = False) -> Extraction | None:
     spans = [span for span in math_spans(text) if _is_value(span[2])]
-    number = last_prose_number(text, spans[-1][1] if spans else 0)
+    start = spans[-1][1] if spans else 0
+    number = stated_number(text, start) if statement else last_prose_number(text, start)
+    latex = last_plain_latex_value(text, start)  # "So each part is \frac{2}{5} tons.": maths without delimiters
+    if latex is not None and (number is None or number[0] < latex[1]):  # the later of the two
+        return Extraction(latex[2], "math span")
     if number is not None:
-        if HEDGE not in number[1]:
+        if HEDGE not in number[1] and not statement:
             number = before_modifier(text, number[0]) or number
         return Extraction(number[1], "last number")
     if spans:
@@ -344,12 +422,12 @@ def _last_value(text: str) -> Extraction | None:
     return None
 
 
-def _extract_plain(text: str) -> Extraction | None:
+def _extract_plain(text: str, statement: bool = False) -> Extraction | None:
     if is_bare_answer(text):
         return Extraction(strip_math_delimiters(_unemphasised(text)).rstrip(".").strip() or text.strip(), "bare")
     boxed = last_boxed(text)
-    # Only a "final answer" phrase overrides an earlier box: "so our answer is ..." after a box
-    # is usually the check of that answer, not a new one.
+    # Only a "final answer" phrase, or a label that opens a line ("**Answer: D**"), overrides an
+    # earlier box: "so our answer is ..." after a box is usually the check of that answer.
     phrase = _last_phrase(text, final_only=boxed is not None)
     if boxed and (phrase is None or boxed[0] >= phrase[0]):
         return Extraction(boxed[1], "boxed", boxed[2])
@@ -358,7 +436,7 @@ def _extract_plain(text: str) -> Extraction | None:
     bold = _last_bold(text)
     if bold is not None:
         return Extraction(bold, "bold")
-    return _fallback(text)
+    return _fallback(text, statement)
 
 
 def extract_answer(completion: str, *, after_think: bool = False) -> Extraction | None:
@@ -388,7 +466,7 @@ def extract_answer(completion: str, *, after_think: bool = False) -> Extraction 
     if tags:
         close = _CLOSE_TAG_RE.search(completion, tags[-1].end())
         content = completion[tags[-1].end():close.start() if close else len(completion)]
-        inner = _extract_plain(content)
+        inner = _extract_plain(content, statement=True)
         if inner is not None:
             return Extraction(inner.text, "answer tag", inner.group)
         content = strip_math_delimiters(content)

@@ -19,6 +19,12 @@
 * **decimal commas**: ``1000,99`` against ``1000.99`` (a comma that groups three digits stays a
   thousands separator: ``1,000``);
 * **repeating decimals**: ``0.1\\overline{6}`` -> ``\\frac{1}{6}``;
+* **plain-text values**: ``pi`` as ``\\pi``, ``14.0 + -1.0i`` as ``14.0 - i``, ``-3./2`` as ``-3/2``,
+  ``\\mathrm{~N}`` as ``N``;
+* **qualifiers**: a prose qualifier that ends the answer (``\\text{ for any positive integer } a``,
+  ``\\text{ where } ...``; never a condition such as ``\\text{ if } ...``);
+* **other scripts**: full-width and other decimal digits (``４２``) as ASCII digits;
+* **temperatures**: a degree sign with its scale after a number (``700°C``, ``212 ^\\circ F``) is a unit;
 * **scale words**: a whole answer ``1.45 million``, ``\\text{2 dozen}`` -> ``1450000``, ``24``.
 
 Each rewrite keeps the value.
@@ -32,6 +38,7 @@ from decimal import Decimal
 from fractions import Fraction
 
 from ..text.latex import balanced, bracket_depths, top_level_parts
+from ..text.prose import ascii_digits
 from ..text.vocabulary import ORDER_COMMAND, RELATION_COMMAND, SCALE_WORD, SCALES, STYLED_TEXT_COMMAND, TEXT_COMMAND
 from .exact import exact_number
 from .extract import is_mention
@@ -43,7 +50,7 @@ _NUMBER_WORDS = frozenset(
 )
 _CURRENCY_RE = re.compile(r"\\\$\s?|(?<![\\$])\$(?=\s?[-0-9.])|[€£¥₹]|(?<=[0-9])\s?\\?\$(?=\s*$)")
 _DIGIT_TYPO_RE = re.compile(r"(?<![\\])\\(?=[0-9])")  # \boxed{\15}: a dollar sign lost its $
-_LETTER_WRAPPER_RE = re.compile(rf"{STYLED_TEXT_COMMAND}\s*\{{" r"\s*(\(?[A-Za-z]\)?)\s*\}")
+_LETTER_WRAPPER_RE = re.compile(rf"{STYLED_TEXT_COMMAND}\s*\{{" r"[\s~]*(\(?[A-Za-z]\)?)[\s~]*\}")  # "\mathrm{~N}" too
 _AFTER_NUMBER_RE = re.compile(r"[0-9]\s*(?:\\[,;: ]\s*)*$")  # "50 \text{ m}": a unit, not a letter to unwrap
 _ROW_SPACING_RE = re.compile(r"\\\\\s*\[\s*-?[0-9.]+\s*(?:pt|em|ex|mm|cm)\s*\]")  # "\\\\[4pt]": a row break with spacing
 _DOUBLED_COMMAND_RE = re.compile(r"(?<!\\)\\\\(?=[A-Za-z])")  # "\\\\frac" escaped twice (JSON) is "\\frac"
@@ -55,7 +62,18 @@ _PERCENT_WORD_RE = re.compile(r"(?<=[0-9}])\s*(?:\\text\{\s*)?(?:percent(?:age)?
 _UNICODE_RELATIONS = {"≤": "\\le ", "≥": "\\ge ", "≠": "\\ne ", "−": "-", "∞": "\\infty ", "∈": "\\in ", "∪": "\\cup ",
                       "∩": "\\cap ", "×": "\\times ", "·": "\\cdot ", "÷": "\\div ", "π": "\\pi "}
 _STATED_RELATION_RE = re.compile(rf"(?<![<>!:=])=(?!=)|<|>|{RELATION_COMMAND}")  # not "==", "!=", ":="
-_AND_RE = re.compile(r"(?<=[0-9)}\]])\s*(?:,\s*)?(?:\\text\{\s*and\s*\}|\band\b)\s*(?=[-+0-9(\[\\])")
+_AND_RE = re.compile(r"(?<=[0-9)}\]])\s*(?:,\s*)?(?:\\text\{\s*(?:and|和)\s*\}|\band\b|[和与與及、，])\s*(?=[-+0-9(\[\\])")
+# A prose qualifier that ends an answer: "(a,1) \text{ for any positive integer } a", "x = 2 \text{ where } x > 0"
+# (never a condition: "6 \text{ if } n \text{ is even}" offers a case, not the answer).
+_QUALIFIER_TAIL_RE = re.compile(rf"(?<![\s,])(?:\s|,|\\q?quad|\\[,;:])*{TEXT_COMMAND}\s*\{{\s*(?:for\s+(?:any|all|every|each|some)"
+                                r"|where|with|such\s+that|in\s+which)(?![A-Za-z]).*$", re.DOTALL | re.IGNORECASE)
+# Plain-text spellings of LaTeX values: "pi/2", "14.0 + -1.0i", "-3./2".
+_PI_WORD_RE = re.compile(r"(?<![A-Za-z\\])pi(?![A-Za-z])")
+_PLUS_MINUS_SIGN_RE = re.compile(r"\+\s*-")
+_UNIT_IMAGINARY_RE = re.compile(r"(?<![0-9.])1(?:\.0+)?\s*(?=i(?![A-Za-z]))")  # "1.0i" is i
+_BARE_POINT_RE = re.compile(r"(?<=[0-9])\.(?![0-9])(?=\s*[/)])")  # "3./2" is 3/2
+# A temperature's unit after its number: "700°C", "700 ^\circ \text{C}", "212 °F" (a degree alone is an angle's: kept).
+_TEMPERATURE_RE = re.compile(r"(?<=[0-9}])\s*(?:°|\^\s*\{?\s*\\circ\s*\}?)\s*(?:\\(?:text|mathrm)\s*\{\s*)?[CF](?![A-Za-z])\s*\}?")
 _APPROX_RE = re.compile(r"\\approx(?![A-Za-z])|≈")
 _SCALED_NUMBER_RE = re.compile(  # "1.45 million", "\text{2 dozen}", "3 \text{ thousand}": the whole (stripped) answer
     rf"(?:{TEXT_COMMAND}\s*\{{\s*)?" r"(?P<sign>-?)(?P<number>[0-9]{1,3}(?:,[0-9]{3})*(?:\.[0-9]+)?|[0-9]+(?:\.[0-9]+)?)"
@@ -176,6 +194,14 @@ def _trailing_clutter(text: str) -> str:
     return text
 
 
+def _plain_text_values(text: str) -> str:
+    if "pi" in text:
+        text = _PI_WORD_RE.sub(r"\\pi ", text).rstrip()
+    if "i" in text:
+        text = _UNIT_IMAGINARY_RE.sub("", _PLUS_MINUS_SIGN_RE.sub("-", text))
+    return _BARE_POINT_RE.sub("", text) if "." in text else text
+
+
 def _plus_minus_list(text: str) -> str:
     if "\\pm" in text or "±" in text:
         parts = [_PLUS_MINUS_RE.match(part) for part in top_level_parts(text)]
@@ -196,19 +222,23 @@ def _approximation(text: str) -> str:
 # what the ones before it left: a unit is split from "\text{7 days}" only after letters are
 # unwrapped, currency goes before scale words are read, "and" lists after percent words).
 CLEANUPS: tuple[tuple[str, Callable[[str], str]], ...] = (
+    ("digits of other scripts", ascii_digits),  # "４２" is 42
     ("commands escaped twice", _doubled_commands),  # "\\\\frac" (JSON's doing) is "\\frac"
     ("row spacing", lambda text: _ROW_SPACING_RE.sub(r"\\\\", text)),  # "\\\\[4pt]" is a row break
     ("unicode relations", _unicode_relations),  # "≤" is "\le", "−" is "-"
+    ("plain-text values", _plain_text_values),  # "pi/2", "14.0 + -1.0i", "-3./2"
+    ("qualifier tails", lambda text: _QUALIFIER_TAIL_RE.sub("", text)),  # "(a,1) \text{ for any integer } a" is (a,1)
     ("wrapped letters", lambda text: _LETTER_WRAPPER_RE.sub(_unwrap_letter, text)),  # "\textbf{C}" is "C"
     ("number in text", lambda text: _NUMBER_IN_TEXT_RE.sub(r"\1 \\text{ \2}", text)),  # "\text{7 days}" is 7 with a unit
     ("spacing", lambda text: _SPACING_COMMAND_RE.sub(" ", _NEGATIVE_SPACE_RE.sub("", text))),
     ("repeating decimals", lambda text: _REPEATING_RE.sub(_repeating_as_fraction, text)),
+    ("temperatures", lambda text: _TEMPERATURE_RE.sub("", text)),  # "700°C" is 700
     ("currency", lambda text: _DIGIT_TYPO_RE.sub("", _CURRENCY_RE.sub("", text))),
     ("scale words", _scaled_answer),  # "1.45 million" is 1450000
     ("unicode roots", lambda text: _UNICODE_ROOT_RE.sub(_unicode_root, text)),  # "√2" is "\sqrt{2}"
     ("percent words", lambda text: _PERCENT_WORD_RE.sub(r"\\%", text)),  # "28 percent" is "28\%"
     ("ordinals", lambda text: _ORDINAL_RE.sub("", text)),  # "3^{rd}" is 3
-    ("and lists", lambda text: _AND_RE.sub(", ", text)),  # "7 \text{ and } -5" is the list 7, -5
+    ("and lists", lambda text: _AND_RE.sub(", ", text)),  # "7 \text{ and } -5", "1 和 3", "1、3" are lists
     ("trailing clutter", _trailing_clutter),  # a final "." or a lone "\"
     ("plus-minus lists", _plus_minus_list),  # "\pm 1, \pm 7" lists 1, -1, 7, -7
     ("approximations", _approximation),
@@ -220,7 +250,7 @@ def _clean(text: str) -> str:
 
     Example:
         >>> _clean(r"\\text{7 days}."), _clean(r"\\pm 2"), [name for name, _ in CLEANUPS][:3]
-        ('7 \\\\text{ days}', '2, -2', ['commands escaped twice', 'row spacing', 'unicode relations'])
+        ('7 \\\\text{ days}', '2, -2', ['digits of other scripts', 'commands escaped twice', 'row spacing'])
     """
     for _, rewrite in CLEANUPS:
         text = rewrite(text)
@@ -435,6 +465,16 @@ def union_of_alternatives(alternatives: list[str], gold: str) -> str | None:
     if any(interval is None for interval in found) or len({variable for _, variable in found}) != 1:  # type: ignore[misc]
         return None
     return " \\cup ".join(interval for interval, _ in found)  # type: ignore[misc]
+
+
+def listed_parts(text: str) -> list[str]:
+    """The elements of a list as written, ``and`` lists included (``1 and 3``, ``1 和 3``, ``1、3``).
+
+    Example:
+        >>> listed_parts("1 和 3"), listed_parts("(1, 2)"), listed_parts("-1, 2 and 5")
+        (['1', '3'], ['(1, 2)'], ['-1', '2', '5'])
+    """
+    return top_level_parts(_AND_RE.sub(", ", text))
 
 
 def _defines_values(text: str) -> bool:

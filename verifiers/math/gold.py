@@ -2,23 +2,33 @@
 
 from __future__ import annotations
 
+import re
 from fractions import Fraction
 from typing import Any
 
 from ..text.latex import BOXED_RE, balanced, strip_math_delimiters
 from ..text.numbers import format_number
 from ..verdict import UnusableGold
-from .extract import extract_answer, is_bare_answer, last_boxed
+from .exact import congruence, counted
+from .extract import extract_answer, is_bare_answer, is_word_answer, last_boxed
 from .forms import number_words_only
 
 MAX_GOLD_CHARS = 10_000
+_COUNT_RE = re.compile(r"^(-?[0-9][0-9.]*)\s+([A-Za-z][A-Za-z ]*)$")  # "3 apples" as "3 \text{ apples}"
+
+
+def _read_as(text: str) -> str:
+    found = extract_answer(text)
+    return found.text if found is not None else ""
 
 
 def gold_answer(gold: Any) -> str:
     """The gold as answer text: bare LaTeX, a number, or a full solution (its last ``\\boxed{}``).
 
     A gold with no box is read whole when it is only an answer, else with the completion's
-    extraction rules (``Answer is 5.``); a number in words (``forty two``) is unusable.
+    extraction rules (``Answer is 5.``), else whole when it is a word or a short phrase
+    (``isosceles triangle``); a number in words (``forty two``) is unusable. A qualifier stays
+    with its value: ``3 apples`` (as ``3 \\text{ apples}``), ``x = 3 (mod 7)``.
 
     Raises:
         UnusableGold: for an empty, non-text, unbalanced or over-long gold.
@@ -54,12 +64,17 @@ def gold_answer(gold: Any) -> str:
         text = strip_math_delimiters(gold)
         if not text:
             raise UnusableGold(f"gold {gold[:80]!r} is empty; pass the answer text, e.g. '\\frac{{1}}{{2}}'")
-        if number_words_only(text):
+        thing = counted(text)
+        if thing is not None or congruence(text) is not None:  # "3 apples", "x = 3 (mod 7)": qualifiers kept
+            return _COUNT_RE.sub(r"\1 \\text{ \2}", text.strip().rstrip(".")) if thing is not None else text.strip()
+        if number_words_only(text) or not re.search(r"[0-9]", text) and re.fullmatch(r"[0-9]+", _read_as(text)):
             raise UnusableGold(f"gold {gold[:80]!r} is a number in words, which no maths parser reads; pass it in digits")
         if is_bare_answer(text):
             text = text if "\\$" in text else text.replace("$", "")  # "$-1$,$2$" is the list -1, 2
         else:
             found = extract_answer(gold)
+            if found is None and is_word_answer(text.strip().rstrip("."), gold=True):
+                return text.strip().rstrip(".")  # a word or a phrase: "isosceles triangle", "the empty set"
             if found is None:
                 raise UnusableGold(f"gold {gold[:80]!r} states no answer; pass the answer text, e.g. '\\frac{{1}}{{2}}'")
             text = found.group or found.text

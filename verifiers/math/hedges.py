@@ -15,7 +15,8 @@ docs/verifiers.md, "Hedges, overrides and disowned answers":
 * ``several answers``: an earlier box offered as an alternative to the final one (``alternatively``,
   ``otherwise``, ``candidate``, ranked guesses, ``/`` or ``or`` between them) is an answer too.
 * ``override``: a later ``The answer is X``, ``Answer: X``, bold ``**X**`` or a closing
-  ``Therefore, X.`` after the final box, or an answer phrase just before it, is an answer too.
+  ``Therefore, X.`` after the final box, or an answer phrase just before it, is an answer too;
+  so is a bold answer after the final answer phrase of a completion with no box.
 
 The last two name *other statements* (:attr:`Review.others`): the completion is paid only when
 each of them equals the gold as well, so restatements of one value (``\\boxed{\\frac12}``, then
@@ -104,6 +105,20 @@ def _phrase_before(text: str, box_start: int) -> str | None:
     return phrase[1]
 
 
+def _bold_after_phrase(text: str, answer: Extraction) -> Review:
+    """A bold answer after the final answer phrase (``故答案为：3`` then ``**5**``) is an answer too."""
+    phrase = _last_phrase(text)
+    if phrase is None:
+        return Review(answer)
+    after = text[phrase[0]:]
+    stated = after.find(answer.text)
+    after = after[stated + len(answer.text):] if stated >= 0 else ""
+    bold = _last_bold(after)
+    if bold is None or not _states_something(bold) or same_statement(bold, answer.text) or CORRECTION_RE.search(after):
+        return Review(answer)
+    return Review(answer, others=(bold,), others_rule="override")
+
+
 def review(text: str, answer: Extraction | None) -> Review:
     """Apply the hedge and override policy to ``answer``, read from ``text`` (the part that counts).
 
@@ -129,8 +144,11 @@ def review(text: str, answer: Extraction | None) -> Review:
             return Review(answer, "disowned", f"its only boxed answer is disowned ({kinds}): no answer is stated as final")
     spans = boxed_spans(text)
     boxes = [span for span in spans if not is_blank_box(span[2])]
-    if boxes and any(span[0] > boxes[-1][0] for span in spans if span not in boxes) and answer.source == "boxed":
+    real = set(boxes)
+    if boxes and any(span[0] > boxes[-1][0] for span in spans if span not in real) and answer.source == "boxed":
         return Review(answer, "empty box", "its final box is empty: the final answer is blank")
+    if not boxes and answer.source == "final answer":
+        return _bold_after_phrase(text, answer)
     if not boxes or answer.source not in ("boxed", "final answer", "answer tag"):
         return Review(answer)
     last = boxes[-1]

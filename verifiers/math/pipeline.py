@@ -35,16 +35,20 @@ from typing import Any
 
 from ..deadline_pool import NamedFunction, Outcome, shared_pool
 from ..registry import moved_backend_keyword
-from ..text.latex import brace_depth, strip_math_delimiters, top_level_parts
+from ..text.latex import brace_depth, strip_math_delimiters, top_level_parts  # noqa: F401 (an old flat-module name)
 from ..text.prose import CUT_OFF_REASON, HEDGE, looks_cut_off
 from ..text.vocabulary import TEXT_COMMAND
 from ..verdict import UnusableGold, Verdict
 from .exact import (
     ExactNumber,
+    answer_words,
     base_number,
     canonical,
+    congruence,
+    counted,
     exact_elements,
     exact_matrix,
+    exact_names,
     exact_number,
     for_sympy,
     has_decimals,
@@ -52,7 +56,7 @@ from .exact import (
     numbers_match,
 )
 from .extract import Extraction, after_reasoning, extract_answer
-from .forms import comparable, union_of_alternatives
+from .forms import comparable, listed_parts, union_of_alternatives
 from .gold import gold_answer
 from .hedges import review
 from .options import CompareOptions, Percent
@@ -136,7 +140,8 @@ def _gold_facts(gold: str, options: CompareOptions) -> tuple[str, ExactNumber | 
     number = exact_number(gold)
     value = float(number.value) if number is not None and not number.percent else _evaluator(options)(gold)
     vouched = number is not None or surely_parses(gold) or exact_elements(gold) is not None \
-        or exact_matrix(gold) is not None
+        or exact_matrix(gold) is not None or exact_names(gold) is not None or answer_words(gold) is not None \
+        or congruence(gold) is not None
     return for_sympy(gold, options.percent), number, value, vouched
 
 
@@ -188,7 +193,7 @@ def _read(completion: Any, gold: Any, options: CompareOptions, max_answer_chars:
             reason = f"no \\boxed{{}}, answer phrase, <answer> tag, bold answer, maths or number {where}"
         return _Item(gold_text, *_gold_facts(gold_text, options), None, "", "", Verdict(
             "no_answer", details=details, reason=reason))
-    several = len(top_level_parts(gold_text)) > 1
+    several = len(listed_parts(gold_text)) > 1
     read = answer.group if answer.group and several else answer.text
     if len(read) > max_answer_chars:  # before any rewriting: every step after this sees a bounded text
         return _Item(gold_text, *_gold_facts(gold_text, options), answer, read, read, Verdict(
@@ -254,6 +259,29 @@ class _Pair:
         return exact_number(self.answer)
 
 
+def _qualified_gold(pair: _Pair) -> Verdict | None:
+    """A gold with a qualifier: a congruence wants its residue (or the same class, modulus stated);
+    a count of things is not paid for a count of other things (``3 pears`` against ``3 apples``)."""
+    gold_class = congruence(pair.gold)
+    if gold_class is not None:
+        residue, modulus = gold_class
+        stated = congruence(pair.answer)
+        number = pair.number
+        if stated is not None:
+            right = stated[1] == modulus and (stated[0] - residue) % modulus == 0
+        elif number is not None and not number.percent:
+            right = number.value == residue
+        else:
+            return None
+        return _decided(pair.item, right, "qualifier", f"{pair.shown} {'states' if right else 'does not state'} "
+                                                        f"the gold's residue {_short(pair.gold)}")
+    thing, answer_thing = counted(pair.gold), counted(pair.answer)
+    if thing is not None and answer_thing is not None and answer_thing[1] != thing[1]:
+        return _decided(pair.item, False, "qualifier", f"{pair.shown} counts {answer_thing[1]}s where the gold "
+                                                        f"{_short(pair.gold)} counts {thing[1]}s")
+    return None
+
+
 def _same_text(pair: _Pair) -> Verdict | None:
     if canonical(pair.answer) == canonical(pair.gold):
         return _decided(pair.item, True, "text", f"{pair.shown} matches the gold {_short(pair.gold)} as written")
@@ -304,6 +332,24 @@ def _exact_elements(pair: _Pair) -> Verdict | None:
     return None
 
 
+def _exact_names(pair: _Pair) -> Verdict | None:
+    names, gold_names = exact_names(pair.answer), exact_names(pair.gold)
+    if gold_names is None or names is None:
+        return None
+    if names == gold_names:
+        return _decided(pair.item, True, "elements", f"{pair.shown} names the gold's {_short(pair.gold)}")
+    return _decided(pair.item, False, "elements", f"{pair.shown} does not name the gold's {_short(pair.gold)}")
+
+
+def _same_words(pair: _Pair) -> Verdict | None:
+    words = answer_words(pair.gold)
+    if words is None:
+        return None
+    if answer_words(pair.answer) == words:
+        return _decided(pair.item, True, "text", f"{pair.shown} says the gold's words {_short(pair.gold)}")
+    return _decided(pair.item, False, "text", f"{pair.shown} does not say the gold's words {_short(pair.gold)}")
+
+
 def _words_against_maths(pair: _Pair) -> Verdict | None:
     answer = pair.answer
     if _WORDS_ONLY_RE.fullmatch(answer) and len(re.findall(r"[A-Za-z]{2,}", answer.replace("\\text", ""))) >= 2 \
@@ -351,14 +397,17 @@ def _values_element_by_element(pair: _Pair) -> Verdict | None:
 
 
 # The checks that decide without sympy, in the order they run; the first that decides wins
-# (``details["method"]`` says which kind of check: text, base, number, elements, kind, value).
+# (``details["method"]`` says which kind of check: qualifier, text, base, number, elements, kind, value).
 FAST_CHECKS: tuple[tuple[str, Callable[[_Pair], Verdict | None]], ...] = (
+    ("qualified gold", _qualified_gold),  # "x = 3 (mod 7)", "3 apples": the qualifier counts
     ("same text", _same_text),
+    ("same words", _same_words),  # "\text{the Isosceles triangle}" says "isosceles triangle"
     ("base digits", _base_digits),  # a gold in a base decides here, right or wrong
     ("exact numbers", _exact_numbers),
     ("exact matrices", _exact_matrices),
     ("interval values", _interval_values),
     ("exact elements", _exact_elements),
+    ("exact names", _exact_names),  # "E_{1},E_{2}": names no maths parser reads as a list
     ("words against maths", _words_against_maths),
     ("number against never a number", _number_against_never_a_number),
     ("defined values", _defined_values),
@@ -552,10 +601,19 @@ def verify_batch(
 
 
 def _with_others(verdict: Verdict, slot: _Slot, others: list[Verdict]) -> Verdict:
-    """A correct answer stays correct only when every further statement of it equals the gold too."""
+    """A correct answer stays correct only when every further statement of it equals the gold too; a
+    wrong one whose further statement is the gold is the policy's case (it names the rule)."""
     item = slot.item
-    if not verdict.correct or not isinstance(item, _Item):
+    if not isinstance(item, _Item) or verdict.status not in ("correct", "wrong"):
         return verdict
+    if not verdict.correct:  # the answer read is wrong; when another statement of it is the gold, that is the rule's case
+        paid = next((other for other, judged in zip(item.others, others) if judged.correct), None)
+        if paid is None:
+            return verdict
+        return Verdict("wrong", 0.0, extracted=verdict.extracted,
+                       details={**verdict.details, "method": "policy", "rule": item.others_rule, "other": _short(paid)},
+                       reason=f"{item.others_rule}: it states {_short(paid)}, the gold, and also {_short(item.read)} as "
+                              "its answer; a completion is paid for one final answer")
     for other, judged in zip(item.others, others):
         if not judged.correct:
             return Verdict("wrong", 0.0, extracted=verdict.extracted,
@@ -620,7 +678,8 @@ def verify(
 
     Returns:
         A Verdict: ``correct``/``wrong`` with the answer read and how it was compared
-        (``details["method"]``: ``text``, ``number``, ``base``, ``kind``, ``value`` or ``sympy``), ``no_answer``, ``timeout``
+        (``details["method"]``: ``qualifier``, ``text``, ``number``, ``base``, ``elements``, ``kind``, ``value`` or
+        ``sympy``), ``no_answer``, ``timeout``
         (the answer's fault: score 0), or ``error`` (an unusable gold, a bad option, a failed
         worker: not the completion's fault).
 

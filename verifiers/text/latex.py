@@ -158,3 +158,25 @@ def brace_depth(text: str) -> int:
         depth = depth + 1 if char in "{([" else max(0, depth - 1)
         deepest = max(deepest, depth)
     return deepest
+
+
+# A value written in LaTeX in prose, outside any maths delimiters: "\frac{2}{5}", "2\sqrt{3}", "-\dfrac{1}{2}", "3\pi".
+_PLAIN_LATEX_VALUE_RE = re.compile(
+    r"(?<![\\A-Za-z0-9{}^_.])[-\u2212]?(?:[0-9]+(?:\.[0-9]+)?\s?)?\\(?:[dt]?frac\s*\{[^{}$\n]{1,40}\}\s*\{[^{}$\n]{1,40}\}"
+    r"|sqrt(?:\[[0-9]+\])?\s*\{[^{}$\n]{1,40}\}|pi(?![A-Za-z]))(?:\s?\\pi(?![A-Za-z]))?")
+
+
+def last_plain_latex_value(text: str, start: int = 0) -> tuple[int, int, str] | None:
+    r"""Start, end and text of the last value written in LaTeX in ``text[start:]`` without maths
+    delimiters (a fraction, a root or a multiple of ``\pi``), else ``None``.
+
+    Example:
+        >>> last_plain_latex_value(r"So each part is \frac{2}{5} tons.")
+        (16, 27, '\\frac{2}{5}')
+        >>> last_plain_latex_value(r"The side is 2\sqrt{3} cm."), last_plain_latex_value("no maths here") is None
+        ((12, 21, '2\\sqrt{3}'), True)
+    """
+    found = None
+    for found in _PLAIN_LATEX_VALUE_RE.finditer(text, start):
+        pass
+    return (found.start(), found.end(), found.group()) if found else None

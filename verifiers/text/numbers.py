@@ -214,3 +214,44 @@ def format_number(value: Exact) -> str:
     text = f"{abs(scaled.numerator):0{digits + 1}d}"
     sign = "-" if value < 0 else ""
     return f"{sign}{text[:-digits]}.{text[-digits:]}"
+
+
+_UNITS_WORDS = {word: value for value, word in enumerate(
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen "
+    "eighteen nineteen".split())}
+_TENS_WORDS = {word: 10 * value for value, word in enumerate("twenty thirty forty fifty sixty seventy eighty ninety".split(), 2)}
+_SCALE_WORDS = {"hundred": 100, "thousand": 1000, "million": 10 ** 6}
+_WORD_TOKEN_RE = re.compile(r"[A-Za-z]+|[^A-Za-z\s-]")  # a word, or a sign that ends the number
+_WORDS_WINDOW = 100
+# Words after a number word that make it no whole count: "ten and a half", "two point five", "one of them".
+_FRACTION_WORDS = frozenset("a half halves third thirds quarter quarters fifth fifths point percent of".split())
+
+
+def leading_number_words(text: str) -> int | None:
+    """The whole number written in words at the start of ``text`` (``six``, ``forty-two apples``,
+    ``one hundred and five``), or ``None`` when it starts with no number word.
+
+    Example:
+        >>> leading_number_words("six."), leading_number_words("Forty-two apples"), leading_number_words("one hundred and five")
+        (6, 42, 105)
+        >>> [leading_number_words(t) for t in ("none of them", "a dozen", "ten and a half", "two point five")]
+        [None, None, None, None]
+    """
+    total = current = 0
+    found = False
+    for word in _WORD_TOKEN_RE.findall(text, 0, _WORDS_WINDOW):
+        word = word.lower()
+        if word in _UNITS_WORDS or word in _TENS_WORDS:
+            current += _UNITS_WORDS.get(word, 0) + _TENS_WORDS.get(word, 0)
+        elif word in _SCALE_WORDS and found:
+            current = max(current, 1) * _SCALE_WORDS[word]
+            if _SCALE_WORDS[word] >= 1000:
+                total, current = total + current, 0
+        elif word == "and" and found:
+            continue
+        elif word in _FRACTION_WORDS and found:
+            return None  # "ten and a half", "two point five": not a whole number
+        else:
+            break
+        found = True
+    return total + current if found else None

@@ -38,6 +38,9 @@ _OPEN_DISPLAY_RE, _CLOSE_DISPLAY_RE = re.compile(r"(?<!\\)\\\["), re.compile(r"(
 _CUT_OFF_WINDOW = 2000  # characters from the end that looks_cut_off reads
 _OPENS_MATHS_RE = re.compile(r"\s*[\\A-Za-z(\[{]")  # "$$x = ..." opens maths; "$$<<16+27=43>>" (GSM8K notes) does not
 _OPEN_DOLLAR_RE = re.compile(r"(?<![0-9])(?<![0-9] )\$(?!\s?[0-9.])[^$]+$")  # not a price: "$5", "2,74 $"
+# An operation between numbers that ends the text with no result and no full stop: "60 + 3", "12 \times 5".
+# (not "since 54 = 6 × 9": an operation after "=" in its clause is a result written out).
+_OPEN_OPERATION_RE = re.compile(r"(?:^|[,;:.]\s|\n)[^,;:=\n]*?[0-9)}]\s*(?:[-+*/×÷]|\\times|\\cdot|\\div)\s*\(?-?[0-9]+(?:[.,][0-9]+)*$")
 _DANGLING_SIGNS = frozenset(",=+-/(:×÷")  # a sign that needs what follows it
 _DANGLING_COMMANDS = ("\\times", "\\cdot", "\\div", "\\frac", "\\sqrt")
 _DANGLING_WORDS = frozenset("the a an of to and or is are was were be by with from into than then therefore thus hence "
@@ -72,12 +75,17 @@ _THOUSANDS_RE = re.compile(r"^[0-9]{1,3}(?:,[0-9]{3})+(?:\.[0-9]+)?$")
 _DECIMAL_COMMA_RE = re.compile(r"^(?P<whole>[0-9]+),(?P<decimals>[0-9]+)$")
 
 
-def _ascii_digits(text: str) -> str:
-    """Digits of any script (Arabic-Indic, Devanagari, full-width, ...) as ASCII digits."""
+def ascii_digits(text: str) -> str:
+    """Decimal digits of any script (Arabic-Indic, Devanagari, full-width, ...) as ASCII digits, one
+    for one (positions hold); superscripts and subscripts stay (``m⁻²`` is a unit's power, not a 2).
+
+    Example:
+        >>> ascii_digits("答案是１２，٤٥"), ascii_digits("kcal m⁻² yr⁻¹")
+        ('答案是12，45', 'kcal m⁻² yr⁻¹')
+    """
     if text.isascii():
         return text
-    return "".join(str(unicodedata.digit(char)) if char.isdigit() and not char.isascii()
-                   and unicodedata.digit(char, None) is not None else char for char in text)
+    return "".join(str(unicodedata.decimal(char)) if not char.isascii() and char.isdecimal() else char for char in text)
 
 
 def prose_number(match: re.Match[str]) -> str:
@@ -128,7 +136,7 @@ def last_prose_number(text: str, start: int = 0) -> tuple[int, str] | None:
         >>> last_prose_number("The speed is 12π m/s."), last_prose_number("d = 3√13.")
         ((13, '12\\pi'), (4, '3\\sqrt{13}'))
     """
-    text = _ascii_digits(text)
+    text = ascii_digits(text)
     previous = found = None
     for match in _PROSE_NUMBER_RE.finditer(text, start):
         previous, found = found, match
@@ -137,6 +145,47 @@ def last_prose_number(text: str, start: int = 0) -> tuple[int, str] | None:
     if previous is not None and _HEDGE_GAP_RE.fullmatch(text, previous.end(), found.start("number")):
         return previous.start("number"), f"{prose_number(previous)}{HEDGE}{prose_number(found)}"
     return found.start("number"), prose_number(found)
+
+
+# A word that opens a phrase qualifying the answer ("between 30 and 40", "after giving 9", "in 6
+# boxes"), in English and in the other languages models answer in.
+_QUALIFIER_WORD_RE = re.compile(
+    r"(?<![^\W\d_])(?:between|after|before|for|from|in|of|out|to|during|within|over|per|by|than|with|among|at|on"
+    r"|entre|de|du|des|dans|pour|sur|soit|après|avant|en|con|por|para|desde|hasta|von|mit|auf|für|aus|zu|nach|bei|vor"
+    r")(?![^\W\d_])", re.IGNORECASE)
+_CLAUSE_WORD_RE = re.compile(r"(?<![^\W\d_])(?!(?:and|or|und|et|y)(?![^\W\d_]))[^\W\d_]{2,}")  # a word, not a joiner
+
+
+def stated_number(text: str, start: int = 0) -> tuple[int, str] | None:
+    r"""Start and plain text of the number a statement gives as its answer, else ``None``: the
+    last number of ``text[start:]`` that no qualifying phrase holds (``between 30 and 40``,
+    ``after giving 9 to Ann``, ``in 6 boxes``); numbers joined by ``and``, ``,`` or signs share
+    a phrase. When every number is in one, the last (as :func:`last_prose_number`).
+
+    Example:
+        >>> stated_number("There are 2 primes between 30 and 40.")
+        (10, '2')
+        >>> stated_number("So Tom has 15 marbles left after giving 9 to Ann."), stated_number("It is 5 + 3 = 8 apples.")
+        ((11, '15'), (14, '8'))
+        >>> stated_number("Es sind 42 Äpfel in 6 Kisten."), stated_number("It rises from 30 to 40.")
+        ((8, '42'), (20, '40'))
+    """
+    text = ascii_digits(text)
+    free = last = None
+    qualified = False
+    previous_end = start
+    for match in _PROSE_NUMBER_RE.finditer(text, start):
+        between = text[previous_end:match.start()]
+        if _QUALIFIER_WORD_RE.search(between):
+            qualified = True
+        elif _CLAUSE_WORD_RE.search(between):
+            qualified = False
+        if not qualified:
+            free = match
+        last, previous_end = match, match.end()
+    if free is None or free is last:
+        return last_prose_number(text, start)
+    return free.start("number"), prose_number(free)
 
 
 def before_modifier(text: str, start: int) -> tuple[int, str] | None:
@@ -152,7 +201,7 @@ def before_modifier(text: str, start: int) -> tuple[int, str] | None:
         >>> before_modifier(text, text.index("2 bags")), before_modifier("It takes 4 hours.", 9)
         ((16, '8'), None)
     """
-    text = _ascii_digits(text)  # same length: positions hold
+    text = ascii_digits(text)  # same length: positions hold
     found = next(_PROSE_NUMBER_RE.finditer(text, start), None)
     if found is None or found.start("number") != start:
         return None
@@ -231,10 +280,21 @@ def _trailing_parenthetical(text: str, start: int) -> int | None:
 CUT_OFF_REASON = "the completion stops mid-sentence (cut off at the length limit?) before stating a final answer"
 
 
+def _opens_more_than_closes(text: str, openings: str, closings: str) -> bool:
+    """Whether ``text`` opens more brackets of these kinds than it closes (escaped ones, ``\\{``, do
+    not count; round and square ones together: ``(2, 5]`` is a half-open interval, closed)."""
+    if not any(opening in text for opening in openings):
+        return False
+    for bracket in openings + closings:
+        text = text.replace("\\" + bracket, "")
+    return sum(text.count(opening) for opening in openings) > sum(text.count(closing) for closing in closings)
+
+
 def looks_cut_off(text: str) -> bool:
     r"""Whether ``text`` stops in the middle of a sentence, as a completion cut at the length limit
-    does: inside maths it opened, on a word or sign that needs more, or in a clause that only
-    leads to one (``Since $f(5) = 7$``).
+    does: inside maths it opened, on a word or sign that needs more, inside a brace or bracket it
+    opened (``= \\frac{5``, ``f(3) = 2(3``), on an operation with no result (``60 + 3``), or in a
+    clause that only leads to one (``Since $f(5) = 7$``).
 
     Example:
         >>> looks_cut_off("so the total is \\(5 \\cdot 80 = 400"), looks_cut_off("Therefore, the")
@@ -243,6 +303,10 @@ def looks_cut_off(text: str) -> bool:
         (True, False, False)
         >>> looks_cut_off("So $2 + 3 = 5$"), looks_cut_off("the set is $(2,12) \\cup (12,")
         (False, True)
+        >>> looks_cut_off("The sum is \\frac{1}{2} + \\frac{1}{3} = \\frac{5"), looks_cut_off("Then we add them: 60 + 3")
+        (True, True)
+        >>> looks_cut_off("So 60 + 3 = 63"), looks_cut_off("The roots are 1) and 2)")
+        (False, False)
     """
     tail = text[-_CUT_OFF_WINDOW:].rstrip()  # the end decides: linear, cheap
     if tail[-1:] in ("-", "*", "_", "="):
@@ -256,6 +320,9 @@ def looks_cut_off(text: str) -> bool:
     dollars = line.replace("\\$", "").replace("$$", "") if "$" in line else ""
     if dollars.count("$") % 2 and _OPEN_DOLLAR_RE.search(dollars):  # "$x ..." left open ("$5" is a price)
         return True
+    if _opens_more_than_closes(paragraph, "{", "}") or _opens_more_than_closes(line, "([", ")]") \
+            or _OPEN_OPERATION_RE.search(tail[-120:]):
+        return True  # "= \frac{5", "f(3) = 2(3", "60 + 3": an expression left open
     last_word = tail[-40:].rsplit(None, 1)[-1] if tail.strip() else ""
     if (tail[-1:] in _DANGLING_SIGNS and tail[-2:-1] not in ("-", "=", "*", "_")) or last_word.endswith(_DANGLING_COMMANDS) \
             or last_word.lower().lstrip("(") in _DANGLING_WORDS:
