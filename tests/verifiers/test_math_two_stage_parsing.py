@@ -24,6 +24,14 @@ def _read(text):
         return f"raised {type(exc).__name__}"
 
 
+@pytest.fixture(autouse=True)
+def one_stage_parsing(monkeypatch):
+    """Every test starts from latex2sympy's own parser: ``prepare()`` (its doctest, a worker
+    template) switches a whole process to two-stage parsing for good."""
+    original = getattr(_Latex2Sympy.create_parser, "__wrapped__", _Latex2Sympy.create_parser)
+    monkeypatch.setattr(_Latex2Sympy, "create_parser", original)
+
+
 @pytest.fixture
 def two_stage(monkeypatch):
     monkeypatch.setattr(_Latex2Sympy, "create_parser", sympy_worker._two_stage(_Latex2Sympy.create_parser))

@@ -5,12 +5,10 @@ models state it: a box, "The answer is", a ``####`` line, bold, Minerva's final 
 second final answer with a different value in any of those forms, after the first or before
 it, with no correction between: the completion is no longer paid.
 
-The GSM8K verifier holds it for every pair of forms in both orders. The maths verifier's policy
-holds it for a boxed answer followed by another statement (box, phrase, bold, Minerva's line);
-a statement before the final one, a phrase or bold after an unboxed answer, and ``####`` lines
-(which it does not read) are not yet covered there, so its property draws only the first kind.
+Both verifiers hold it for every pair of forms, in both orders, on either join.
 """
 
+import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
@@ -39,11 +37,6 @@ FORMS = {
 JOINS = ("\n\n", "\n")
 
 
-BOXES = ("box", "display box", "box with units")
-MATHS_LATER = ("box", "display box", "box with units", "answer phrase", "answer colon", "final answer", "bold",
-               "bold answer")
-
-
 @st.composite
 def completions_with_two_answers(draw, firsts=tuple(FORMS), seconds=tuple(FORMS), before=True):
     a, b, c = (draw(st.integers(2, 60)) for _ in range(3))
@@ -69,10 +62,25 @@ def test_gsm8k_a_second_different_final_answer_makes_a_paid_completion_unpaid(ca
     assert not gsm8k.verify(hedged, gold).correct, hedged
 
 
-@settings(max_examples=150, deadline=None)
-@given(case=completions_with_two_answers(firsts=BOXES, seconds=MATHS_LATER, before=False))
-def test_maths_a_later_different_final_answer_makes_a_paid_box_unpaid(case):
+@settings(max_examples=400, deadline=None)
+@given(case=completions_with_two_answers())
+def test_maths_a_second_different_final_answer_makes_a_paid_completion_unpaid(case):
     paid, hedged, gold = case
     one, two = (verdict.correct for verdict in maths.verify_batch([paid, hedged], [gold, gold]))
     assume(one)
     assert not two, hedged
+
+
+@pytest.mark.parametrize("first", list(FORMS))
+@pytest.mark.parametrize("second", list(FORMS))
+def test_every_pair_of_forms_in_both_orders(first, second):
+    """The property's every case on one piece of work, for both verifiers: the paid completion is
+    paid (a test of the reading), and the second answer after it or before it unpays it."""
+    work = WORK[0].format(a=3, b=12, c=5, ab=36, rest=31, sum=15)
+    stated, offered = FORMS[first].format(x=31), FORMS[second].format(x=47)
+    paid = f"{work}\n\n{stated}"
+    hedged = [f"{paid}{join}{offered}" for join in JOINS] + [f"{work}\n\n{offered}{join}{stated}" for join in JOINS]
+    maths_verdicts = maths.verify_batch([paid, *hedged], ["31"] * 5)
+    assert maths_verdicts[0].correct and gsm8k.verify(paid, "31").correct, paid
+    assert [v.correct for v in maths_verdicts[1:]] == [False] * 4, [(h, v.reason) for h, v in zip(hedged, maths_verdicts[1:])]
+    assert [gsm8k.verify(text, "31").correct for text in hedged] == [False] * 4, hedged

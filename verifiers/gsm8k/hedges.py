@@ -31,15 +31,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
 
-from ..text.hedging import (CHECK_RE, CLOSING_RE, CORRECTION_RE, HEDGE_WORD_RE, alternatives_before, blanked,
-                            disowned_boxes, is_blank_box, sentence_end, sentence_start)
+from ..text.hedging import (CHECK_RE, CLOSING_RE, CORRECTION_RE, HEDGE_WORD_RE, STATEMENT_GAP, alternatives_before,
+                            blanked, disowned_boxes, is_blank_box, only_words_between, sentence_end, sentence_start)
 from ..text.latex import boxed_spans
 from ..text.numbers import NumberMatch, parse_number
 from .extract import _BOLD_RE, Extraction, _last_answer_line, _last_bold, _last_boxed, _last_phrase, _span_answer
 
-_REVERSE_GAP = 80  # characters of words between an answer phrase and the box that follows it
 _BOLD_LINE_RE = re.compile(r"^[ \t]*\*\*([^*\n]{1,40})\*\*[ \t.]*$", re.MULTILINE)  # a bold number alone on its line
-_MINERVA_TAIL_RE = re.compile(r"I hope it is correct", re.IGNORECASE)  # "Final Answer: ... I hope it is correct."
 _ARITHMETIC_RE = re.compile(r"^[0-9+\-*/(). ]+$")
 _LATEX_ARITHMETIC = ((re.compile(r"\\[dt]?frac\{([^{}]*)\}\{([^{}]*)\}"), r"((\1)/(\2))"),
                      (re.compile(r"\\times|\\cdot|×|\u00b7"), "*"), (re.compile(r"\\div|÷"), "/"),
@@ -211,13 +209,12 @@ def _statement_before(text: str, start: int) -> NumberMatch | None:
     boxed = _last_boxed(head)
     if boxed is not None:
         found.append((next(end for begin, end, _ in boxed_spans(head) if begin == boxed[0]), boxed[1].number))
-    for bold in _BOLD_LINE_RE.finditer(head[-_REVERSE_GAP - 100:]):
+    for bold in _BOLD_LINE_RE.finditer(head[-STATEMENT_GAP - 100:]):
         number = _span_answer(bold.group(1))
         if number is not None:
-            found.append((len(head) - len(head[-_REVERSE_GAP - 100:]) + bold.end(), number[0]))
+            found.append((len(head) - len(head[-STATEMENT_GAP - 100:]) + bold.end(), number[0]))
     for end, number in found:
-        gap = head[end:]
-        if end < start and len(gap) <= _REVERSE_GAP and not re.search(r"[0-9]", gap) and not CORRECTION_RE.search(_MINERVA_TAIL_RE.sub("", gap)):
+        if end < start and only_words_between(head, end, start):
             return number
     return None
 

@@ -14,9 +14,11 @@ docs/verifiers.md, "Hedges, overrides and disowned answers":
 * ``hedged``: the sentence of the final box hedges it (``probably``, ``maybe``, ``might``).
 * ``several answers``: an earlier box offered as an alternative to the final one (``alternatively``,
   ``otherwise``, ``candidate``, ranked guesses, ``/`` or ``or`` between them) is an answer too.
-* ``override``: a later ``The answer is X``, ``Answer: X``, bold ``**X**`` or a closing
-  ``Therefore, X.`` after the final box, or an answer phrase just before it, is an answer too;
-  so is a bold answer after the final answer phrase of a completion with no box.
+* ``override``: a later ``The answer is X``, ``Answer: X``, bold ``**X**``, a closing
+  ``Therefore, X.`` or a ``#### X`` line after the final statement, or a final statement right
+  before it (an answer phrase, a box, a ``####`` line, a bold answer on its own line, with only a
+  few words between), is an answer too; a statement that calls itself the *final* answer makes an
+  earlier box that no phrase states an intermediate result.
 
 The last two name *other statements* (:attr:`Review.others`): the completion is paid only when
 each of them equals the gold as well, so restatements of one value (``\\boxed{\\frac12}``, then
@@ -30,12 +32,15 @@ import re
 from dataclasses import dataclass
 
 from ..text.hedging import (CHECK_RE, CLOSING_RE, CORRECTION_RE, HEDGE_WORD_RE, alternatives_before, blanked,
-                            disowned_boxes, is_blank_box, same_statement, sentence_end, sentence_start)
+                            MINERVA_TAIL_RE, disowned_boxes, is_blank_box, only_words_between, same_statement,
+                            sentence_end, sentence_start)
 from ..text.latex import boxed_spans
-from .extract import Extraction, _last_bold, _last_phrase, extract_answer, is_bare_answer
+from .extract import _BOLD_RE, Extraction, _last_bold, _last_phrase, extract_answer, is_bare_answer
 from .values import closed_form_value
 
-_REVERSE_GAP = 80  # characters between an answer phrase and the box that follows it
+_HASH_LINE_RE = re.compile(r"^[ \t]*####[ \t]*(?P<value>[^\n]+?)[ \t]*$", re.MULTILINE)  # GSM8K's answer line
+_FINAL_RE = re.compile(r"\bfinal\s+answer\b", re.IGNORECASE)
+_BOLD_LINE_RE = re.compile(r"^[ \t]*\*\*(?P<value>[^*\n]{1,40})\*\*[ \t.]*$", re.MULTILINE)  # a bold answer on its own line
 
 
 @dataclass(frozen=True)
@@ -89,34 +94,64 @@ def _statements_after(after: str) -> list[str]:
         value = closing.group("value").strip().strip("$").strip()
         if value and is_bare_answer(value):
             found.append(value)
+    hashes = list(_HASH_LINE_RE.finditer(after))
+    if hashes and not CORRECTION_RE.search(after[:hashes[-1].start()]):
+        found.append(hashes[-1].group("value"))
     return found
 
 
-def _phrase_before(text: str, box_start: int) -> str | None:
-    """An answer phrase just before the final box, with nothing but words between (``The answer is 15. Hence \\boxed{12}``)."""
-    head = text[:box_start]
+def _statements_before(text: str, start: int) -> list[str]:
+    """Final statements right before the one that starts at ``start`` (:func:`only_words_between`):
+    an answer phrase, a box, a ``####`` line or a bold answer on a line of its own
+    (``The answer is 15.`` then ``So the answer is \\boxed{12}``; ``**15**`` then ``Answer: 12``).
+    A statement that calls itself the *final* answer makes an earlier box that no phrase states
+    an intermediate result (``We get \\boxed{3}. So the final answer is \\boxed{6}.``)."""
+    head = text[:start]
+    final = _FINAL_RE.search(text, start, sentence_end(text, start + 1)) is not None
+    window = max(0, start - 400)  # a statement right before ``start`` ends within its last characters
+    found: list[tuple[int, str]] = []  # (where the statement ends, what it states)
     phrase = _last_phrase(head)
-    if phrase is None:
-        return None
-    end = sentence_end(head, phrase[0] + 1)
-    gap = head[end:]
-    if end >= box_start or len(gap) > _REVERSE_GAP or re.search(r"[0-9]", gap) or CORRECTION_RE.search(gap):
-        return None
-    return phrase[1]
+    if phrase is not None:
+        stated = head.find(phrase[1], phrase[0])
+        found.append((sentence_end(head, stated + len(phrase[1]) if stated >= 0 else phrase[0] + 1), phrase[1]))
+    boxes = [span for span in boxed_spans(head[window:]) if not is_blank_box(span[2])]
+    if boxes and not final:
+        found.append((window + boxes[-1][1], boxes[-1][2].strip()))
+    for pattern in (_HASH_LINE_RE, _BOLD_LINE_RE):
+        lines = list(pattern.finditer(head, window))
+        if lines:
+            found.append((lines[-1].end(), lines[-1].group("value")))
+    return [value for end, value in found if only_words_between(head, end, start)]
 
 
-def _bold_after_phrase(text: str, answer: Extraction) -> Review:
-    """A bold answer after the final answer phrase (``故答案为：3`` then ``**5**``) is an answer too."""
+def _statements_after_phrase(text: str, answer: Extraction) -> tuple[int, list[str]]:
+    """Where the final answer phrase read starts, and the answers stated after it: a bold answer
+    (``故答案为：3`` then ``**5**``) or a ``####`` line; ``(-1, [])`` when the phrase is not found."""
     phrase = _last_phrase(text)
     if phrase is None:
-        return Review(answer)
+        return -1, []
     after = text[phrase[0]:]
     stated = after.find(answer.text)
     after = after[stated + len(answer.text):] if stated >= 0 else ""
-    bold = _last_bold(after)
-    if bold is None or not _states_something(bold) or same_statement(bold, answer.text) or CORRECTION_RE.search(after):
-        return Review(answer)
-    return Review(answer, others=(bold,), others_rule="override")
+    if CORRECTION_RE.search(MINERVA_TAIL_RE.sub("", after)):
+        return phrase[0], []
+    found = [bold for bold in [_last_bold(after)] if bold is not None]
+    hashes = list(_HASH_LINE_RE.finditer(after))
+    return phrase[0], found + ([hashes[-1].group("value")] if hashes else [])
+
+
+def _bold_start(text: str, answer: Extraction) -> int:
+    """Where the bold statement read as ``answer`` starts (the last bold holding it), else -1."""
+    for bold in reversed(list(_BOLD_RE.finditer(text))):
+        if answer.text in bold.group(0):
+            return bold.start()
+    return -1
+
+
+def _override(answer: Extraction, stated: list[str], read: str) -> Review:
+    """``answer`` with ``stated`` as further statements of it, those that state something other than ``read``."""
+    stated = [value for value in stated if _states_something(value) and not same_statement(value, read)]
+    return Review(answer, others=tuple(dict.fromkeys(stated)), others_rule="override") if stated else Review(answer)
 
 
 def review(text: str, answer: Extraction | None) -> Review:
@@ -147,8 +182,22 @@ def review(text: str, answer: Extraction | None) -> Review:
     real = set(boxes)
     if boxes and any(span[0] > boxes[-1][0] for span in spans if span not in real) and answer.source == "boxed":
         return Review(answer, "empty box", "its final box is empty: the final answer is blank")
+    if answer.source == "bold" and "," not in answer.text:
+        start = _bold_start(text, answer)
+        if start < 0:
+            return Review(answer)
+        hashes = list(_HASH_LINE_RE.finditer(text, start))
+        later = [hashes[-1].group("value")] if hashes and not CORRECTION_RE.search(text[start:hashes[-1].start()]) else []
+        return _override(answer, later + _statements_before(text, sentence_start(text, start)), answer.text)
+    if answer.source in ("last number", "math span"):  # a number on GSM8K's final ``####`` line, say
+        hashes = list(_HASH_LINE_RE.finditer(text))
+        if hashes and same_statement(hashes[-1].group("value"), answer.text) and not text[hashes[-1].end():].strip():
+            return _override(answer, _statements_before(text, hashes[-1].start()), answer.text)
+        return Review(answer)
     if not boxes and answer.source == "final answer":
-        return _bold_after_phrase(text, answer)
+        start, stated = _statements_after_phrase(text, answer)
+        before = _statements_before(text, sentence_start(text, start)) if start >= 0 and "," not in answer.text else []
+        return _override(answer, stated + before, answer.text)
     if not boxes or answer.source not in ("boxed", "final answer", "answer tag"):
         return Review(answer)
     last = boxes[-1]
@@ -158,17 +207,16 @@ def review(text: str, answer: Extraction | None) -> Review:
         sentence = text[sentence_start(text, last[0]):sentence_end(text, last[1])]
         if HEDGE_WORD_RE.search(sentence.replace(last[2], "")):
             return Review(answer, "hedged", "the sentence of its final box hedges it (maybe, probably, might)")
-    others = [] if "," in answer.text else alternatives_before(text, boxes)
+    several = "," in answer.text  # several answers read as one (boxes joined, a tuple): no other statement is sought
+    others = [] if several else alternatives_before(text, boxes)
     if others:
         return Review(answer, others=tuple(others), others_rule="several answers")
     if answer.source == "final answer":  # a final answer phrase after the last box: the box is an answer too
         return Review(answer, others=(last[2].strip(),), others_rule="override") if not same_statement(last[2], answer.text) \
-            and not CORRECTION_RE.search(text[last[1]:]) else Review(answer)
+            and not CORRECTION_RE.search(MINERVA_TAIL_RE.sub("", text[last[1]:])) else Review(answer)
     if answer.source != "boxed":
         return Review(answer)
     stated = _statements_after(text[last[1]:])
-    before = _phrase_before(text, last[0])
-    if before is not None:
-        stated.append(before)
-    stated = [value for value in stated if _states_something(value) and not same_statement(value, last[2])]
-    return Review(answer, others=tuple(dict.fromkeys(stated)), others_rule="override") if stated else Review(answer)
+    if not several:
+        stated += _statements_before(text, sentence_start(text, last[0]))
+    return _override(answer, stated, last[2])

@@ -37,6 +37,28 @@ _SENTENCE_WINDOW = 400  # characters the cues of one statement are looked for in
 CLOSING_RE = re.compile(r"(?:^|\n|[.!?]\s)\s*(?:therefore|thus|hence|so)\s*,?\s*(?P<value>[^\n]{1,60}?)\s*\.?\s*$",
                         re.IGNORECASE)
 
+MINERVA_TAIL_RE = re.compile(r"I hope it is correct", re.IGNORECASE)  # "Final Answer: ... I hope it is correct."
+STATEMENT_GAP = 80  # characters of words between two final statements that are one after the other
+
+
+def only_words_between(text: str, end: int, start: int) -> bool:
+    """Whether a statement ending at ``end`` stands right before one starting at ``start``: at most
+    80 characters between them, no digit and no correction (Minerva's "I hope it is correct." is
+    none). Two such statements with different values are two answers.
+
+    Example:
+        >>> text = "The answer is 20.\\n\\nSo the answer is 15."
+        >>> only_words_between(text, text.index("20") + 3, text.index("So"))
+        True
+        >>> text = "The answer is 20. Wait, no: 15."
+        >>> only_words_between(text, text.index("20") + 3, text.index(": 15"))
+        False
+    """
+    gap = text[end:start]
+    return (end <= start and len(gap) <= STATEMENT_GAP and re.search(r"[0-9]", gap) is None
+            and CORRECTION_RE.search(MINERVA_TAIL_RE.sub("", gap)) is None)
+
+
 
 def after_reasoning(completion: str) -> str | None:
     """What follows the last ``</think>``; the whole text when it has no think block; ``None`` when one is left open.
