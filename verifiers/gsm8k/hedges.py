@@ -31,13 +31,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
 
-from ..text.hedging import (CHECK_RE, CLOSING_RE, CORRECTION_RE, HEDGE_WORD_RE, STATEMENT_GAP, alternatives_before,
-                            blanked, disowned_boxes, is_blank_box, only_words_between, sentence_end, sentence_start)
+from ..text.hedging import (BOLD_LINE_RE, CHECK_RE, CLOSING_RE, CORRECTION_RE, HEDGE_WORD_RE, STATEMENT_GAP,
+                            alternatives_before, blanked, disowned_boxes, is_blank_box, only_words_between,
+                            sentence_end, sentence_start)
 from ..text.latex import boxed_spans
 from ..text.numbers import NumberMatch, parse_number
 from .extract import _BOLD_RE, Extraction, _last_answer_line, _last_bold, _last_boxed, _last_phrase, _span_answer
 
-_BOLD_LINE_RE = re.compile(r"^[ \t]*\*\*([^*\n]{1,40})\*\*[ \t.]*$", re.MULTILINE)  # a bold number alone on its line
 _ARITHMETIC_RE = re.compile(r"^[0-9+\-*/(). ]+$")
 _LATEX_ARITHMETIC = ((re.compile(r"\\[dt]?frac\{([^{}]*)\}\{([^{}]*)\}"), r"((\1)/(\2))"),
                      (re.compile(r"\\times|\\cdot|×|\u00b7"), "*"), (re.compile(r"\\div|÷"), "/"),
@@ -209,7 +209,7 @@ def _statement_before(text: str, start: int) -> NumberMatch | None:
     boxed = _last_boxed(head)
     if boxed is not None:
         found.append((next(end for begin, end, _ in boxed_spans(head) if begin == boxed[0]), boxed[1].number))
-    for bold in _BOLD_LINE_RE.finditer(head[-STATEMENT_GAP - 100:]):
+    for bold in BOLD_LINE_RE.finditer(head[-STATEMENT_GAP - 100:]):
         number = _span_answer(bold.group(1))
         if number is not None:
             found.append((len(head) - len(head[-STATEMENT_GAP - 100:]) + bold.end(), number[0]))

@@ -31,16 +31,15 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ..text.hedging import (CHECK_RE, CLOSING_RE, CORRECTION_RE, HEDGE_WORD_RE, alternatives_before, blanked,
-                            MINERVA_TAIL_RE, disowned_boxes, is_blank_box, only_words_between, same_statement,
-                            sentence_end, sentence_start)
+from ..text.hedging import (BOLD_LINE_RE, CHECK_RE, CLOSING_RE, CORRECTION_RE, HEDGE_WORD_RE, MINERVA_TAIL_RE,
+                            alternatives_before, blanked, disowned_boxes, is_blank_box, only_words_between,
+                            same_statement, sentence_end, sentence_start)
 from ..text.latex import boxed_spans
 from .extract import _BOLD_RE, Extraction, _last_bold, _last_phrase, extract_answer, is_bare_answer
 from .values import closed_form_value
 
 _HASH_LINE_RE = re.compile(r"^[ \t]*####[ \t]*(?P<value>[^\n]+?)[ \t]*$", re.MULTILINE)  # GSM8K's answer line
 _FINAL_RE = re.compile(r"\bfinal\s+answer\b", re.IGNORECASE)
-_BOLD_LINE_RE = re.compile(r"^[ \t]*\*\*(?P<value>[^*\n]{1,40})\*\*[ \t.]*$", re.MULTILINE)  # a bold answer on its own line
 
 
 @dataclass(frozen=True)
@@ -117,7 +116,7 @@ def _statements_before(text: str, start: int) -> list[str]:
     boxes = [span for span in boxed_spans(head[window:]) if not is_blank_box(span[2])]
     if boxes and not final:
         found.append((window + boxes[-1][1], boxes[-1][2].strip()))
-    for pattern in (_HASH_LINE_RE, _BOLD_LINE_RE):
+    for pattern in (_HASH_LINE_RE, BOLD_LINE_RE):
         lines = list(pattern.finditer(head, window))
         if lines:
             found.append((lines[-1].end(), lines[-1].group("value")))

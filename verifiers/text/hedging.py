@@ -37,6 +37,7 @@ _SENTENCE_WINDOW = 400  # characters the cues of one statement are looked for in
 CLOSING_RE = re.compile(r"(?:^|\n|[.!?]\s)\s*(?:therefore|thus|hence|so)\s*,?\s*(?P<value>[^\n]{1,60}?)\s*\.?\s*$",
                         re.IGNORECASE)
 
+BOLD_LINE_RE = re.compile(r"^[ \t]*\*\*(?P<value>[^*\n]{1,40})\*\*[ \t.]*$", re.MULTILINE)  # a bold answer alone on its line
 MINERVA_TAIL_RE = re.compile(r"I hope it is correct", re.IGNORECASE)  # "Final Answer: ... I hope it is correct."
 STATEMENT_GAP = 80  # characters of words between two final statements that are one after the other
 
