@@ -459,6 +459,10 @@ def audit_reward(
         problem = (f"the reward gave None for every plain answer on the {len(built)} rows probed: it cannot read its "
                    f"gold (the right answers came from column {column!r}; point the reward's gold column at it, "
                    "e.g. -O gold_column=...)")
+    elif scored and not separating and _checks_correctness(reward) and family == "code":
+        problem = (f"the reward never scored a right program above the plain wrong one on the {scored} rows it scored "
+                   "(right: the gold solution, else the reward's maximum): check the reward's tests column and the "
+                   "gold solutions (--solution-column), so no probe can be judged")
     elif scored and not separating and _checks_correctness(reward) and declares_answer_format(reward):
         problem = (f"the reward never scored a right answer above a wrong one on the {scored} rows it scored: it does "
                    "not read the right answer (check its gold column and options), so no probe can be judged")
