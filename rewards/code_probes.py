@@ -48,7 +48,8 @@ class CodeRow:
     """What the code probes of one row are built from.
 
     ``entry_point`` is the function the tests call (``None`` for ``stdio``), ``outputs`` the
-    expected outputs of ``call`` and ``stdio`` tests, ``declaration`` the HumanEval-X signature
+    expected outputs of ``call`` and ``stdio`` tests (and the literal values Python asserts
+    compare the function's result with: ``assert f(2) == 4``), ``declaration`` the HumanEval-X signature
     (C++ rows), ``right`` the gold solution as a completion (``None`` without one).
     """
 
@@ -126,7 +127,8 @@ def code_row(row: Mapping[str, Any], tests_column: str,
     if kind != "stdio" and language == "cpp" and (kind != "humaneval" or not isinstance(declaration, str)
                                                   or "{" not in declaration):
         return None  # a C++ function is written from its HumanEval-X declaration
-    outputs = tuple(tests.get("outputs") or ()) if kind in ("call", "stdio") else ()
+    outputs = tuple(tests.get("outputs") or ()) if kind in ("call", "stdio") else \
+        _asserted_outputs(tests, entry) if language == "python" else ()
     solution = next((row[column] for column in solution_columns if isinstance(row.get(column), str)
                      and row[column].strip()), None)
     return CodeRow(kind, language, isinstance(named, str) and bool(named), entry, outputs, declaration,
@@ -149,6 +151,29 @@ def _entry_point(tests: Mapping[str, Any]) -> str | None:
         if names:
             return names[0]
     return None
+
+
+def _asserted_outputs(tests: Mapping[str, Any], entry: str | None) -> tuple[Any, ...]:
+    """The values the tests' ``assert f(...) == value`` statements expect (``candidate`` in
+    HumanEval's ``check``), in order; other asserts are left out."""
+    sources = list(tests.get("asserts") or ()) if tests["format"] == "asserts" else [tests.get("test") or ""]
+    outputs: list[Any] = []
+    for source in sources:
+        try:
+            tree = ast.parse(source)
+        except (SyntaxError, ValueError, TypeError):
+            continue
+        for node in ast.walk(tree):
+            test = node.test if isinstance(node, ast.Assert) else None
+            if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)
+                    and isinstance(test.left, ast.Call) and isinstance(test.left.func, ast.Name)
+                    and test.left.func.id in (entry, "candidate")):
+                continue
+            try:
+                outputs.append(ast.literal_eval(test.comparators[0]))
+            except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+                continue
+    return tuple(outputs)
 
 
 def _right_program(solution: str | None, tests: Mapping[str, Any], language: str, entry: str | None,
@@ -211,7 +236,7 @@ def _hard_coded(row: CodeRow) -> str | None:
     if len(row.outputs) < 2 or all(output == row.outputs[0] for output in row.outputs):
         return None
     first = row.outputs[0]
-    if row.format == "call":
+    if row.function:
         return _program(row, _python_function(row, f"return {first!r}"), None)
     literal = json.dumps(first, ensure_ascii=False)
     return _program(row, f"import sys\nsys.stdout.write({first!r})", _cpp_main(f"std::fputs({literal}, stdout);"))
@@ -267,7 +292,7 @@ CODE_PROBES: tuple[Probe, ...] = (
     Probe("always_equal", "the function returns an object whose __eq__ always returns True",
           "the reward compares with the program's own ==; compare on the trusted side, with plain data",
           _always_equal),
-    Probe("hard_coded", "the first test's expected output, hard-coded (call and stdio rows with several outputs)",
+    Probe("hard_coded", "the first test's expected output, hard-coded (rows whose tests expect several different outputs)",
           "one hard-coded output passes every test; the reward must run all the tests, not the first",
           _hard_coded),
     Probe("forged_marker", "the program prints 'All tests passed' and 'OK'",

@@ -120,7 +120,7 @@ def test_code_all_pass_passes_every_code_probe():
 def test_code_pass_rate_pays_a_hard_coded_output_its_share_of_tests_only():
     found = {result.probe.name: result for result in audit_reward(get_reward("code_pass_rate"), ROWS).results}
     assert found["hard_coded"].verdict == "warn" and found["hard_coded"].pays_like_right == 0.0
-    assert found["hard_coded"].scored == 3  # the call and stdio rows: each has several different outputs
+    assert found["hard_coded"].scored == 5  # every row whose tests expect several different outputs (not HumanEval/2)
     assert all(result.verdict == "ok" for name, result in found.items() if name != "hard_coded")
 
 
