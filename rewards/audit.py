@@ -16,6 +16,19 @@ For every row, the audit scores plain references and a battery of probes with th
   inside a think block that is never closed; a decimal approximation of an exact gold that
   has none (``3.1416`` for ``\\pi``, ``0.3333`` for ``\\frac{1}{3}``; only on such rows).
 
+Code rows get code probes instead (:mod:`referee.rewards.code_probes`): the family is ``code``
+when the reward (or a term of a sum) runs the code verifier (``code_pass_rate``,
+``code_all_pass``) or the rows' gold column holds code tests (a dict in a format of
+:mod:`referee.verifiers.code`), else the maths/GSM8K family above (:func:`probe_family`). The
+references are a plain wrong program and the row's gold solution (``canonical_solution``, else
+``solution``; ``solution_column=`` names another); on a row without one, a right answer's score
+is taken to be the reward's maximum (its ``reward_range``, 1.0 for the code rewards) and the
+report says so (``AuditReport.reference``). The probes: an empty completion, prose with no code,
+an exit with status 0 before the tests (``sys.exit(0)``; ``os._exit(0)``; in C++ ``exit(0)`` in
+the function or a static initializer), an always-equal object, the first expected output
+hard-coded (rows whose tests expect several different outputs), a forged "All tests passed"
+marker, a program that raises, one in another language than the row names, a syntax error.
+
 A probe **earns** on a row when it scores above the best plain wrong answer, and **pays
 like right** when it scores at least as much as the least a plain right answer gets
 (counted only on rows where some shape scores the right answer above the wrong one).

@@ -102,11 +102,16 @@ def _read_rows(path: str, limit: int) -> list[dict[str, Any]]:
     return rows
 
 
-def _no_answer_message(reward: Any, rows: list[dict[str, Any]], args: argparse.Namespace) -> str:
+def _no_answer_message(reward: Any, rows: list[dict[str, Any]], args: argparse.Namespace, family: str) -> str:
     """Why no row could be probed, and the option that points the reward at the data's gold column."""
     from referee.rewards.audit import gold_column_names
+    from referee.rewards.code_probes import PROBE_LANGUAGES
 
     present = sorted({key for row in rows for key in row if key != args.prompt_column})
+    if family == "code" and any(key in row for row in rows for key in gold_column_names(reward)):
+        return (f"no row of {args.data} has code tests the probes are written for: tests in a language of "
+                f"{', '.join(PROBE_LANGUAGES)} (C++: stdio or HumanEval-X humaneval rows) with a function name to "
+                "call (entry_point, fn_name, or a function the asserts call).")
     if args.answer_column:
         return (f"no row of {args.data} has an answer in column {args.answer_column!r} to build probes from "
                 f"(the rows have: {', '.join(present) or 'nothing'}).")
@@ -143,7 +148,7 @@ def run(args: argparse.Namespace) -> int:
     report = audit_reward(reward, rows, answer_column=args.answer_column, prompt_column=args.prompt_column,
                           fail_share=args.fail_share, solution_column=args.solution_column)
     if not report.usable:
-        print(f"referee audit: {_no_answer_message(reward, rows, args)}", file=sys.stderr)
+        print(f"referee audit: {_no_answer_message(reward, rows, args, report.family)}", file=sys.stderr)
         return 2
     print(json.dumps(report.to_dict(), ensure_ascii=False) if args.json else report_table(report))
     if report.problem:

@@ -173,3 +173,19 @@ def test_the_cli_audits_code_rows(tmp_path, capsys):
     data.write_text(json.dumps({**ROWS[3], "reference": ROWS[3]["solution"], "solution": None}) + "\n", encoding="utf-8")
     assert main(["audit", "code_all_pass", str(data), "--solution-column", "reference"]) == 0
     assert "code probes; right answers: the gold solution on 1 rows" in capsys.readouterr().out
+
+
+def test_rows_the_probes_are_not_written_for_are_named(tmp_path, capsys):
+    data = tmp_path / "java.jsonl"
+    data.write_text(json.dumps({"tests": {"format": "stdio", "language": "java", "inputs": ["1"], "outputs": ["1"]}})
+                    + "\n", encoding="utf-8")
+    assert main(["audit", "code_all_pass", str(data)]) == 2
+    error = capsys.readouterr().err
+    assert "has code tests the probes are written for: tests in a language of python, cpp" in error
+
+
+def test_a_code_reward_that_never_passes_the_gold_is_a_problem():
+    def never_right(completions, tests, **kwargs):
+        return [0.0] * len(completions)
+    report = audit_reward(never_right, ROWS[3:])
+    assert report.problem.startswith("the reward never scored a right program above the plain wrong one")
