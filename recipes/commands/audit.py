@@ -66,7 +66,8 @@ def report_table(report: AuditReport) -> str:
         >>> [line for line in table.splitlines() if line.startswith("tags_around_wrong ")]
         ['tags_around_wrong     100%   100%             FAIL     think and answer tags, a #### line and \\\\boxed{} around a wrong answer']
     """
-    lines = [f"audit of {report.reward}: {report.rows} rows, {report.usable} with an answer to probe, "
+    probed = "with tests to probe" if report.family == "code" else "with an answer to probe"
+    lines = [f"audit of {report.reward}: {report.rows} rows, {report.usable} {probed}, "
              f"{report.separating} where the reward tells right from wrong", ""]
     if report.reference:
         lines[-1:-1] = [f"code probes; right answers: {report.reference}"]

@@ -7,6 +7,7 @@ programs: exit, raise, print), each in a subprocess with a timeout."""
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -189,3 +190,19 @@ def test_a_code_reward_that_never_passes_the_gold_is_a_problem():
         return [0.0] * len(completions)
     report = audit_reward(never_right, ROWS[3:])
     assert report.problem.startswith("the reward never scored a right program above the plain wrong one")
+
+
+def test_humaneval_x_cpp_rows_get_cpp_function_probes():
+    if find_toolchain("cpp") is None:
+        pytest.skip("no C++ toolchain here")
+    sample = Path(__file__).parents[1] / "verifiers" / "data" / "humaneval_x_sample.jsonl"
+    rows = [{"prompt": row["prompt"], "canonical_solution": row["canonical_solution"],
+             "tests": {"format": "humaneval", "language": "cpp", "prompt": row["prompt"],
+                       "declaration": row["declaration"], "test": row["test"]}}
+            for row in map(json.loads, sample.read_text(encoding="utf-8").splitlines()) if row["language"] == "cpp"]
+    report = audit_reward(get_reward("code_all_pass"), rows)
+    assert report.separating == len(rows) == 3 and set(verdicts(report).values()) == {"ok"}
+    scored = {result.probe.name: result.scored for result in report.results}
+    assert scored["always_equal"] == 0 and scored["exit_zero"] == scored["hard_exit"] == scored["forged_marker"] == 3
+    hard_exit = next(probe for probe in CODE_PROBES if probe.name == "hard_exit").build(code_row(rows[0], "tests"))
+    assert hard_exit.index("static const int exit_early = (std::exit(0), 0);") < hard_exit.index(rows[0]["tests"]["declaration"].strip())
