@@ -10,6 +10,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from referee.recipes.cli import main
 from referee.rewards import get_reward
@@ -206,3 +208,23 @@ def test_humaneval_x_cpp_rows_get_cpp_function_probes():
     assert scored["always_equal"] == 0 and scored["exit_zero"] == scored["hard_exit"] == scored["forged_marker"] == 3
     hard_exit = next(probe for probe in CODE_PROBES if probe.name == "hard_exit").build(code_row(rows[0], "tests"))
     assert hard_exit.index("static const int exit_early = (std::exit(0), 0);") < hard_exit.index(rows[0]["tests"]["declaration"].strip())
+
+
+PLAIN = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=8)
+                     | st.floats(allow_nan=False, allow_infinity=False),
+                     lambda inner: st.lists(inner, max_size=3) | st.tuples(inner, inner), max_leaves=6)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(PLAIN, min_size=2, max_size=5))
+def test_the_asserted_values_are_read_back_in_order_and_hard_coded_as_written(values):
+    asserts = [f"assert solve({index}) == {value!r}" for index, value in enumerate(values)]
+    row = code_row({"tests": {"format": "asserts", "asserts": [*asserts, "assert len(solve(0)) >= 0"]}}, "tests")
+    assert row.entry_point == "solve" and row.outputs == tuple(values)
+    program = next(probe for probe in CODE_PROBES if probe.name == "hard_coded").build(row)
+    if all(value == values[0] for value in values):
+        assert program is None  # hard-coding the one expected value would be a right answer
+    else:
+        namespace = {}
+        exec(extract_code(program), namespace)  # a one-line function returning a literal, nothing else
+        assert repr(namespace["solve"](0)) == repr(values[0])
