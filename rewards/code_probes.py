@@ -210,9 +210,9 @@ def _program(row: CodeRow, python: str | None, cpp: str | None) -> str | None:
 
 def _exit_zero(row: CodeRow) -> str | None:
     if row.language == "cpp":
-        body = "    std::exit(0);"
-        return fence("cpp", "#include <cstdlib>\n" + _cpp_function(row, body) if row.function else _cpp_main("std::exit(0);"))
-    return _program(row, "import sys\nsys.exit(0)\n" + (_python_function(row, "return None") if row.function else ""), None)
+        return fence("cpp", _cpp_function(row, "    std::exit(0);", "#include <cstdlib>\n") if row.function
+                     else _cpp_main("std::exit(0);"))
+    return fence("python", "import sys\nsys.exit(0)\n" + (_python_function(row, "return None") if row.function else ""))
 
 
 def _hard_exit(row: CodeRow) -> str | None:
