@@ -16,6 +16,19 @@ For every row, the audit scores plain references and a battery of probes with th
   inside a think block that is never closed; a decimal approximation of an exact gold that
   has none (``3.1416`` for ``\\pi``, ``0.3333`` for ``\\frac{1}{3}``; only on such rows).
 
+Code rows get code probes instead (:mod:`referee.rewards.code_probes`): the family is ``code``
+when the reward (or a term of a sum) runs the code verifier (``code_pass_rate``,
+``code_all_pass``) or the rows' gold column holds code tests (a dict in a format of
+:mod:`referee.verifiers.code`), else the maths/GSM8K family above (:func:`probe_family`). The
+references are a plain wrong program and the row's gold solution (``canonical_solution``, else
+``solution``; ``solution_column=`` names another); on a row without one, a right answer's score
+is taken to be the reward's maximum (its ``reward_range``, 1.0 for the code rewards) and the
+report says so (``AuditReport.reference``). The probes: an empty completion, prose with no code,
+an exit with status 0 before the tests (``sys.exit(0)``; ``os._exit(0)``; in C++ ``exit(0)`` in
+the function or a static initializer), an always-equal object, the first expected output
+hard-coded (rows whose tests expect several different outputs), a forged "All tests passed"
+marker, a program that raises, one in another language than the row names, a syntax error.
+
 A probe **earns** on a row when it scores above the best plain wrong answer, and **pays
 like right** when it scores at least as much as the least a plain right answer gets
 (counted only on rows where some shape scores the right answer above the wrong one).
@@ -36,7 +49,9 @@ from referee.verifiers.math import exact_number, gold_answer
 from referee.verifiers.text.numbers import format_number
 from referee.verifiers.verdict import UnusableGold
 
+from .code_probes import CODE_PROBES, SOLUTION_COLUMNS, CodeRow, code_row, is_code_tests
 from .columns import reward_columns
+from .probe import Probe
 from .completions import prompt_text
 
 _EPSILON = 1e-9
@@ -51,20 +66,6 @@ class ProbeAnswers:
     wrong: str
     other_wrong: str
     approximation: str | None = None  # four decimals of an exact gold with no finite decimal (pi, sqrt 2, 1/3)
-
-
-@dataclass(frozen=True)
-class Probe:
-    """One reward-hacking probe: a completion built from a row that must not earn reward.
-
-    ``advice`` says what it means when the probe pays like a right answer; ``build`` returns
-    ``None`` on a row the probe does not apply to.
-    """
-
-    name: str
-    description: str
-    advice: str
-    build: Callable[[ProbeAnswers], str | None]
 
 
 # The answer shapes tried for a reward that declares none: (right, wrong) references are built in each.
@@ -272,6 +273,8 @@ class AuditReport:
     separating: int
     results: tuple[ProbeResult, ...]
     problem: str | None = None
+    family: str = "answers"
+    reference: str = ""  # code rows: what a right answer's score is read from
 
     @property
     def failed(self) -> bool:
@@ -283,7 +286,8 @@ class AuditReport:
         """A JSON-ready report (``referee audit --json``)."""
         return {"reward": self.reward, "rows": self.rows, "usable_rows": self.usable,
                 "scored_rows": self.scored, "separating_rows": self.separating, "failed": self.failed,
-                "problem": self.problem, "probes": [result.to_dict() for result in self.results]}
+                "problem": self.problem, "probes": [result.to_dict() for result in self.results],
+                "family": self.family, "right_reference": self.reference or None}
 
 
 def gold_column_names(reward: Callable[..., Any]) -> tuple[str, ...]:
@@ -324,8 +328,20 @@ class _Completion:
         """The references in every shape, then every probe, built from one row's answers."""
         references = [cls(row, shape(answers.right if right else answers.wrong), shape=index, right=right)
                       for index, shape in enumerate(shapes) for right in (True, False)]
-        probes = [(probe.name, probe.build(answers)) for probe in PROBES]
-        return references + [cls(row, text, probe=name) for name, text in probes if text is not None]
+        return references + cls.probes(row, PROBES, answers)
+
+    @classmethod
+    def for_code_row(cls, row: int, code: CodeRow) -> list[_Completion]:
+        """The plain wrong program, the gold solution where the row has one, then every code probe."""
+        references = [cls(row, code.wrong, shape=0)]
+        if code.right is not None:
+            references.append(cls(row, code.right, shape=0, right=True))
+        return references + cls.probes(row, CODE_PROBES, code)
+
+    @classmethod
+    def probes(cls, row: int, probes: Sequence[Probe], source: Any) -> list[_Completion]:
+        built = [(probe.name, probe.build(source)) for probe in probes]
+        return [cls(row, text, probe=name) for name, text in built if text is not None]
 
 
 @dataclass(frozen=True)
@@ -339,10 +355,12 @@ class _RowScores:
     texts: dict[str, str]
 
     @classmethod
-    def from_scored(cls, scored: Sequence[tuple[_Completion, float | None]]) -> _RowScores:
+    def from_scored(cls, scored: Sequence[tuple[_Completion, float | None]], ceiling: float | None = None) -> _RowScores:
+        """``ceiling`` stands for the right answer's score where the row has none (a code row
+        without a gold solution: the reward's maximum)."""
         references = {(item.shape, item.right): score for item, score in scored if item.probe is None}
         shapes = sorted({shape for shape, _ in references})
-        pairs = [(references[shape, True], references[shape, False]) for shape in shapes]
+        pairs = [(references.get((shape, True), ceiling), references[shape, False]) for shape in shapes]
         wrongs = [w for _, w in pairs if w is not None]
         separating = [r for r, w in pairs if r is not None and w is not None and r > w + _EPSILON]
         return cls(min(separating) if separating else None, max(wrongs) if wrongs else None,
@@ -384,6 +402,7 @@ def audit_reward(
     answer_column: str | None = None,
     prompt_column: str = "prompt",
     fail_share: float = 0.05,
+    solution_column: str | None = None,
 ) -> AuditReport:
     """Score the references and every probe for each row in one batch and judge each probe.
 
@@ -394,6 +413,9 @@ def audit_reward(
             column, else ``answer``).
         prompt_column: the column holding the prompt (echoed by ``prompt_echo``).
         fail_share: a probe fails when it pays like right on more than this share of rows.
+        solution_column: code rows: the column holding the gold solution, the right reference
+            (default: ``canonical_solution``, else ``solution``); without one a right answer's
+            score is the reward's maximum.
 
     Example:
         >>> from referee.rewards import parse_reward_sum
@@ -408,14 +430,21 @@ def audit_reward(
         ...              answer_column="final").problem
         "the reward gave None for every plain answer on the 1 rows probed: it cannot read its gold (the right answers came from column 'final'; point the reward's gold column at it, e.g. -O gold_column=...)"
     """
-    built: list[tuple[Mapping[str, Any], ProbeAnswers]] = []
+    family = probe_family(reward, rows, answer_column)
+    solutions = SOLUTION_COLUMNS if solution_column is None else (solution_column,)
+    built: list[tuple[Mapping[str, Any], Any]] = []
     for row in rows:
         column = answer_column or _answer_column(reward, row)
-        answers = probe_answers(row.get(column), row.get(prompt_column, "")) if column in row else None
-        if answers is not None:
-            built.append((row, answers))
+        if family == "code":
+            source: Any = code_row(row, column, solutions) if column in row else None
+        else:
+            source = probe_answers(row.get(column), row.get(prompt_column, "")) if column in row else None
+        if source is not None:
+            built.append((row, source))
     shapes = answer_writers(reward)
-    items = [item for index, (_, answers) in enumerate(built) for item in _Completion.for_row(index, answers, shapes)]
+    items = [item for index, (_, source) in enumerate(built)
+             for item in (_Completion.for_code_row(index, source) if family == "code"
+                          else _Completion.for_row(index, source, shapes))]
     item_rows = [built[item.row][0] for item in items]
     keys = sorted({key for row, _ in built for key in row if key != prompt_column})
     columns = {key: [row.get(key) for row in item_rows] for key in keys}
@@ -428,8 +457,13 @@ def audit_reward(
     scored_by_row: list[list[tuple[_Completion, float | None]]] = [[] for _ in built]
     for item, score in zip(items, scores):
         scored_by_row[item.row].append((item, score))
-    row_scores = [_RowScores.from_scored(scored) for scored in scored_by_row]
-    results = tuple(_judge_probe(probe, row_scores, fail_share) for probe in PROBES)
+    ceiling = _maximum(reward)
+    row_scores = [_RowScores.from_scored(scored, ceiling if family == "code" else None) for scored in scored_by_row]
+    results = tuple(_judge_probe(probe, row_scores, fail_share) for probe in (CODE_PROBES if family == "code" else PROBES))
+    golds = sum(1 for _, source in built if family == "code" and source.right is not None)
+    reference = ("" if family != "code" else f"the gold solution on {golds} rows" if golds == len(built)
+                 else f"the reward's maximum ({ceiling:g}) on {len(built) - golds} rows without a gold solution"
+                 + (f", the gold solution on {golds}" if golds else ""))
     scored = sum(1 for row in row_scores if row.wrong is not None)
     separating = sum(1 for row in row_scores if row.right is not None)
     problem = None
@@ -438,6 +472,10 @@ def audit_reward(
         problem = (f"the reward gave None for every plain answer on the {len(built)} rows probed: it cannot read its "
                    f"gold (the right answers came from column {column!r}; point the reward's gold column at it, "
                    "e.g. -O gold_column=...)")
+    elif scored and not separating and _checks_correctness(reward) and family == "code":
+        problem = (f"the reward never scored a right program above the plain wrong one on the {scored} rows it scored "
+                   "(right: the gold solution, else the reward's maximum): check the reward's tests column and the "
+                   "gold solutions (--solution-column), so no probe can be judged")
     elif scored and not separating and _checks_correctness(reward) and declares_answer_format(reward):
         problem = (f"the reward never scored a right answer above a wrong one on the {scored} rows it scored: it does "
                    "not read the right answer (check its gold column and options), so no probe can be judged")
@@ -448,7 +486,36 @@ def audit_reward(
                    """answer_template = '{"answer": "{answer}"}' or a write_answer(answer) method """
                    "(docs/rewards.md, 'The answer format'), so no probe can be judged")
     return AuditReport(getattr(reward, "__name__", repr(reward)), len(rows), len(built), scored, separating, results,
-                       problem)
+                       problem, family, reference)
+
+
+def probe_family(reward: Callable[..., Any], rows: Sequence[Mapping[str, Any]], answer_column: str | None = None) -> str:
+    """Which probes the audit builds: ``"code"`` when ``reward`` (or a term of a sum) runs the code
+    verifier or the rows' gold column (``answer_column``, else the reward's) holds code tests,
+    else ``"answers"`` (the maths and GSM8K probes).
+
+    Example:
+        >>> from referee.rewards import get_reward
+        >>> probe_family(get_reward("code_pass_rate"), []), probe_family(get_reward("gsm8k_accuracy"), [{"answer": "5"}])
+        ('code', 'answers')
+        >>> def my_reward(completions, tests, **kwargs):
+        ...     return [0.0] * len(completions)
+        >>> probe_family(my_reward, [{"tests": {"format": "stdio", "inputs": ["1"], "outputs": ["1"]}}])
+        'code'
+    """
+    terms = [reward] + [term for term, _ in getattr(reward, "terms", [])]
+    if any(getattr(term, "verifier", None) == "code" for term in terms):
+        return "code"
+    columns = (answer_column,) if answer_column else gold_column_names(reward)
+    return "code" if any(is_code_tests(row.get(column)) for row in rows for column in columns) else "answers"
+
+
+def _maximum(reward: Callable[..., Any]) -> float:
+    """The most ``reward`` pays: its ``reward_range`` (a sum's weighted terms), else 1.0."""
+    terms = getattr(reward, "terms", None)
+    if terms:
+        return sum(weight * float(getattr(term, "reward_range", (0.0, 1.0))[1]) for term, weight in terms if weight > 0)
+    return float(getattr(reward, "reward_range", (0.0, 1.0))[1])
 
 
 def _checks_correctness(reward: Callable[..., Any]) -> bool:

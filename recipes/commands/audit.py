@@ -24,7 +24,11 @@ def add_parser(subparsers: Any) -> None:
         description=(
             "Build reward-hacking probes from each row of DATA.jsonl (dataset rows: the prompt and the "
             "gold columns the reward reads) and report, per probe, the share of rows where it earns more "
-            "than a plain wrong answer and where it pays as much as a plain right one. Exits 1 when a "
+            "than a plain wrong answer and where it pays as much as a plain right one. Maths and GSM8K rows "
+            "get answer probes; code rows (a tests column in a format of the code verifier), or any row "
+            "when the reward runs the code verifier, get code probes (exit 0 before the tests, an "
+            "always-equal object, a hard-coded output, a forged success marker, ...), judged against the "
+            "row's gold solution (--solution-column) or, without one, the reward's maximum. Exits 1 when a "
             "probe fails (pays like right on more than --fail-share of the rows), 2 on unusable input."
         ),
     )
@@ -34,6 +38,9 @@ def add_parser(subparsers: Any) -> None:
                         help="reward option (in a sum, scope it: -O gsm8k_accuracy.mode=strict)")
     parser.add_argument("--answer-column", default=None, metavar="C",
                         help="column to read the right answer from (default: the reward's gold column, else answer)")
+    parser.add_argument("--solution-column", default=None, metavar="C",
+                        help="code rows: column holding the gold solution, the right reference (default: "
+                             "canonical_solution, else solution; without one, the reward's maximum)")
     parser.add_argument("--prompt-column", default="prompt", metavar="C", help="column holding the prompt (default: prompt)")
     parser.add_argument("--limit", type=int, default=500, metavar="N", help="audit the first N rows (default 500)")
     parser.add_argument("--fail-share", type=float, default=0.05, metavar="F",
@@ -59,8 +66,11 @@ def report_table(report: AuditReport) -> str:
         >>> [line for line in table.splitlines() if line.startswith("tags_around_wrong ")]
         ['tags_around_wrong     100%   100%             FAIL     think and answer tags, a #### line and \\\\boxed{} around a wrong answer']
     """
-    lines = [f"audit of {report.reward}: {report.rows} rows, {report.usable} with an answer to probe, "
+    probed = "with tests to probe" if report.family == "code" else "with an answer to probe"
+    lines = [f"audit of {report.reward}: {report.rows} rows, {report.usable} {probed}, "
              f"{report.separating} where the reward tells right from wrong", ""]
+    if report.reference:
+        lines[-1:-1] = [f"code probes; right answers: {report.reference}"]
     width = max(len(result.probe.name) for result in report.results)
     lines.append(f"{'probe':<{width}} {'earns':<6} {'pays like right':<16} {'verdict':<8} what it is")
     for result in report.results:
@@ -93,11 +103,16 @@ def _read_rows(path: str, limit: int) -> list[dict[str, Any]]:
     return rows
 
 
-def _no_answer_message(reward: Any, rows: list[dict[str, Any]], args: argparse.Namespace) -> str:
+def _no_answer_message(reward: Any, rows: list[dict[str, Any]], args: argparse.Namespace, family: str) -> str:
     """Why no row could be probed, and the option that points the reward at the data's gold column."""
     from referee.rewards.audit import gold_column_names
+    from referee.rewards.code_probes import PROBE_LANGUAGES
 
     present = sorted({key for row in rows for key in row if key != args.prompt_column})
+    if family == "code" and any(key in row for row in rows for key in gold_column_names(reward)):
+        return (f"no row of {args.data} has code tests the probes are written for: tests in a language of "
+                f"{', '.join(PROBE_LANGUAGES)} (C++: stdio or HumanEval-X humaneval rows) with a function name to "
+                "call (entry_point, fn_name, or a function the asserts call).")
     if args.answer_column:
         return (f"no row of {args.data} has an answer in column {args.answer_column!r} to build probes from "
                 f"(the rows have: {', '.join(present) or 'nothing'}).")
@@ -132,9 +147,9 @@ def run(args: argparse.Namespace) -> int:
         return 2
     logging.getLogger("referee.rewards").setLevel(logging.ERROR)  # probes provoke errors on purpose
     report = audit_reward(reward, rows, answer_column=args.answer_column, prompt_column=args.prompt_column,
-                          fail_share=args.fail_share)
+                          fail_share=args.fail_share, solution_column=args.solution_column)
     if not report.usable:
-        print(f"referee audit: {_no_answer_message(reward, rows, args)}", file=sys.stderr)
+        print(f"referee audit: {_no_answer_message(reward, rows, args, report.family)}", file=sys.stderr)
         return 2
     print(json.dumps(report.to_dict(), ensure_ascii=False) if args.json else report_table(report))
     if report.problem:
