@@ -28,10 +28,9 @@ import ast
 import operator
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
 from fractions import Fraction
 
-from ..text.hedging import (BOLD_LINE_RE, CHECK_RE, CLOSING_RE, CORRECTION_RE, HEDGE_WORD_RE, STATEMENT_GAP,
+from ..text.hedging import (BOLD_LINE_RE, CHECK_RE, CLOSING_RE, CORRECTION_RE, HEDGE_WORD_RE, STATEMENT_GAP, Review,
                             alternatives_before, blanked, disowned_boxes, is_blank_box, only_words_between,
                             sentence_end, sentence_start)
 from ..text.latex import boxed_spans
@@ -97,27 +96,6 @@ def one_quantity(text: str, values: list[Fraction | int]) -> bool:
     if any(not found for found in measured):
         return False
     return any(all(any(candidate == size for candidate in found) for found in measured) for size in measured[0])
-
-
-@dataclass(frozen=True)
-class Review:
-    """What the policy makes of a GSM8K answer.
-
-    ``answer``: the answer to compare (read again when a disowned box was dropped); ``rule`` and
-    ``reason``: a rule that makes the completion ``wrong`` whatever the gold, else ``None``;
-    ``others``: further statements of the answer, each of which must equal the gold too, with
-    ``others_rule`` naming why they count.
-
-    Example:
-        >>> Review(None).rule is None
-        True
-    """
-
-    answer: Extraction | None
-    rule: str | None = None
-    reason: str = ""
-    others: tuple[NumberMatch, ...] = ()
-    others_rule: str = ""
 
 
 def arithmetic_value(text: str) -> Fraction | None:

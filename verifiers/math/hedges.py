@@ -29,9 +29,8 @@ answers (``wait``, ``actually``, ``mistake``, ``instead``) keeps the later one a
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
-from ..text.hedging import (BOLD_LINE_RE, CHECK_RE, CLOSING_RE, CORRECTION_RE, HEDGE_WORD_RE, MINERVA_TAIL_RE,
+from ..text.hedging import (BOLD_LINE_RE, CHECK_RE, CLOSING_RE, CORRECTION_RE, HEDGE_WORD_RE, MINERVA_TAIL_RE, Review,
                             alternatives_before, blanked, disowned_boxes, is_blank_box, only_words_between,
                             same_statement, sentence_end, sentence_start)
 from ..text.latex import boxed_spans
@@ -40,27 +39,6 @@ from .values import closed_form_value
 
 _HASH_LINE_RE = re.compile(r"^[ \t]*####[ \t]*(?P<value>[^\n]+?)[ \t]*$", re.MULTILINE)  # GSM8K's answer line
 _FINAL_RE = re.compile(r"\bfinal\s+answer\b", re.IGNORECASE)
-
-
-@dataclass(frozen=True)
-class Review:
-    """What the policy makes of a completion's answer.
-
-    ``answer``: the answer to compare (read again when a disowned box was dropped); ``rule`` and
-    ``reason``: a rule that makes the completion ``wrong`` whatever the gold, else ``None``;
-    ``others``: further statements of the answer, each of which must equal the gold too, with
-    ``others_rule`` naming why they count.
-
-    Example:
-        >>> Review(Extraction("5", "boxed")).rule is None
-        True
-    """
-
-    answer: Extraction | None
-    rule: str | None = None
-    reason: str = ""
-    others: tuple[str, ...] = ()
-    others_rule: str = ""
 
 
 def _false_equation(content: str) -> bool:

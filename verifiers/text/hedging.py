@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import bisect
 import re
+from dataclasses import dataclass
+from typing import Generic, TypeVar
 
 from .latex import boxed_spans
 
@@ -60,6 +62,32 @@ def only_words_between(text: str, end: int, start: int) -> bool:
             and CORRECTION_RE.search(MINERVA_TAIL_RE.sub("", gap)) is None)
 
 
+
+Answer = TypeVar("Answer")
+Statement = TypeVar("Statement")
+
+
+@dataclass(frozen=True)
+class Review(Generic[Answer, Statement]):
+    """What a domain's hedge and override stage makes of a completion's answer (a maths
+    :class:`~referee.verifiers.math.extract.Extraction` and its statements as text, a GSM8K one
+    and its statements as numbers).
+
+    ``answer``: the answer to compare (read again when a disowned box was dropped); ``rule`` and
+    ``reason``: a rule that makes the completion ``wrong`` whatever the gold, else ``None``;
+    ``others``: further statements of the answer, each of which must equal the gold too, with
+    ``others_rule`` naming why they count.
+
+    Example:
+        >>> Review("5").rule is None, Review("5", others=("6",), others_rule="override").others
+        (True, ('6',))
+    """
+
+    answer: Answer | None
+    rule: str | None = None
+    reason: str = ""
+    others: tuple[Statement, ...] = ()
+    others_rule: str = ""
 
 def after_reasoning(completion: str) -> str | None:
     """What follows the last ``</think>``; the whole text when it has no think block; ``None`` when one is left open.
