@@ -71,8 +71,10 @@ from .values import (
     value_at_point,
 )
 
-# The sympy side is imported only by the workers: this process never parses with sympy.
-_WORKER_MODULES = ("referee.verifiers.math.sympy_worker:prepare",)
+# The sympy side is imported only by the workers: this process never parses with sympy. The
+# template switches the LaTeX parser to two-stage parsing and gives it the shipped prediction
+# tables before it forks a worker.
+_WORKER_MODULES = ("referee.verifiers.math.sympy_worker:prepare", "referee.verifiers.math.parser_tables:install")
 _WARM_UP = "referee.verifiers.math.sympy_worker:warm_up_steps"  # run by the template while idle
 _JUDGE = NamedFunction("referee.verifiers.math.sympy_worker:judge")
 MAX_NESTING = 64  # deeper answers only exhaust the LaTeX parser's recursion
