@@ -15,6 +15,7 @@ advances :func:`warm_up_steps` while it has nothing else to do.
 
 from __future__ import annotations
 
+import cmath
 import functools
 import importlib
 import logging
@@ -30,7 +31,8 @@ except ImportError:  # pragma: no cover - depends on the installed latex2sympy
     _Latex2Sympy = None
 from math_verify import ExprExtractionConfig, LatexExtractionConfig, parse
 from math_verify import verify as math_verify
-from sympy import Basic, Expr, MatrixBase, UnevaluatedExpr
+from sympy import Basic, Derivative, Expr, Float, Integral, Limit, MatrixBase, Product, Sum, Symbol, UnevaluatedExpr
+from sympy.core.function import AppliedUndef
 
 from .options import CompareOptions
 
@@ -175,6 +177,70 @@ def _within(gold: list[complex], answer: list[complex], tolerance: float, relati
     return any(abs(a - g) <= max(tolerance, relative * max(abs(a), abs(g))) for g in gold for a in answer)
 
 
+# Where two expressions in variables are compared: every variable gets a value in [1, 2), in two
+# spreads of transcendental steps (e - 2, pi - 3), so that no variable sits on a root of a
+# polynomial with integer coefficients (the golden ratio would: n^2 - n - 1), and values far
+# apart there prove the expressions different as functions.
+_POINT_STEPS = (0.7182818284590452, 0.14159265358979312)
+_FAR_APART = 1e-6  # relative: far beyond float error at 15 digits, below any rounding math-verify applies to numbers
+_UNEVALUATED = (AppliedUndef, UnevaluatedExpr, Sum, Product, Integral, Limit, Derivative)
+
+
+def _expression_in_variables(parsed: list[Any]) -> Expr | None:
+    """The one sympy expression among ``parsed`` when it has variables and evaluates at a point.
+
+    Not an equation, set, tuple, matrix or lone symbol (math-verify compares those its own ways),
+    nor anything with an undefined function, a percentage or an unevaluated sum, integral, limit
+    or derivative.
+    """
+    maths = [item for item in parsed if isinstance(item, (Basic, MatrixBase))]
+    if len(maths) != 1 or not isinstance(maths[0], Expr) or isinstance(maths[0], Symbol):
+        return None
+    expression = maths[0]
+    return expression if expression.free_symbols and not expression.has(*_UNEVALUATED) else None
+
+
+def _differ_as_functions(parsed_gold: list[Any], parsed_answer: list[Any]) -> bool:
+    """Whether the gold and the answer, expressions in variables, take values far apart at two points.
+
+    Expressions equal as functions agree at every point where both are defined, and math-verify
+    (strict) finds two such expressions equal only when they are the same expression or when
+    ``simplify()`` takes their difference to zero: far-apart values at a point rule out both.
+    Anything else (a value that does not evaluate, a point where either is undefined, values
+    close together) leaves the comparison to math-verify.
+
+    Example:
+        >>> _differ_as_functions(_parse("3 n"), _parse("3(n-1)n^2")), _differ_as_functions(_parse("x+1"), _parse("1+x"))
+        (True, False)
+        >>> _differ_as_functions(_parse(r"\\frac{x^2-1}{x-1}"), _parse("x+1")), _differ_as_functions(_parse("f(x)"), _parse("x"))
+        (False, False)
+    """
+    gold, answer = _expression_in_variables(parsed_gold), _expression_in_variables(parsed_answer)
+    if gold is None and answer is None or gold is None and not _is_number(parsed_gold) \
+            or answer is None and not _is_number(parsed_answer):
+        return False
+    gold_expr = gold if gold is not None else next(item for item in parsed_gold if isinstance(item, Expr))
+    answer_expr = answer if answer is not None else next(item for item in parsed_answer if isinstance(item, Expr))
+    variables = sorted(gold_expr.free_symbols | answer_expr.free_symbols, key=str)
+    for step in _POINT_STEPS:
+        point = {variable: Float(1.0 + (k * step) % 1.0, 20) for k, variable in enumerate(variables, start=1)}
+        try:
+            gold_value = complex(gold_expr.evalf(15, subs=point))
+            answer_value = complex(answer_expr.evalf(15, subs=point))
+        except Exception:  # sympy cannot evaluate it there (any error): math-verify decides
+            return False
+        if not (cmath.isfinite(gold_value) and cmath.isfinite(answer_value)) or \
+                abs(gold_value - answer_value) <= _FAR_APART * max(1.0, abs(gold_value), abs(answer_value)):
+            return False
+    return True
+
+
+def _is_number(parsed: list[Any]) -> bool:
+    """Whether ``parsed`` is one closed-form number (no variables, no percentage)."""
+    maths = [item for item in parsed if isinstance(item, (Basic, MatrixBase))]
+    return len(maths) == 1 and isinstance(maths[0], Expr) and maths[0].is_number and not maths[0].has(*_UNEVALUATED)
+
+
 def equivalent(gold: str, answer: str, options: CompareOptions) -> tuple[bool, bool]:
     """``(equal, answer_parsed)``: math-verify's ``verify(gold, answer)`` (order kept), then tolerance.
 
@@ -193,6 +259,8 @@ def equivalent(gold: str, answer: str, options: CompareOptions) -> tuple[bool, b
         rounding = 10.0 ** -options.float_rounding
         if not _within(gold_values, answer_values, rounding + options.abs_tol, rounding + options.rel_tol):
             return False, True  # two closed-form numbers far apart: simplify() cannot make them equal
+    elif options.strict and _differ_as_functions(parsed_gold, parsed_answer):
+        return False, True
     if math_verify(parsed_gold, parsed_answer, float_rounding=options.float_rounding, strict=options.strict,
                    timeout_seconds=None):
         return True, _is_maths(parsed_answer)
