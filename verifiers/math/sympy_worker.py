@@ -163,7 +163,7 @@ def _values(parsed: list[Any]) -> list[complex]:
     for item in parsed:
         if isinstance(item, Expr) and item.is_number and not item.has(UnevaluatedExpr):
             try:
-                values.append(complex(item.evalf(30)))
+                values.append(complex(item.evalf(30, strict=True)))
             except (TypeError, ValueError, ArithmeticError):
                 continue
     return values
@@ -225,8 +225,8 @@ def _differ_as_functions(parsed_gold: list[Any], parsed_answer: list[Any]) -> bo
     for step in _POINT_STEPS:
         point = {variable: Float(1.0 + (k * step) % 1.0, 20) for k, variable in enumerate(variables, start=1)}
         try:
-            gold_value = complex(gold_expr.evalf(15, subs=point))
-            answer_value = complex(answer_expr.evalf(15, subs=point))
+            gold_value = complex(gold_expr.evalf(15, subs=point, strict=True))
+            answer_value = complex(answer_expr.evalf(15, subs=point, strict=True))
         except Exception:  # sympy cannot evaluate it there (any error): math-verify decides
             return False
         if not (cmath.isfinite(gold_value) and cmath.isfinite(answer_value)) or \
