@@ -63,6 +63,7 @@ from .options import CompareOptions, Percent
 from .values import (
     closed_form_value,
     definition,
+    element_shape,
     far_apart,
     ordered_values,
     surely_parses,
@@ -358,10 +359,22 @@ def _words_against_maths(pair: _Pair) -> Verdict | None:
     return None
 
 
+def _never_a_number(text: str) -> bool:
+    """:func:`never_a_number`, less lists, sets and intervals of one value (``0, 0``, ``(0), (0)`` and ``[0, 0]``
+    are the set ``{0}`` for math-verify, which equals 0)."""
+    if not never_a_number(text):
+        return False
+    text = canonical(text)
+    if text.startswith("\\{") and text.endswith("\\}") or ordered_values(text) is not None:
+        text = text[2:-2] if text.startswith("\\{") else text[1:-1]
+    values = [closed_form_value(part) for part in top_level_parts(text)]
+    return None in values or any(far_apart(value, values[0], CompareOptions()) for value in values[1:])
+
+
 def _number_against_never_a_number(pair: _Pair) -> Verdict | None:
     gold_is_number = pair.item.gold_number is not None or closed_form_value(pair.gold) is not None
     answer_is_number = pair.number is not None or closed_form_value(pair.answer) is not None
-    if gold_is_number and never_a_number(pair.answer) or answer_is_number and never_a_number(pair.gold):
+    if gold_is_number and _never_a_number(pair.answer) or answer_is_number and _never_a_number(pair.gold):
         return _decided(pair.item, False, "kind", f"{pair.shown} and the gold {_short(pair.gold)} are not the same kind: "
                                                    "one is a number, one never is")
     return None
@@ -396,6 +409,19 @@ def _values_element_by_element(pair: _Pair) -> Verdict | None:
     return None
 
 
+def _element_counts(pair: _Pair) -> Verdict | None:
+    shape, gold_shape = element_shape(pair.answer), element_shape(pair.gold)
+    if shape is None or gold_shape is None:
+        return None
+    (count, kinds), (gold_count, gold_kinds) = shape, gold_shape
+    if count != gold_count:
+        return _decided(pair.item, False, "elements", f"{pair.shown} has {count} element{'s' * (count != 1)}, the gold "
+                                                       f"{_short(pair.gold)} {gold_count}")
+    if kinds.isdisjoint(gold_kinds):  # numbers against tuples, pairs against triples
+        return _decided(pair.item, False, "elements", f"no element of {pair.shown} is of a kind the gold {_short(pair.gold)} has")
+    return None
+
+
 # The checks that decide without sympy, in the order they run; the first that decides wins
 # (``details["method"]`` says which kind of check: qualifier, text, base, number, elements, kind, value).
 FAST_CHECKS: tuple[tuple[str, Callable[[_Pair], Verdict | None]], ...] = (
@@ -413,6 +439,7 @@ FAST_CHECKS: tuple[tuple[str, Callable[[_Pair], Verdict | None]], ...] = (
     ("defined values", _defined_values),
     ("values at a point", _values_at_a_point),
     ("values element by element", _values_element_by_element),
+    ("element counts", _element_counts),  # "-2,0,2" against "\{1\}", "(3,0),(-3,1)" against "(-3, 1)"
 )
 
 
