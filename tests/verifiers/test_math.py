@@ -430,6 +430,8 @@ FAST_NEAR_MISSES = [
     ("120", "5!"), ("10", r"\binom{5}{2}"), ("1024", "2^{10}"), ("2", r"\log_{10} 100"), (r"\log_2 8", "3"),
     (r"\frac{100!}{98!}", "9900"), ("1", "21! + 1 - 21!"), (r"\infty", r"\infty"), ("1,2,3", "(1, 2, 3)"),
     ("1", r"\{1\}"), ("(1,2)", "1,2"), ("(1,2),(3,4)", "((1,2),(3,4))"), (r"\ln 2 + \ln 3", r"\ln(6)"),
+    # one value for math-verify: {0}, [0, 0] = {0}, two empty intervals, and (2, 0, 3] read as 3
+    ("0", "0, 0"), ("0", "[0, 0]"), ("(2, 1]", "(-1,-1]"), ("3", "(2, 0, 3]"),
 ]
 
 
@@ -503,6 +505,7 @@ _COLLECTIONS = st.one_of(
     _ENTRIES.map(lambda xs: r"\{" + ", ".join(map(str, xs)) + r"\}"),  # a set
     _ENTRIES.map(lambda xs: "(" + ", ".join(map(str, xs)) + ")"),  # a tuple, an interval or a number
     _ENTRIES.map(lambda xs: "[" + ", ".join(map(str, xs)) + "]"),
+    _ENTRIES.map(lambda xs: "(" + ", ".join(map(str, xs)) + "]"),
     st.lists(_ENTRIES.map(lambda xs: "(" + ", ".join(map(str, xs)) + ")"), min_size=1, max_size=3).map(", ".join),
     st.lists(_ENTRIES.map(lambda xs: "(" + ", ".join(map(str, xs)) + ")"), min_size=1, max_size=3).map(
         lambda ts: r"\left\{ " + ", ".join(ts) + r" \right\}"),

@@ -81,6 +81,7 @@ _SHOWN = 80  # characters of an answer quoted in a reason
 # "or" between two answers inside one box or span: "x = 1 \text{ or } x = -2", "5 \quad \text{or} \quad 7"
 _OR_WORD_RE = re.compile(  # starts only where a run of spaces starts: linear however many spaces
     rf"(?<!\s)\s*(?:\\q?quad\s*)*(?:{TEXT_COMMAND}\s*\{{\s*or\s*\}}|" r"(?<=\s)or(?=\s)|\\(?:lor|vee)(?![A-Za-z]))\s*(?:\\q?quad\s*)*")
+_BRACKETS_RE = re.compile(r"[(\[][^()\[\]]*[)\]]")  # innermost brackets
 _WORDS_ONLY_RE = re.compile(r"(?:\\text\s*\{[^{}0-9]*\}|[A-Za-z\s.,;:'])+")  # "\text{No solutions}", "all primes"
 
 
@@ -360,15 +361,25 @@ def _words_against_maths(pair: _Pair) -> Verdict | None:
 
 
 def _never_a_number(text: str) -> bool:
-    """:func:`never_a_number`, less lists, sets and intervals of one value (``0, 0``, ``(0), (0)`` and ``[0, 0]``
-    are the set ``{0}`` for math-verify, which equals 0)."""
+    """:func:`never_a_number`, where math-verify reads the text as a collection that is no number: not a list
+    of one value (``0, 0`` and ``[0, 0]`` are the set ``{0}``, which is 0), nor brackets latex2sympy reads
+    otherwise (``(2, 0, 3]``)."""
     if not never_a_number(text):
         return False
+    shape = element_shape(text)
+    if shape is not None:
+        return shape != (1, frozenset({0}))
     text = canonical(text)
-    if text.startswith("\\{") and text.endswith("\\}") or ordered_values(text) is not None:
-        text = text[2:-2] if text.startswith("\\{") else text[1:-1]
-    values = [closed_form_value(part) for part in top_level_parts(text)]
-    return None in values or any(far_apart(value, values[0], CompareOptions()) for value in values[1:])
+    if union_values(text) is not None:
+        return True
+    if "," in text and ("\\{" in text or any(ordered_values(group) is None for group in _BRACKETS_RE.findall(text)
+                                            if "," in group)):
+        return False  # a set, or brackets latex2sympy may read as something else
+    parts = top_level_parts(text)
+    values = [closed_form_value(part) for part in parts]
+    known = [value for value in values if value is not None]
+    return len(parts) == 1 or any(never_a_number(part) for part in parts) \
+        or any(far_apart(value, known[0], CompareOptions()) for value in known[1:])
 
 
 def _number_against_never_a_number(pair: _Pair) -> Verdict | None:

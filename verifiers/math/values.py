@@ -339,17 +339,28 @@ def _evaluate(text: str, *, variables: bool, units_matter: bool = True) -> compl
 def ordered_values(text: str) -> list[complex] | None:
     """The values of a tuple or interval of simple closed forms, in order; ``None`` for anything else.
 
+    Only shapes latex2sympy reads as that many values in that order: not an interval that is
+    empty or one point (``(3, 1]``, ``[1, 1]``), nor three values in mixed brackets.
+
     Example:
         >>> ordered_values(r"\\left( 3, \\frac{1}{2} \\right)"), ordered_values(r"(-\\infty, 2]")
         ([3.0, 0.5], [-inf, 2.0])
-        >>> ordered_values(r"\\{1, 2\\}") is None, ordered_values("1, 2") is None
-        (True, True)
+        >>> ordered_values(r"\\{1, 2\\}") is None, ordered_values("1, 2") is None, ordered_values("(3, 1]") is None
+        (True, True, True)
     """
     text = canonical(text)
     if not (text.startswith(("(", "[")) and text.endswith((")", "]"))):
         return None
     values = [closed_form_value(item) for item in top_level_parts(text[1:-1])]
-    return values if len(values) > 1 and None not in values else None  # type: ignore[return-value]
+    if len(values) < 2 or None in values:
+        return None
+    brackets = text[0] + text[-1]
+    if brackets == "()":
+        return values  # type: ignore[return-value]
+    if len(values) == 2 and not any(isinstance(value, complex) for value in values) and far_apart(
+            values[0], values[1], CompareOptions()) and (brackets == "[]" or values[0] < values[1]):  # type: ignore[operator]
+        return values  # type: ignore[return-value]
+    return values if len(values) > 2 and brackets == "[]" else None  # type: ignore[return-value]
 
 
 def unordered_values(text: str) -> list[float] | None:
@@ -381,15 +392,6 @@ def unordered_values(text: str) -> list[float] | None:
     return distinct
 
 
-def _tuple_entries(text: str) -> list[complex] | None:
-    """The entries of a tuple or interval of closed forms that math-verify counts as that many entries:
-    a pair's ends far apart (``[1, 1]`` is the set ``{1}``, ``(1, 1)`` empty), longer ones in parentheses."""
-    entries = ordered_values(text)
-    if entries is None or len(entries) == 2 and not far_apart(entries[0], entries[1], CompareOptions()):
-        return None
-    return entries if len(entries) == 2 or text.startswith("(") and text.endswith(")") else None
-
-
 def element_shape(text: str) -> tuple[int, frozenset[int]] | None:
     """How many elements math-verify compares in a closed form or a list, set, tuple or interval of
     them (lists and sets may hold tuples), and what they are (0: a number, n: an n-tuple); else ``None``.
@@ -413,7 +415,7 @@ def element_shape(text: str) -> tuple[int, frozenset[int]] | None:
     if text.startswith("\\{") and text.endswith("\\}"):
         items = top_level_parts(text[2:-2])
     else:
-        entries = _tuple_entries(text)
+        entries = ordered_values(text)
         if entries is not None:
             return len(entries), frozenset({0})
         items = top_level_parts(text)
@@ -422,7 +424,7 @@ def element_shape(text: str) -> tuple[int, frozenset[int]] | None:
     elements = []
     for item in items:
         value = closed_form_value(item)
-        entries = [value] if value is not None else _tuple_entries(item)
+        entries = [value] if value is not None else ordered_values(item)
         if entries is None:
             return None
         elements.append(entries)
