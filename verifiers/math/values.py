@@ -99,7 +99,7 @@ class _Parser:
     def expression(self) -> Value:
         value = self.term()
         while self.peek() in ("+", "-"):
-            value = value + self.term() if self.take() == "+" else value - self.term()
+            value = _checked(value + self.term() if self.take() == "+" else value - self.term())
         return _checked(value)
 
     def term(self) -> Value:
@@ -109,9 +109,9 @@ class _Parser:
                 divisor = self.signed()
                 if divisor == 0:
                     raise _Unsupported
-                value /= divisor
+                value = _checked(value / divisor)
             else:
-                value *= self.signed()
+                value = _checked(value * self.signed())
         return _checked(value)
 
     def signed(self) -> Value:
@@ -130,7 +130,7 @@ class _Parser:
             previous, factor = factor, self.power()
             if isinstance(previous, Fraction) and isinstance(factor, Fraction):
                 raise _Unsupported  # latex2sympy may add them as a mixed number: 2(3) is 5, \\binom{5}{2}\\binom{4}{2} 16
-            value *= factor
+            value = _checked(value * factor)
         return _checked(value)
 
     def power(self) -> Value:
@@ -331,7 +331,7 @@ def _evaluate(text: str, *, variables: bool, units_matter: bool = True) -> compl
         if parser.peek() is not None:
             return None
         value = complex(value)
-    except (_Unsupported, OverflowError, ZeroDivisionError, ValueError):
+    except (_Unsupported, OverflowError, ZeroDivisionError, ValueError, RecursionError):  # (((...))) too deep
         return None
     return value.real if value.imag == 0 else value
 
