@@ -409,6 +409,126 @@ def test_expressions_far_apart_at_the_point_are_never_equal_for_math_verify(gold
         assert not equivalent(gold, answer, CompareOptions())[0]
 
 
+# ---------------------------------------------------------------------------------------------
+# Factorials, binomials, large powers, logarithms, infinity and element counts, decided without sympy
+
+# (gold, answer): each pair is unequal for math-verify (the real answers that used to go to sympy).
+FAST_WRONG = [
+    (r"\frac{100!}{2^{50}}", "50"),
+    ("140", "20!"),
+    ("1", r"\frac{1}{\binom{39}{36}}"),
+    ("-14", r"-\frac{5}{2 \cdot 9! \cdot 8 \cdot 59!}"),
+    ("2", "2^{625}"),
+    (r"2,-\log _{10} 250", "2, -1"),
+    ("3", r"\infty"),
+    ("-2,0,2", r"\left\{ 1 \right\}"),
+    ("(27,20,13), (18,20,22)", "(12, 20, 28)"),
+    ("(3,0),(-3,1)", "(-3, 1)"),
+]
+# (gold, answer): each pair is equal, written another way: no fast check may call it wrong.
+FAST_NEAR_MISSES = [
+    ("120", "5!"), ("10", r"\binom{5}{2}"), ("1024", "2^{10}"), ("2", r"\log_{10} 100"), (r"\log_2 8", "3"),
+    (r"\frac{100!}{98!}", "9900"), ("1", "21! + 1 - 21!"), (r"\infty", r"\infty"), ("1,2,3", "(1, 2, 3)"),
+    ("1", r"\{1\}"), ("(1,2)", "1,2"), ("(1,2),(3,4)", "((1,2),(3,4))"), (r"\ln 2 + \ln 3", r"\ln(6)"),
+    # one value for math-verify: {0}, [0, 0] = {0}, two empty intervals, and (2, 0, 3] read as 3
+    ("0", "0, 0"), ("0", "[0, 0]"), ("(2, 1]", "(-1,-1]"), ("3", "(2, 0, 3]"),
+]
+
+
+def _fast_verdict(answer, gold, options=CompareOptions()):
+    """What the fast checks decide for a boxed answer against a gold (``None``: sympy decides), without workers."""
+    from referee.verifiers.math import pipeline
+
+    item = pipeline._read(f"\\boxed{{{answer}}}", gold, options, 1000, True)
+    return None if isinstance(item, Verdict) or item.early is not None else pipeline._fast_verdict(item, options)
+
+
+@pytest.mark.parametrize("gold, answer", FAST_WRONG)
+def test_closed_forms_and_element_counts_are_wrong_without_sympy(gold, answer):
+    from referee.verifiers.math_sympy import judge
+
+    verdict = math_verifier.verify(f"\\boxed{{{answer}}}", gold)
+    assert verdict.status == "wrong" and verdict.details["check"] != "sympy", verdict
+    assert judge(gold, answer, CompareOptions()) == (None, (False, True))  # what the worker says
+
+
+@pytest.mark.parametrize("gold, answer", FAST_NEAR_MISSES)
+def test_equal_values_written_otherwise_are_never_wrong_fast(gold, answer):
+    fast = _fast_verdict(answer, gold)
+    assert fast is None or fast.correct, fast
+    assert math_verifier.verify(f"\\boxed{{{answer}}}", gold).correct
+
+
+_NEW_ATOMS = st.sampled_from([
+    "2", "3", "7", "10", "0.5", r"\pi", r"\sqrt{2}", r"\frac{3}{4}", "0!", "3!", "5!", "10!", "20!", "59!", "100!",
+    r"\binom{5}{2}", r"\dbinom{39}{36}", r"\binom{10}{0}", r"\binom{3}{5}", r"\tbinom{40}{20}", "2^{625}", "10^{100}",
+    "3^{-200}", "2^{100}", r"\log_{10} 250", r"\log_2 8", r"\log_2(8)", r"\log 100", r"\ln 2", r"\log_{\frac{1}{2}} 4",
+    r"\log _{10} 2", r"\ln(3)", r"\log_{2}{8}", "(5!)^2", r"\sqrt{5!}", r"\frac{5!}{3!}",
+])
+_NEW_CLOSED_FORMS = st.lists(st.tuples(_NEW_ATOMS, st.sampled_from(["+", "-", r"\cdot", "/", "", r" \times "])),
+                             min_size=1, max_size=4,
+                             ).map(lambda parts: "".join(atom + op for atom, op in parts[:-1]) + parts[-1][0])
+
+
+@given(_NEW_CLOSED_FORMS | st.sampled_from([r"\infty", r"-\infty"]),
+       _NEW_CLOSED_FORMS | st.sampled_from([r"\infty", "120", "10", "3", "1024"]))
+@settings(max_examples=150, deadline=None)
+def test_factorials_binomials_powers_and_logs_wrong_fast_are_wrong_for_math_verify(gold, answer):
+    from referee.verifiers.math_sympy import _parse, equivalent, gold_problem
+
+    value = closed_form_value(gold)
+    if value is not None and abs(value) != float("inf"):  # the value is sympy's, and the gold needs no sympy check
+        parsed = next(item for item in _parse(gold) if not isinstance(item, str))
+        expected = complex(parsed.doit().evalf(50))  # doit: evalf alone loses 2^{625} \cdot 2 - 2^{626} in cancellation
+        assert abs(value - expected) <= 1e-9 * max(1.0, abs(expected)), (value, expected)
+        assert gold_problem(gold) is None
+    fast = _fast_verdict(answer, gold)
+    if fast is not None and not fast.correct:
+        assert not equivalent(gold, answer, CompareOptions())[0], fast
+
+
+@given(st.integers(0, 30), st.integers(0, 40), st.integers(0, 40), st.integers(1, 200), st.sampled_from([2, 3, 10]))
+@settings(max_examples=60, deadline=None)
+def test_a_factorial_binomial_power_or_log_against_its_value_is_never_wrong_fast(n, top, bottom, exponent, base):
+    import math
+
+    for gold, answer in [(f"{n}!", str(math.factorial(n))), (rf"\binom{{{top}}}{{{bottom}}}", str(math.comb(top, bottom))),
+                         (f"{base}^{{{exponent}}}", str(base ** exponent) if exponent < 20 else f"{base}^{{{exponent}}}"),
+                         (rf"\log_{{{base}}} {base ** (exponent % 30)}", str(exponent % 30))]:
+        fast = _fast_verdict(answer, gold)
+        assert fast is None or fast.correct, (gold, answer, fast)
+
+
+_ENTRIES = st.lists(st.integers(-3, 3), min_size=1, max_size=3)
+_COLLECTIONS = st.one_of(
+    _ENTRIES.map(lambda xs: ", ".join(map(str, xs))),  # a bare list
+    _ENTRIES.map(lambda xs: r"\{" + ", ".join(map(str, xs)) + r"\}"),  # a set
+    _ENTRIES.map(lambda xs: "(" + ", ".join(map(str, xs)) + ")"),  # a tuple, an interval or a number
+    _ENTRIES.map(lambda xs: "[" + ", ".join(map(str, xs)) + "]"),
+    _ENTRIES.map(lambda xs: "(" + ", ".join(map(str, xs)) + "]"),
+    st.lists(_ENTRIES.map(lambda xs: "(" + ", ".join(map(str, xs)) + ")"), min_size=1, max_size=3).map(", ".join),
+    st.lists(_ENTRIES.map(lambda xs: "(" + ", ".join(map(str, xs)) + ")"), min_size=1, max_size=3).map(
+        lambda ts: r"\left\{ " + ", ".join(ts) + r" \right\}"),
+)
+
+
+@given(_COLLECTIONS, _COLLECTIONS, st.booleans())
+@settings(max_examples=200, deadline=None)
+def test_element_counts_wrong_fast_are_wrong_for_math_verify(gold, answer, strict):
+    from referee.verifiers.math_sympy import equivalent
+
+    options = CompareOptions(strict=strict)
+    fast = _fast_verdict(answer, gold, options)
+    if fast is not None and not fast.correct:
+        assert not equivalent(gold, answer, options)[0], fast
+
+
+@pytest.mark.parametrize("text", ["1000!", r"\binom{100000}{3}", "2^{2^{100}}", "3^{10^{6}}", r"\log_2 -8", "171!",
+                                  r"\log_{1} 5", r"\binom{-1}{2}", "5!!", "3!^2", "2^3!", r"\ln x", "(1+10^{-60})^{4096}"])
+def test_outside_the_grammar_stays_outside(text):
+    assert closed_form_value(text) is None
+
+
 @pytest.mark.parametrize("answer", [r"0 < x < " + " " * 5000 + r"36, x \ne 9", "1" + " " * 5000 + "or 2", "7" * 5000])
 def test_an_answer_over_max_answer_chars_is_a_timeout_before_any_rewriting(answer):
     verdict = math_verifier.verify(rf"So the answer is $\boxed{{{answer}}}$.", r"(0,9) \cup (9,36)", max_answer_chars=1000)

@@ -63,6 +63,7 @@ from .options import CompareOptions, Percent
 from .values import (
     closed_form_value,
     definition,
+    element_shape,
     far_apart,
     ordered_values,
     surely_parses,
@@ -82,6 +83,7 @@ _SHOWN = 80  # characters of an answer quoted in a reason
 # "or" between two answers inside one box or span: "x = 1 \text{ or } x = -2", "5 \quad \text{or} \quad 7"
 _OR_WORD_RE = re.compile(  # starts only where a run of spaces starts: linear however many spaces
     rf"(?<!\s)\s*(?:\\q?quad\s*)*(?:{TEXT_COMMAND}\s*\{{\s*or\s*\}}|" r"(?<=\s)or(?=\s)|\\(?:lor|vee)(?![A-Za-z]))\s*(?:\\q?quad\s*)*")
+_BRACKETS_RE = re.compile(r"[(\[][^()\[\]]*[)\]]")  # innermost brackets
 _WORDS_ONLY_RE = re.compile(r"(?:\\text\s*\{[^{}0-9]*\}|[A-Za-z\s.,;:'])+")  # "\text{No solutions}", "all primes"
 
 
@@ -360,10 +362,32 @@ def _words_against_maths(pair: _Pair) -> Verdict | None:
     return None
 
 
+def _never_a_number(text: str) -> bool:
+    """:func:`never_a_number`, where math-verify reads the text as a collection that is no number: not a list
+    of one value (``0, 0`` and ``[0, 0]`` are the set ``{0}``, which is 0), nor brackets latex2sympy reads
+    otherwise (``(2, 0, 3]``)."""
+    if not never_a_number(text):
+        return False
+    shape = element_shape(text)
+    if shape is not None:
+        return shape != (1, frozenset({0}))
+    text = canonical(text)
+    if union_values(text) is not None:
+        return True
+    if "," in text and ("\\{" in text or any(ordered_values(group) is None for group in _BRACKETS_RE.findall(text)
+                                            if "," in group)):
+        return False  # a set, or brackets latex2sympy may read as something else
+    parts = top_level_parts(text)
+    values = [closed_form_value(part) for part in parts]
+    known = [value for value in values if value is not None]
+    return len(parts) == 1 or any(never_a_number(part) for part in parts) \
+        or any(far_apart(value, known[0], CompareOptions()) for value in known[1:])
+
+
 def _number_against_never_a_number(pair: _Pair) -> Verdict | None:
     gold_is_number = pair.item.gold_number is not None or closed_form_value(pair.gold) is not None
     answer_is_number = pair.number is not None or closed_form_value(pair.answer) is not None
-    if gold_is_number and never_a_number(pair.answer) or answer_is_number and never_a_number(pair.gold):
+    if gold_is_number and _never_a_number(pair.answer) or answer_is_number and _never_a_number(pair.gold):
         return _decided(pair.item, False, "kind", f"{pair.shown} and the gold {_short(pair.gold)} are not the same kind: "
                                                    "one is a number, one never is")
     return None
@@ -398,6 +422,19 @@ def _values_element_by_element(pair: _Pair) -> Verdict | None:
     return None
 
 
+def _element_counts(pair: _Pair) -> Verdict | None:
+    shape, gold_shape = element_shape(pair.answer), element_shape(pair.gold)
+    if shape is None or gold_shape is None:
+        return None
+    (count, kinds), (gold_count, gold_kinds) = shape, gold_shape
+    if count != gold_count:
+        return _decided(pair.item, False, "elements", f"{pair.shown} has {count} element{'s' * (count != 1)}, the gold "
+                                                       f"{_short(pair.gold)} {gold_count}")
+    if kinds.isdisjoint(gold_kinds):  # numbers against tuples, pairs against triples
+        return _decided(pair.item, False, "elements", f"no element of {pair.shown} is of a kind the gold {_short(pair.gold)} has")
+    return None
+
+
 # The checks that decide without sympy, in the order they run; the first that decides wins
 # (``details["method"]`` says which kind of check: qualifier, text, base, number, elements, kind, value).
 FAST_CHECKS: tuple[tuple[str, Callable[[_Pair], Verdict | None]], ...] = (
@@ -415,6 +452,7 @@ FAST_CHECKS: tuple[tuple[str, Callable[[_Pair], Verdict | None]], ...] = (
     ("defined values", _defined_values),
     ("values at a point", _values_at_a_point),
     ("values element by element", _values_element_by_element),
+    ("element counts", _element_counts),  # "-2,0,2" against "\{1\}", "(3,0),(-3,1)" against "(-3, 1)"
 )
 
 

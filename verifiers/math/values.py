@@ -1,15 +1,21 @@
-"""Values of simple closed-form LaTeX (numbers, fractions, roots, pi, i, + - x /, small powers) without sympy.
+"""Values of simple closed-form LaTeX (numbers, fractions, roots, pi, i, + - x /, bounded powers,
+factorials, binomials, logarithms, infinity) without sympy.
 
-A strict little grammar, evaluated with floats in time linear in the text (powers are bounded,
-so nothing can blow up). It serves two fast paths of the maths verifier:
+A strict little grammar, evaluated in time linear in the text: rational parts exactly (so
+``21! + 1 - 21!`` is 1, not 0), the rest with floats. Powers, factorials and binomials are
+bounded, so nothing can blow up. It serves two fast paths of the maths verifier:
 
 * a gold inside the grammar, or a list, tuple or interval of such values, certainly parses as
   maths, so it needs no sympy check before the other fast paths may judge against it;
 * two closed forms whose values are far apart (``2\\sqrt{5}`` against ``6``) cannot be equal for
   math-verify either, so they are ``wrong`` without sympy. Equality is never decided here.
 
-Anything else (symbols, ``e``, functions, percent) is outside the grammar: ``None``. ``i`` is the
+Anything else (symbols, ``e``, other functions, percent) is outside the grammar: ``None``. ``i`` is the
 imaginary unit (math-verify reads it as that or as a symbol: either way ``1+2i`` is not ``12``).
+Each construct reads as latex2sympy reads it: ``n!`` of a literal ``n`` (``2^3!`` is ``(2^3)!``
+there, so it is left out); ``\\log`` is base 10, ``\\ln`` base e, and a logarithm's argument
+without parentheses runs on over products (``\\log_2 8 \\cdot 3`` is ``\\log_2 24``), so one is
+read only where a sum, a bracket or the end follows it.
 """
 
 from __future__ import annotations
@@ -18,12 +24,14 @@ import cmath
 import math
 import re
 import string
+from fractions import Fraction
 
 from ..text.latex import top_level_parts
 from .exact import canonical, may_end_in_unit
 from .options import CompareOptions
 
-_TOKEN_RE = re.compile(r"\\(?:frac|sqrt|pi|infty|cdot|times|div|\{|\})|[0-9]+(?:\.[0-9]+)?|\.[0-9]+|[-+*/^(){}\[\],A-Za-z]")
+_TOKEN_RE = re.compile(r"\\(?:[dt]?binom|log|ln)(?![A-Za-z])|\\(?:frac|sqrt|pi|infty|cdot|times|div|\{|\})"
+                       r"|[0-9]+(?:\.[0-9]+)?|\.[0-9]+|[-+*/^(){}\[\],!_A-Za-z]")
 # Where expressions in variables are compared: every letter but e and i gets a fixed value in
 # [1, 2) (golden-ratio steps), so two expressions equal as functions agree here. R and r share
 # a value: latex2sympy reads them as one symbol.
@@ -31,22 +39,38 @@ _POINT = {letter: 1.0 + (k * 0.6180339887498949) % 1.0
           for k, letter in enumerate(string.ascii_lowercase, start=1) if letter not in "ei"}
 _FUNCTION_NAMES = frozenset("fghFGHPpq")  # f(x) may be a function; n(n+1) is a product for latex2sympy
 _SPACED_DIGITS_RE = re.compile(r"[0-9.}](?:\s|\\[,;:! ])+[0-9.]")
-_STARTS_FACTOR = ("\\frac", "\\sqrt", "\\pi", "i", "(", "{")
-_MAX_EXPONENT = 64.0
+_LOG_BASE_RE = re.compile(r"(\\log\s*_\s*(?:\{[^{}]*\}|[0-9]))\s+")  # the space in \log_{10} 250 parts no digits
+_STARTS_FACTOR = ("\\frac", "\\sqrt", "\\pi", "i", "(", "{", "\\binom", "\\dbinom", "\\tbinom", "\\log", "\\ln")
+_INFINITY_RE = re.compile(r"[-+]?\\infty")
+_ENDS_LOG_ARGUMENT = (None, "+", "-", ")", "}", "]")  # what may follow an argument written without parentheses
+_MAX_EXPONENT = 64.0  # of an inexact base; an exact one may go as far as _MAX_BITS allows (2^{625})
+_MAX_BITS = 4096  # of an exact value's numerator and denominator: every exact step stays cheap
+_MAX_FACTORIAL = 170  # 171! is over _MAX_MAGNITUDE
+_MAX_BINOMIAL = 1000  # \binom{1000}{500} is under it
 _MAX_MAGNITUDE = 1e300
+_MAX_ELEMENTS = 64  # of a list whose elements are compared pairwise
+_COMMA_NUMBER_RE = re.compile(r"-?[0-9]{1,3}(?:,[0-9]{3})+(?:\.[0-9]+)?")  # latex2sympy's thousands separators
 
 
 class _Unsupported(Exception):
     """The text is outside the grammar."""
 
 
-def _checked(value: complex) -> complex:
-    if not cmath.isfinite(value) or abs(value) > _MAX_MAGNITUDE:
+Value = Fraction | float | complex  # exact while only rational steps made it
+
+
+def _checked(value: Value) -> Value:
+    if isinstance(value, Fraction):
+        if max(value.numerator.bit_length(), value.denominator.bit_length()) > _MAX_BITS:
+            raise _Unsupported
+    elif not cmath.isfinite(value):
+        raise _Unsupported
+    if abs(value) > _MAX_MAGNITUDE:
         raise _Unsupported
     return value
 
 
-def _real(value: complex) -> float:
+def _real(value: Value) -> Fraction | float:
     if isinstance(value, complex):
         if value.imag != 0:
             raise _Unsupported
@@ -72,42 +96,48 @@ class _Parser:
         self.at += 1
         return token
 
-    def expression(self) -> complex:
+    def expression(self) -> Value:
         value = self.term()
         while self.peek() in ("+", "-"):
-            value = value + self.term() if self.take() == "+" else value - self.term()
+            value = _checked(value + self.term() if self.take() == "+" else value - self.term())
         return _checked(value)
 
-    def term(self) -> complex:
+    def term(self) -> Value:
         value = self.signed()
         while self.peek() in ("*", "\\cdot", "\\times", "/", "\\div"):
             if self.take() in ("/", "\\div"):
                 divisor = self.signed()
                 if divisor == 0:
                     raise _Unsupported
-                value /= divisor
+                value = _checked(value / divisor)
             else:
-                value *= self.signed()
+                value = _checked(value * self.signed())
         return _checked(value)
 
-    def signed(self) -> complex:
+    def signed(self) -> Value:
         if self.peek() in ("-", "+"):
             return -self.signed() if self.take() == "-" else self.signed()
         return self.product()
 
-    def product(self) -> complex:
+    def product(self) -> Value:
         """Juxtaposition binds tighter than ``/``: ``1/2\\pi`` is ``1/(2 pi)``."""
-        value = self.power()
+        value = factor = self.power()
         while (token := self.peek()) is not None and (token[0].isdigit() or token[0] == "." or token in _STARTS_FACTOR
                                                       or token.isalpha()):
             if token[0].isdigit() or token[0] == "." or token == "\\frac" and self.tokens[self.at - 1].isdigit():
                 # \\frac{3}{4}17 and 2\\frac{3}{4} (a mixed number) read otherwise in latex2sympy
                 raise _Unsupported
-            value *= self.power()
+            previous, factor = factor, self.power()
+            if isinstance(previous, Fraction) and isinstance(factor, Fraction):
+                raise _Unsupported  # latex2sympy may add them as a mixed number: 2(3) is 5, \\binom{5}{2}\\binom{4}{2} 16
+            value = _checked(value * factor)
         return _checked(value)
 
-    def power(self) -> complex:
+    def power(self) -> Value:
+        start = self.at
         base = self.atom()
+        if self.peek() == "!":
+            return self.factorial(start)
         if self.peek() != "^":
             return base
         self.take()
@@ -118,7 +148,14 @@ class _Parser:
             exponent = _real(self.atom())  # 2^k
         else:
             exponent = _real(self.number())
-        if abs(exponent) > _MAX_EXPONENT or (base == 0 and exponent < 0):
+        if base == 0 and exponent < 0:
+            raise _Unsupported
+        if isinstance(base, Fraction) and isinstance(exponent, Fraction) and exponent.denominator == 1:
+            # exact: bounded by the bits of the result, counted before it is built
+            if abs(exponent) * max(base.numerator.bit_length(), base.denominator.bit_length()) > _MAX_BITS:
+                raise _Unsupported
+            return _checked(base ** int(exponent))
+        if abs(exponent) > _MAX_EXPONENT:
             raise _Unsupported
         if exponent == int(exponent):
             return _checked(base ** int(exponent))
@@ -127,7 +164,15 @@ class _Parser:
             raise _Unsupported
         return _checked(real_base ** exponent)
 
-    def atom(self) -> complex:
+    def factorial(self, start: int) -> Fraction:
+        """``n!`` of a literal ``n`` only: latex2sympy reads ``2^3!`` as ``(2^3)!`` and ``3!^2`` not at all."""
+        literal = self.tokens[start]
+        self.take("!")
+        if self.at != start + 2 or not literal.isdigit() or int(literal) > _MAX_FACTORIAL or self.peek() in ("!", "^"):
+            raise _Unsupported
+        return Fraction(math.factorial(int(literal)))
+
+    def atom(self) -> Value:
         token = self.peek()
         if token == "\\frac":
             self.take()
@@ -137,7 +182,7 @@ class _Parser:
             return _checked(numerator / denominator)
         if token == "\\sqrt":
             self.take()
-            degree = 2.0
+            degree: Fraction | float = 2
             if self.peek() == "[":
                 self.take()
                 degree = _real(self.expression())
@@ -146,6 +191,14 @@ class _Parser:
             if radicand < 0 or degree <= 0:
                 raise _Unsupported
             return radicand ** (1 / degree)
+        if token in ("\\binom", "\\dbinom", "\\tbinom"):
+            self.take()
+            n, k = self.braced_literal(), self.braced_literal()
+            if n > _MAX_BINOMIAL:
+                raise _Unsupported
+            return Fraction(math.comb(n, k))
+        if token in ("\\log", "\\ln"):
+            return self.logarithm()
         if token == "\\pi":
             self.take()
             return math.pi
@@ -161,7 +214,47 @@ class _Parser:
             return self.group()
         return self.number()
 
-    def group(self) -> complex:
+    def braced_literal(self) -> int:
+        self.take("{")
+        literal = self.take()
+        self.take("}")
+        if not literal.isdigit() or len(literal) > 4:
+            raise _Unsupported
+        return int(literal)
+
+    def logarithm(self) -> float:
+        """``\\log_{b} a``, ``\\log_2 8``, ``\\log a`` (base 10) or ``\\ln a`` of closed forms, as latex2sympy reads them."""
+        variables, self.variables = self.variables, False  # \\ln x: logarithms of constants only
+        base: Fraction | float = math.e if self.take() == "\\ln" else Fraction(10)
+        if base == 10 and self.peek() == "_":
+            self.take()
+            if self.peek() == "{":
+                base = _real(self.group())
+                if "\\frac" in self.tokens[:self.at] and (self.peek() or "x")[0].isdigit():
+                    raise _Unsupported  # math-verify rewrites \\frac{1}{2}\\log_{10} 250 to \\frac{1}{2}\\log_{10}{2}50
+            else:  # \\log_2 8 reads \\log_28 once spaces are gone: a subscript is one digit
+                digits = self.take()
+                if not digits.isdigit():
+                    raise _Unsupported
+                base = Fraction(int(digits[0]))
+                if len(digits) > 1:
+                    self.at -= 1
+                    self.tokens[self.at] = digits[1:]
+        if self.peek() == "(":
+            argument = _real(self.group())
+        elif self.peek() in ("{", "\\frac", "\\sqrt") or (self.peek() or "x")[0].isdigit():
+            argument = _real(self.atom())
+            if self.peek() not in _ENDS_LOG_ARGUMENT:
+                raise _Unsupported
+        else:
+            raise _Unsupported
+        self.variables = variables
+        # ln of a value next to 1 would lose its digits in floats
+        if argument <= 0 or base <= 0 or base == 1 or any(0 < abs(x - 1) < 1e-6 for x in (argument, base)):
+            raise _Unsupported
+        return math.log(argument) / math.log(base)
+
+    def group(self) -> Value:
         closer = {"(": ")", "{": "}"}.get(self.take())
         if closer is None:
             raise _Unsupported
@@ -169,11 +262,11 @@ class _Parser:
         self.take(closer)
         return value
 
-    def number(self) -> float:
+    def number(self) -> Fraction:
         token = self.take()
         if not (token[0].isdigit() or token[0] == "."):
             raise _Unsupported
-        return float(token)
+        return Fraction(token)
 
 
 def _tokens(text: str) -> list[str]:
@@ -196,8 +289,14 @@ def closed_form_value(text: str) -> complex | None:
         4.632305
         >>> closed_form_value(r"2^{10} - 1"), closed_form_value(r"\\sqrt[3]{27}"), closed_form_value("6 - 5i")
         (1023.0, 3.0, (6-5j))
+        >>> closed_form_value(r"\\frac{1}{\\binom{39}{36}}") == 1 / 9139, closed_form_value("21! + 1 - 21!"), closed_form_value(r"-\\infty")
+        (True, 1.0, -inf)
+        >>> round(closed_form_value(r"-\\log _{10} 250"), 6), closed_form_value(r"\\log_2 8 + 1"), closed_form_value("2^{625}") > 1e188
+        (-2.39794, 4.0, True)
         >>> [closed_form_value(t) for t in ("x + 1", "e^2", r"2^{2^{100}}", "(1, 2)", r"\\frac{1}{0}", r"2\\frac{3}{4}")]
         [None, None, None, None, None, None]
+        >>> [closed_form_value(t) for t in ("171!", "2^3!", r"\\log_2 8 \\cdot 3", r"\\ln x", r"\\lg 100")]
+        [None, None, None, None, None]
     """
     return _evaluate(text, variables=False)
 
@@ -219,40 +318,49 @@ def value_at_point(text: str) -> complex | None:
 
 
 def _evaluate(text: str, *, variables: bool, units_matter: bool = True) -> complex | None:
-    if _SPACED_DIGITS_RE.search(text):
+    if _SPACED_DIGITS_RE.search(_LOG_BASE_RE.sub(r"\1", text)):
         return None  # "17 3" and "1\\,000": latex2sympy's reading is not a product
     if variables and units_matter and (may_end_in_unit(text) or may_end_in_unit(canonical(text))):
         return None  # "5 m": math-verify may drop the word as a unit
+    text = canonical(text)
+    if _INFINITY_RE.fullmatch(text):
+        return -math.inf if text.startswith("-") else math.inf
     try:
-        parser = _Parser(_tokens(canonical(text)), variables)
+        parser = _Parser(_tokens(text), variables)
         value = parser.expression()
         if parser.peek() is not None:
             return None
-    except (_Unsupported, OverflowError, ZeroDivisionError, ValueError):
+        value = complex(value)
+    except (_Unsupported, OverflowError, ZeroDivisionError, ValueError, RecursionError):  # (((...))) too deep
         return None
-    return value.real if isinstance(value, complex) and value.imag == 0 else value
-
-
-def _item_value(item: str) -> complex | None:
-    if re.fullmatch(r"[-+]?\\infty", item):
-        return -math.inf if item.startswith("-") else math.inf
-    return closed_form_value(item)
+    return value.real if value.imag == 0 else value
 
 
 def ordered_values(text: str) -> list[complex] | None:
     """The values of a tuple or interval of simple closed forms, in order; ``None`` for anything else.
 
+    Only shapes latex2sympy reads as that many values in that order: not an interval that is
+    empty or one point (``(3, 1]``, ``[1, 1]``), nor three values in mixed brackets.
+
     Example:
         >>> ordered_values(r"\\left( 3, \\frac{1}{2} \\right)"), ordered_values(r"(-\\infty, 2]")
         ([3.0, 0.5], [-inf, 2.0])
-        >>> ordered_values(r"\\{1, 2\\}") is None, ordered_values("1, 2") is None
-        (True, True)
+        >>> ordered_values(r"\\{1, 2\\}") is None, ordered_values("1, 2") is None, ordered_values("(3, 1]") is None
+        (True, True, True)
     """
     text = canonical(text)
     if not (text.startswith(("(", "[")) and text.endswith((")", "]"))):
         return None
-    values = [_item_value(item) for item in top_level_parts(text[1:-1])]
-    return values if len(values) > 1 and None not in values else None  # type: ignore[return-value]
+    values = [closed_form_value(item) for item in top_level_parts(text[1:-1])]
+    if len(values) < 2 or None in values:
+        return None
+    brackets = text[0] + text[-1]
+    if brackets == "()":
+        return values  # type: ignore[return-value]
+    if len(values) == 2 and not any(isinstance(value, complex) for value in values) and far_apart(
+            values[0], values[1], CompareOptions()) and (brackets == "[]" or values[0] < values[1]):  # type: ignore[operator]
+        return values  # type: ignore[return-value]
+    return values if len(values) > 2 and brackets == "[]" else None  # type: ignore[return-value]
 
 
 def unordered_values(text: str) -> list[float] | None:
@@ -282,6 +390,49 @@ def unordered_values(text: str) -> list[float] | None:
         if not distinct or abs(value - distinct[-1]) > 1e-9 * max(1.0, abs(value)):
             distinct.append(value)
     return distinct
+
+
+def element_shape(text: str) -> tuple[int, frozenset[int]] | None:
+    """How many elements math-verify compares in a closed form or a list, set, tuple or interval of
+    them (lists and sets may hold tuples), and what they are (0: a number, n: an n-tuple); else ``None``.
+
+    math-verify compares two collections element by element, only where their counts agree; one
+    number is a one-element set, a single tuple counts its entries (``1,2,3`` equals ``(1, 2, 3)``),
+    and a tuple never equals a number. A list or set counts distinct elements: all must be far
+    apart. ``1,000`` is one number for latex2sympy, so such text is left out.
+
+    Example:
+        >>> element_shape("-2,0,2"), element_shape(r"\\left\\{ 1 \\right\\}"), element_shape("(12, 20, 28)")
+        ((3, frozenset({0})), (1, frozenset({0})), (3, frozenset({0})))
+        >>> element_shape("(3,0),(-3,1)"), element_shape(r"\\frac{1}{2}")
+        ((2, frozenset({2})), (1, frozenset({0})))
+        >>> [element_shape(t) for t in ("1,1", "1,000", "[2, 2]", "(1, x)", r"\\{(1,2), (1,2)\\}")]
+        [None, None, None, None, None]
+    """
+    text = canonical(text)
+    if _COMMA_NUMBER_RE.fullmatch(text):
+        return None
+    if text.startswith("\\{") and text.endswith("\\}"):
+        items = top_level_parts(text[2:-2])
+    else:
+        entries = ordered_values(text)
+        if entries is not None:
+            return len(entries), frozenset({0})
+        items = top_level_parts(text)
+    if len(items) > _MAX_ELEMENTS:
+        return None
+    elements = []
+    for item in items:
+        value = closed_form_value(item)
+        entries = [value] if value is not None else ordered_values(item)
+        if entries is None:
+            return None
+        elements.append(entries)
+    for at, element in enumerate(elements):  # distinct: another length, or an entry far apart
+        if any(len(other) == len(element) and not any(far_apart(a, b, CompareOptions()) for a, b in zip(element, other))
+               for other in elements[:at]):
+            return None
+    return len(elements), frozenset(len(element) if len(element) > 1 else 0 for element in elements)
 
 
 def union_values(text: str) -> list[list[complex]] | None:
