@@ -167,6 +167,7 @@ def test_a_built_wheel_holds_every_subpackage(tmp_path):
                if f"{package.replace('.', '/')}/__init__.py" not in names}
     assert missing == set()
     assert "referee/verifiers/math/sympy_worker.py" in names and "referee/verifiers/text/prose.py" in names
+    assert "referee/verifiers/math/parser_tables.bin" in names  # package data: the LaTeX parser's tables
 
 
 def test_recipes_is_split_by_capability():
@@ -344,6 +345,19 @@ def test_the_old_flat_math_module_names_still_resolve():
 
     assert [name for name in OLD_PUBLIC_NAMES["math"] if not hasattr(maths, name)] == []
     assert maths.__all__ == ["CompareOptions", "Verdict", "exact_number", "gold_answer", "verify", "verify_batch"]
+
+
+def test_a_maths_worker_imports_none_of_the_reading_pipeline():
+    """The maths package's face is imported on first use: a worker template (sympy_worker, the
+    parser tables) starts without the caller-side modules, and the face knows every module."""
+    from referee.verifiers import math as maths
+
+    assert maths._MODULES == {path.stem for path in (ROOT / "verifiers" / "math").glob("*.py")} - {"__init__"}
+    script = ("import sys; import referee.verifiers.math.sympy_worker, referee.verifiers.math.parser_tables; "
+              "print(sorted(m for m in sys.modules if m.startswith('referee.verifiers.math.')))")
+    loaded = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout
+    assert eval(loaded) == ["referee.verifiers.math.options", "referee.verifiers.math.parser_tables",
+                            "referee.verifiers.math.sympy_worker"]
 
 
 def test_old_verifier_paths_and_pickles_work_in_a_fresh_process():

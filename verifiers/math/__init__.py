@@ -21,22 +21,31 @@ Example:
     'correct'
 """
 
+import importlib
 from typing import Any
 
-from ..verdict import Verdict
-from .exact import exact_number
-from .gold import gold_answer
-from .options import CompareOptions
-from .pipeline import verify, verify_batch
-
-__all__ = ["CompareOptions", "Verdict", "exact_number", "gold_answer", "verify", "verify_batch"]
+# The face is imported on first use, so that a worker process, which imports only
+# ``sympy_worker`` and ``options``, does not import the reading pipeline it never runs.
+_FACE = {"CompareOptions": "options", "Verdict": "pipeline", "exact_number": "exact", "gold_answer": "gold",
+         "verify": "pipeline", "verify_batch": "pipeline"}
+_MODULES = frozenset({"exact", "extract", "forms", "gold", "hedges", "options", "parser_tables", "pipeline",
+                      "sympy_worker", "values"})
+__all__ = sorted(_FACE)
 
 
 def __getattr__(name: str) -> Any:
+    if name in _FACE:
+        value = getattr(importlib.import_module(f"{__name__}.{_FACE[name]}"), name)
+        globals()[name] = value
+        return value
+    if name.startswith("__") or name in _MODULES:  # a module not imported yet: the import system loads it
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     # The names the flat module referee.verifiers.math had before it became this package, for one release.
-    if not name.startswith("__"):
-        from . import pipeline
+    pipeline = importlib.import_module(f"{__name__}.pipeline")
+    if hasattr(pipeline, name):
+        return getattr(pipeline, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
-        if hasattr(pipeline, name):
-            return getattr(pipeline, name)
-    raise AttributeError(f"module 'referee.verifiers.math' has no attribute {name!r}")
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from fractions import Fraction
+from functools import lru_cache
 from typing import Any
 
 from ..text.latex import strip_math_delimiters, top_level_parts
@@ -47,6 +48,7 @@ _SCIENTIFIC_RE = re.compile(
 )
 
 
+@lru_cache(maxsize=4096)  # the fast checks ask again of the same answer and gold
 def canonical(text: str) -> str:
     """``text`` with the formatting that never changes a value removed, for string comparison.
 

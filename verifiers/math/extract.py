@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Literal
 
 from ..text.hedging import after_reasoning
@@ -277,6 +278,7 @@ def _value_in_sentence(sentence: str) -> str | None:
     return None
 
 
+@lru_cache(maxsize=256)  # the hedge stage asks again of the same text, once per statement it weighs
 def _last_phrase(text: str, *, final_only: bool = False) -> tuple[int, str] | None:
     """Start and answer of the last answer phrase (``The final answer is $X$``, ``Answer: X``)."""
     pattern = _PHRASE_RE if any(hint in text for hint in _OTHER_LANGUAGE_HINTS) else _ENGLISH_PHRASE_RE
