@@ -16,6 +16,7 @@ socket (or dies), so nothing is left behind.
 from __future__ import annotations
 
 import ctypes
+import gc
 import importlib
 import os
 import pickle
@@ -266,6 +267,9 @@ def _zygote_main(control_fd: int, memory_limit_mb: int, warm_up: str, preload: l
             return
         if not message or not fds:
             return
+        # What the template holds (modules, parser tables, warm caches) moves out of the collector's
+        # reach: a worker's collections then never walk it, and never touch its pages (copy-on-write).
+        gc.freeze()
         pid = os.fork()
         if pid == 0:
             control.close()
