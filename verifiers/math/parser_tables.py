@@ -192,11 +192,8 @@ class _LazyState(DFAState):
 
     configs = property(_get_configs, _set_configs)  # type: ignore[assignment]
 
-    def __hash__(self) -> int:
+    def __hash__(self) -> int:  # equality stays ANTLR's: equal configurations
         return self._key
-
-    def __eq__(self, other: object) -> bool:
-        return DFAState.__eq__(self, other)
 
 
 class _SavedStates(dict):
