@@ -85,11 +85,10 @@ def measure(checker: str, batch_path: str, workers: int, start: str) -> float:
     from referee.verifiers import math as referee_math
 
     if start == "warm":
-        from referee.verifiers.deadline_pool import shared_pool
-        from referee.verifiers.math.pipeline import _WARM_UP, _WORKER_MODULES
+        from referee.verifiers.math.workers import maths_pool
 
         referee_math.verify(r"\boxed{x+1}", "1+x", workers=workers)  # a sympy check: starts the pool
-        _wait_until_idle(shared_pool(workers, preload=_WORKER_MODULES, warm_up=_WARM_UP).processes())
+        _wait_until_idle(maths_pool(workers).processes())
         started = time.perf_counter()
     referee_math.verify_batch(completions, golds, workers=workers)
     return time.perf_counter() - started

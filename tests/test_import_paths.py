@@ -360,6 +360,31 @@ def test_a_maths_worker_imports_none_of_the_reading_pipeline():
                             "referee.verifiers.math.sympy_worker"]
 
 
+def test_the_maths_face_starts_the_pool_before_it_loads_the_reading_pipeline():
+    """``referee.verifiers.math.verify_batch`` takes the pipeline's options exactly, and in a fresh
+    process its worker pool starts before the reading modules are imported (their imports overlap)."""
+    import inspect
+
+    from referee.verifiers import math as maths
+    from referee.verifiers.math import pipeline
+
+    assert inspect.signature(maths.verify_batch) == inspect.signature(pipeline.verify_batch)
+    script = """
+import sys
+from referee.verifiers.deadline_pool import DeadlinePool
+started = DeadlinePool.start
+seen = []
+def start(pool):
+    seen.append("referee.verifiers.math.extract" in sys.modules)
+    return started(pool)
+DeadlinePool.start = start
+from referee.verifiers import math
+print([v.status for v in math.verify_batch(["so \\\\boxed{2}"], ["2"], workers=1)], seen)
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["['correct']", "[False,", "True]"]  # the face's start, then the pipeline's
+
+
 def test_old_verifier_paths_and_pickles_work_in_a_fresh_process():
     # A pickle written before the split names referee.verifiers.math_answers.CompareOptions.
     script = ("import pickle; from referee.verifiers.math import CompareOptions; "

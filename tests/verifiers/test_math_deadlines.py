@@ -12,8 +12,9 @@ import time
 import pytest
 
 from referee.verifiers import math as math_verifier
-from referee.verifiers.deadline_pool import NamedFunction, shared_pool
+from referee.verifiers.deadline_pool import NamedFunction
 from referee.verifiers.math import pipeline as math_pipeline
+from referee.verifiers.math import workers as math_workers
 
 DEADLINE = 1.0
 HELD = f"over {DEADLINE} s"  # how a verdict says the deadline it was given ended it
@@ -130,7 +131,7 @@ def test_forked_child_gets_its_own_workers():
 
 
 def _pool_of(workers):
-    return shared_pool(workers, preload=math_pipeline._WORKER_MODULES, warm_up=math_pipeline._WARM_UP)
+    return math_workers.maths_pool(workers)
 
 
 def test_a_batch_starts_the_template_while_it_reads_and_forks_no_worker_it_does_not_need():
@@ -143,7 +144,7 @@ def test_a_batch_starts_the_template_while_it_reads_and_forks_no_worker_it_does_
 
 
 def test_answers_decided_without_sympy_need_no_pool(monkeypatch):
-    monkeypatch.setattr(math_pipeline, "_WORKER_MODULES", ("referee.verifiers.no_such_module",))
+    monkeypatch.setattr(math_workers, "PRELOAD", ("referee.verifiers.no_such_module",))
     verdicts = math_verifier.verify_batch([r"\boxed{1}", r"\boxed{\sqrt{5}/2}"], ["1", GOLD], workers=5)
     assert verdicts[0].status == "correct"
     assert verdicts[1].status == "error" and "did not start" in verdicts[1].reason  # not the completion's fault

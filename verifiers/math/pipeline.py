@@ -33,7 +33,7 @@ from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Any
 
-from ..deadline_pool import NamedFunction, Outcome, shared_pool
+from ..deadline_pool import NamedFunction, Outcome
 from ..registry import moved_backend_keyword
 from ..text.latex import brace_depth, strip_math_delimiters, top_level_parts  # noqa: F401 (an old flat-module name)
 from ..text.prose import CUT_OFF_REASON, HEDGE, looks_cut_off
@@ -71,12 +71,9 @@ from .values import (
     unordered_values,
     value_at_point,
 )
+from .workers import maths_pool
 
-# The sympy side is imported only by the workers: this process never parses with sympy. The
-# template switches the LaTeX parser to two-stage parsing and gives it the shipped prediction
-# tables before it forks a worker.
-_WORKER_MODULES = ("referee.verifiers.math.sympy_worker:prepare", "referee.verifiers.math.parser_tables:install")
-_WARM_UP = "referee.verifiers.math.sympy_worker:warm_up_steps"  # run by the template while idle
+# The sympy side is imported only by the workers (see .workers): this process never parses with sympy.
 _JUDGE = NamedFunction("referee.verifiers.math.sympy_worker:judge")
 MAX_NESTING = 64  # deeper answers only exhaust the LaTeX parser's recursion
 _SHOWN = 80  # characters of an answer quoted in a reason
@@ -606,7 +603,7 @@ def verify_batch(
     def remaining() -> float | None:
         return None if batch_timeout is None else max(1e-3, batch_timeout - (time.monotonic() - started))
 
-    pool = shared_pool(workers, preload=_WORKER_MODULES, warm_up=_WARM_UP)
+    pool = maths_pool(workers)
     pool.start()  # the workers' imports run while this process reads the batch
 
     slots = [_Slot(_read(c, g, options, max_answer_chars, after_think)) for c, g in zip(completions, golds)]
