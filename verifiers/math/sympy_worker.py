@@ -186,28 +186,28 @@ _FAR_APART = 1e-6  # relative: far beyond float error at 15 digits, below any ro
 _UNEVALUATED = (AppliedUndef, UnevaluatedExpr, Sum, Product, Integral, Limit, Derivative)
 
 
-def _expression_in_variables(parsed: list[Any]) -> Expr | None:
-    """The one sympy expression among ``parsed`` when it has variables and evaluates at a point.
+def _comparable_expression(parsed: list[Any]) -> Expr | None:
+    """The one sympy expression among ``parsed`` when it evaluates at a point.
 
     Not an equation, set, tuple, matrix or lone symbol (math-verify compares those its own ways),
     nor anything with an undefined function, a percentage or an unevaluated sum, integral, limit
     or derivative.
     """
     maths = [item for item in parsed if isinstance(item, (Basic, MatrixBase))]
-    if len(maths) != 1 or not isinstance(maths[0], Expr) or isinstance(maths[0], Symbol):
+    if len(maths) != 1 or not isinstance(maths[0], Expr) or isinstance(maths[0], Symbol) or maths[0].has(*_UNEVALUATED):
         return None
-    expression = maths[0]
-    return expression if expression.free_symbols and not expression.has(*_UNEVALUATED) else None
+    return maths[0]
 
 
 def _differ_as_functions(parsed_gold: list[Any], parsed_answer: list[Any]) -> bool:
-    """Whether the gold and the answer, expressions in variables, take values far apart at two points.
+    """Whether the gold and the answer, expressions at least one of which has variables, take values far
+    apart at two points.
 
     Expressions equal as functions agree at every point where both are defined, and math-verify
     (strict) finds two such expressions equal only when they are the same expression or when
     ``simplify()`` takes their difference to zero: far-apart values at a point rule out both.
     Anything else (a value that does not evaluate, a point where either is undefined, values
-    close together) leaves the comparison to math-verify.
+    close together) leaves the comparison to math-verify; two numbers are compared before this.
 
     Example:
         >>> _differ_as_functions(_parse("3 n"), _parse("3(n-1)n^2")), _differ_as_functions(_parse("x+1"), _parse("1+x"))
@@ -215,13 +215,12 @@ def _differ_as_functions(parsed_gold: list[Any], parsed_answer: list[Any]) -> bo
         >>> _differ_as_functions(_parse(r"\\frac{x^2-1}{x-1}"), _parse("x+1")), _differ_as_functions(_parse("f(x)"), _parse("x"))
         (False, False)
     """
-    gold, answer = _expression_in_variables(parsed_gold), _expression_in_variables(parsed_answer)
-    if gold is None and answer is None or gold is None and not _is_number(parsed_gold) \
-            or answer is None and not _is_number(parsed_answer):
+    gold_expr, answer_expr = _comparable_expression(parsed_gold), _comparable_expression(parsed_answer)
+    if gold_expr is None or answer_expr is None:
         return False
-    gold_expr = gold if gold is not None else next(item for item in parsed_gold if isinstance(item, Expr))
-    answer_expr = answer if answer is not None else next(item for item in parsed_answer if isinstance(item, Expr))
     variables = sorted(gold_expr.free_symbols | answer_expr.free_symbols, key=str)
+    if not variables:
+        return False
     for step in _POINT_STEPS:
         point = {variable: Float(1.0 + (k * step) % 1.0, 20) for k, variable in enumerate(variables, start=1)}
         try:
@@ -233,12 +232,6 @@ def _differ_as_functions(parsed_gold: list[Any], parsed_answer: list[Any]) -> bo
                 abs(gold_value - answer_value) <= _FAR_APART * max(1.0, abs(gold_value), abs(answer_value)):
             return False
     return True
-
-
-def _is_number(parsed: list[Any]) -> bool:
-    """Whether ``parsed`` is one closed-form number (no variables, no percentage)."""
-    maths = [item for item in parsed if isinstance(item, (Basic, MatrixBase))]
-    return len(maths) == 1 and isinstance(maths[0], Expr) and maths[0].is_number and not maths[0].has(*_UNEVALUATED)
 
 
 def equivalent(gold: str, answer: str, options: CompareOptions) -> tuple[bool, bool]:
