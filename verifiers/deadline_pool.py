@@ -2,7 +2,8 @@
 
 A :class:`DeadlinePool` keeps N warm workers (forked from a template that preloads the heavy
 modules, see :mod:`referee.verifiers.warm_workers`). :meth:`DeadlinePool.run` sends each task
-to a free worker and waits for the results with ``multiprocessing.connection.wait``; a task
+to a free worker and waits for the results with ``multiprocessing.connection.wait``
+(:meth:`DeadlinePool.batch` does so while the caller is still adding tasks); a task
 that overruns its deadline has its worker killed (``SIGKILL``) and replaced. Nothing relies on
 signals in the calling process, so the deadlines hold in the main thread, in other threads,
 in asyncio code and in several threads at once.
@@ -204,40 +205,43 @@ class DeadlinePool:
         result picklable. Each task may run ``timeout`` seconds; the whole call may take
         ``total_timeout`` seconds (``None``: bounded only by the per-task deadlines), after which
         unfinished tasks are ``cancelled``. Waiting for a free worker does not count against a
-        task's own deadline.
+        task's own deadline. (:meth:`batch` runs tasks while the caller is still finding them.)
 
         Example:
             >>> with DeadlinePool(1) as pool:
             ...     [(o.status, o.value) for o in pool.run(divmod, [(7, 2), (1, 0)], timeout=5)]
             [('ok', (3, 1)), ('raised', None)]
         """
-        if not timeout > 0 or (total_timeout is not None and not total_timeout > 0):
-            raise ValueError(f"timeout={timeout!r} and total_timeout={total_timeout!r} must be positive seconds.")
-        outcomes: list[Outcome | None] = [None] * len(tasks)
-        pending = deque(range(len(tasks)))
-        flights: dict[Connection, _Flight] = {}
-        batch_deadline = None if total_timeout is None else time.monotonic() + total_timeout
-        try:
-            while pending or flights:
-                self._dispatch(function, tasks, pending, flights, outcomes, batch_deadline)
-                if not flights:
-                    break  # the batch deadline passed while waiting for a worker
-                self._collect(flights, pending, outcomes, timeout, batch_deadline)
-                if batch_deadline is not None and time.monotonic() >= batch_deadline:
-                    break
-        finally:
-            for flight in flights.values():  # deadline or interruption: their tasks are unfinished
-                self._discard(flight.worker)
-        return [outcome or Outcome("cancelled", message=f"the batch deadline of {total_timeout} s passed")
-                for outcome in outcomes]
+        with self.batch(function, timeout=timeout, total_timeout=total_timeout) as batch:
+            for args in tasks:
+                batch.add(args, send=False)
+            return batch.outcomes()
+
+    def batch(self, function: Callable[..., Any], *, timeout: float, total_timeout: float | None = None) -> TaskBatch:
+        """A batch whose tasks start on the workers as they are added, while the caller goes on.
+
+        :meth:`run`'s rules (``timeout`` per task, ``total_timeout`` for the whole batch from now);
+        see :class:`TaskBatch`.
+
+        Example:
+            >>> with DeadlinePool(1) as pool, pool.batch(divmod, timeout=5) as batch:
+            ...     first = batch.add((7, 2))  # sent at once when a worker is free
+            ...     second = batch.add((9, 4))
+            ...     [o.value for o in batch.outcomes()]
+            [(3, 1), (2, 1)]
+        """
+        return TaskBatch(self, function, timeout, total_timeout)
 
     def _dispatch(self, function: Callable[..., Any], tasks: Sequence[tuple[Any, ...]], pending: deque[int],
                   flights: dict[Connection, _Flight], outcomes: list[Outcome | None],
-                  batch_deadline: float | None) -> None:
-        """Give each free worker a task, then queue one more behind each busy worker's."""
+                  batch_deadline: float | None, *, block: bool = True) -> None:
+        """Give each free worker a task, then queue one more behind each busy worker's.
+
+        ``block=False``: take only workers there are now (idle, or forked from a template that is up).
+        """
         while pending:
             try:
-                worker = self._checkout(block=not flights, until=batch_deadline)
+                worker = self._checkout(block=block and not flights, until=batch_deadline, start=block)
             except WorkerStartError as exc:
                 outcomes[pending.popleft()] = Outcome("crashed", message=str(exc))
                 continue
@@ -268,12 +272,14 @@ class DeadlinePool:
         return True
 
     def _collect(self, flights: dict[Connection, _Flight], pending: deque[int], outcomes: list[Outcome | None],
-                 timeout: float, batch_deadline: float | None) -> None:
+                 timeout: float, batch_deadline: float | None, *, block: bool = True) -> None:
+        """Take the results that come in (waiting for the first one unless ``block=False``), then end overruns."""
         until = min(flight.started for flight in flights.values()) + timeout
         if batch_deadline is not None:
             until = min(until, batch_deadline)
         # poll() takes whole milliseconds in a C int (about 24.8 days): a longer deadline is waited in slices.
-        for conn in wait(list(flights), timeout=min(_LONGEST_WAIT, max(0.0, until - time.monotonic()))):
+        longest = min(_LONGEST_WAIT, max(0.0, until - time.monotonic())) if block else 0.0
+        for conn in wait(list(flights), timeout=longest):
             flight = flights[conn]  # type: ignore[index]
             index = flight.queue.popleft()
             try:
@@ -306,7 +312,9 @@ class DeadlinePool:
         self._discard(flight.worker)
         pending.extendleft(reversed(flight.queue))
 
-    def _checkout(self, *, block: bool, until: float | None) -> Worker | None:
+    def _checkout(self, *, block: bool, until: float | None, start: bool = True) -> Worker | None:
+        """An idle worker, else a new one while the pool has room; ``start=False``: only if the template is up
+        (never waiting for its start, never starting it)."""
         with self._condition:
             while True:
                 if self._closed:
@@ -314,6 +322,8 @@ class DeadlinePool:
                 if self._idle:
                     return self._idle.pop()
                 if len(self._workers) + self._starting < self.size:
+                    if not start and (self._zygote is None or self._zygote_lock.locked()):
+                        return None
                     self._starting += 1
                     break
                 remaining = None if until is None else until - time.monotonic()
@@ -408,6 +418,83 @@ class DeadlinePool:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+class TaskBatch:
+    """Tasks of one function run on a :class:`DeadlinePool` while the caller is still adding them.
+
+    :meth:`add` sends a task as soon as a worker is free (a worker is forked only once the
+    template is up: adding never waits for its imports, and :meth:`DeadlinePool.start` is
+    what starts them early); :meth:`poll`, called between the
+    caller's own steps, takes the results that came in and sends what waits; :meth:`outcomes`
+    waits for the rest. The rules are :meth:`DeadlinePool.run`'s: each task may run ``timeout``
+    seconds, the batch ``total_timeout`` seconds from its creation. Leaving the ``with`` block
+    before :meth:`outcomes` kills the workers still busy with its tasks.
+
+    Example:
+        >>> with DeadlinePool(1) as pool, pool.batch(abs, timeout=5) as batch:
+        ...     for number in (-1, -2):
+        ...         _ = batch.add((number,))
+        ...         batch.poll()  # the caller's own work goes on between calls
+        ...     [o.value for o in batch.outcomes()]
+        [1, 2]
+    """
+
+    def __init__(self, pool: DeadlinePool, function: Callable[..., Any], timeout: float,
+                 total_timeout: float | None) -> None:
+        if not timeout > 0 or (total_timeout is not None and not total_timeout > 0):
+            raise ValueError(f"timeout={timeout!r} and total_timeout={total_timeout!r} must be positive seconds.")
+        self._pool, self._function, self._timeout, self._total_timeout = pool, function, timeout, total_timeout
+        self._deadline = None if total_timeout is None else time.monotonic() + total_timeout
+        self._tasks: list[tuple[Any, ...]] = []
+        self._outcomes: list[Outcome | None] = []
+        self._pending: deque[int] = deque()
+        self._flights: dict[Connection, _Flight] = {}
+
+    def add(self, args: tuple[Any, ...], *, send: bool = True) -> int:
+        """Add the task ``function(*args)``; returns its index in :meth:`outcomes` (``send=False``: send it later)."""
+        self._tasks.append(args)
+        self._outcomes.append(None)
+        self._pending.append(len(self._tasks) - 1)
+        if send:
+            self.poll()
+        return len(self._tasks) - 1
+
+    def poll(self) -> None:
+        """Without waiting: take the results that came in, end overruns, send tasks to free workers."""
+        if self._deadline is not None and time.monotonic() >= self._deadline:
+            return  # outcomes() reports what is left as cancelled
+        if self._flights:
+            self._pool._collect(self._flights, self._pending, self._outcomes, self._timeout, self._deadline,
+                                block=False)
+        self._pool._dispatch(self._function, self._tasks, self._pending, self._flights, self._outcomes,
+                             self._deadline, block=False)
+
+    def outcomes(self) -> list[Outcome]:
+        """Wait for every task; their outcomes in the order they were added."""
+        pool, deadline = self._pool, self._deadline
+        while self._pending or self._flights:
+            pool._dispatch(self._function, self._tasks, self._pending, self._flights, self._outcomes, deadline)
+            if not self._flights:
+                break  # the batch deadline passed while waiting for a worker
+            pool._collect(self._flights, self._pending, self._outcomes, self._timeout, deadline)
+            if deadline is not None and time.monotonic() >= deadline:
+                break
+        self._abandon()
+        return [outcome or Outcome("cancelled", message=f"the batch deadline of {self._total_timeout} s passed")
+                for outcome in self._outcomes]
+
+    def _abandon(self) -> None:
+        """The deadline passed or the caller left: the tasks still on workers are unfinished."""
+        for flight in self._flights.values():
+            self._pool._discard(flight.worker)
+        self._flights.clear()
+
+    def __enter__(self) -> TaskBatch:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._abandon()
 
 
 _ALL_POOLS: weakref.WeakSet[DeadlinePool] = weakref.WeakSet()

@@ -211,3 +211,58 @@ def test_running_tells_busy_from_gone():
     pids = {finished.pid}
     assert not warm_workers._running(pids) and pids == set()  # an exited worker is forgotten
     assert warm_workers._running({os.getpid()})  # this process, reading its own state, is running
+
+
+def test_a_batch_runs_its_tasks_while_the_caller_is_still_adding(tmp_path):
+    with DeadlinePool(1) as streaming:
+        streaming.run(abs, [(1,)], timeout=30)  # the worker is up
+        made = tmp_path / "made-by-the-worker"
+        with streaming.batch(os.mkdir, timeout=30) as batch:
+            batch.add((str(made),))
+            deadline = time.monotonic() + 30
+            while not made.exists() and time.monotonic() < deadline:  # the caller's own work
+                batch.poll()
+                time.sleep(0.01)
+            assert made.exists()  # it ran before anyone waited for the outcomes
+            batch.add((str(made),))  # made already: this one raises, and is reported
+            assert [o.status for o in batch.outcomes()] == ["ok", "raised"]
+
+
+def test_adding_to_a_batch_never_waits_for_the_templates_imports(tmp_path, monkeypatch):
+    flag = tmp_path / "go"
+    (tmp_path / "slow_preload.py").write_text(
+        "import os, time\n"
+        "def wait():\n"
+        "    while not os.path.exists(os.environ['REFEREE_TEST_FLAG']):\n"
+        "        time.sleep(0.01)\n")
+    monkeypatch.syspath_prepend(str(tmp_path))  # the template gets the caller's sys.path
+    monkeypatch.setenv("REFEREE_TEST_FLAG", str(flag))
+    with DeadlinePool(1, preload=("slow_preload:wait",)) as slow:
+        slow.start()
+        with slow.batch(abs, timeout=30) as batch:
+            adding = threading.Thread(target=lambda: (batch.add((-3,)), batch.poll()))
+            adding.start()
+            adding.join(10)
+            assert not adding.is_alive()  # returned although the template is still importing
+            flag.touch()
+            assert [o.value for o in batch.outcomes()] == [3]
+
+
+def test_leaving_a_batch_early_kills_the_workers_busy_with_it():
+    with DeadlinePool(1) as leaving:
+        leaving.run(abs, [(1,)], timeout=30)
+        (worker,) = set(leaving.processes()) - {leaving._zygote.pid}
+        with leaving.batch(time.sleep, timeout=30) as batch:
+            batch.add((60,))
+        deadline = time.monotonic() + 5
+        while _alive(worker) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not _alive(worker)
+        assert leaving.run(abs, [(-2,)], timeout=30)[0].value == 2  # a fresh worker takes over
+
+
+def test_a_batch_deadline_cancels_what_is_left():
+    with DeadlinePool(1) as pool, pool.batch(time.sleep, timeout=30, total_timeout=0.5) as batch:
+        batch.add((60,))
+        batch.poll()
+        assert [o.status for o in batch.outcomes()] == ["cancelled"]

@@ -534,16 +534,13 @@ def _option_problem(options: CompareOptions, timeout: Any, max_answer_chars: Any
     return options.problem()
 
 
-def _run_jobs(jobs: list[tuple[str, str | None]], pool: Any, options: CompareOptions, timeout: float,
-              remaining: float | None) -> tuple[dict[tuple[str, str | None], Outcome], dict[str, str | None]]:
-    """Run (gold, answer) jobs (answer ``None``: check the gold only) in one round of the pool.
+def _judge_golds(outcomes: dict[tuple[str, str | None], Outcome], pool: Any, options: CompareOptions,
+                 timeout: float) -> dict[str, str | None]:
+    """What the jobs' outcomes tell of their golds (``None``: usable), remembered where final.
 
-    Returns each job's outcome and what was learnt about the golds (``None``: usable). A job
-    that timed out before its gold was vouched for is followed by a check of the gold alone, so
-    that a gold that hangs is the gold's fault, not the completion's.
+    A job that timed out before its gold was vouched for is followed by a check of the gold
+    alone, so that a gold that hangs is the gold's fault, not the completion's.
     """
-    outcomes = dict(zip(jobs, pool.run(_JUDGE, [(g, a, options) for g, a in jobs], timeout=timeout,
-                                       total_timeout=remaining) if jobs else []))
     checks: dict[str, _GoldCheck] = {}
     for (gold, answer), outcome in outcomes.items():
         if outcome.status == "ok" or answer is None:
@@ -555,7 +552,7 @@ def _run_jobs(jobs: list[tuple[str, str | None]], pool: Any, options: CompareOpt
     for gold, check in checks.items():
         if check.final:
             _GOLD_CHECKS.put(gold, check.problem)
-    return outcomes, {gold: check.problem for gold, check in checks.items()}
+    return {gold: check.problem for gold, check in checks.items()}
 
 
 def verify_batch(
@@ -574,7 +571,8 @@ def verify_batch(
     batch_timeout: float | None = None,
     backend: str = "local",
 ) -> list[Verdict]:
-    """``verify`` over paired lists, order kept, work spread over the worker processes.
+    """``verify`` over paired lists, order kept, work spread over the worker processes
+    (each answer that needs sympy starts on a worker as soon as it is read).
 
     Takes :func:`verify`'s options, plus ``batch_timeout``: seconds the whole call may take
     (``None``, the default: bounded by the per-item deadlines, at most about
@@ -605,18 +603,18 @@ def verify_batch(
 
     pool = maths_pool(workers)
     pool.start()  # the workers' imports run while this process reads the batch
-
-    slots = [_Slot(_read(c, g, options, max_answer_chars, after_think)) for c, g in zip(completions, golds)]
-    # Each further statement of an answer (see hedges) is judged as an answer of its own.
-    stated = [[_Slot(_read(f"\\boxed{{{other}}}", gold, options, max_answer_chars, False)) for other in slot.item.others]
-              if isinstance(slot.item, _Item) and slot.item.early is None else [] for slot, gold in zip(slots, golds)]
+    # Each sympy job is sent as soon as it is read: the workers check while this process reads on.
     gold_problems: dict[str, str | None] = {}  # what is known of the golds sympy must vouch for
     unchecked: set[str] = set()
-    jobs: dict[tuple[str, str | None], None] = {}  # ordered and distinct
-    for slot in slots + [extra for extras in stated for extra in extras]:
+    jobs: dict[tuple[str, str | None], int] = {}  # distinct (gold, answer) jobs -> their index in the batch
+    slots: list[_Slot] = []
+    stated: list[list[_Slot]] = []  # each further statement of an answer (see hedges), judged as an answer of its own
+
+    def to_sympy(slot: _Slot) -> None:
+        """Decide the slot on a fast path, or add its sympy job to the batch (sent while reading goes on)."""
         item = slot.item
         if isinstance(item, Verdict):
-            continue
+            return
         if not item.gold_vouched:
             known, problem = _GOLD_CHECKS.get(item.gold_for_sympy)
             if known:
@@ -627,11 +625,24 @@ def verify_batch(
             slot.decided = _fast_verdict(item, options)
             if slot.decided is None:
                 slot.job = (item.gold_for_sympy, for_sympy(item.compared, options.percent))
-                jobs[slot.job] = None
-    for gold in sorted(unchecked - {gold for gold, _ in jobs}):
-        jobs[gold, None] = None
-    outcomes, learnt = _run_jobs(list(jobs), pool, options, timeout, remaining())
-    gold_problems.update(learnt)
+                if slot.job not in jobs:
+                    jobs[slot.job] = batch.add((*slot.job, options))
+
+    with pool.batch(_JUDGE, timeout=timeout, total_timeout=remaining()) as batch:
+        for completion, gold in zip(completions, golds):
+            slot = _Slot(_read(completion, gold, options, max_answer_chars, after_think))
+            extras = [_Slot(_read(f"\\boxed{{{other}}}", gold, options, max_answer_chars, False))
+                      for other in slot.item.others] if isinstance(slot.item, _Item) and slot.item.early is None else []
+            for judged in (slot, *extras):
+                to_sympy(judged)
+            slots.append(slot)
+            stated.append(extras)
+            batch.poll()
+        for gold in sorted(unchecked - {gold for gold, _ in jobs}):
+            jobs[gold, None] = batch.add((gold, None, options))
+        done = batch.outcomes()
+    outcomes = {job: done[index] for job, index in jobs.items()}
+    gold_problems.update(_judge_golds(outcomes, pool, options, timeout))
     return [_with_others(_final_verdict(slot, gold_problems, outcomes, timeout), slot,
                          [_final_verdict(extra, gold_problems, outcomes, timeout) for extra in extras])
             for slot, extras in zip(slots, stated)]
