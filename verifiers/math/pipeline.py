@@ -626,7 +626,7 @@ def verify_batch(
             if slot.decided is None:
                 slot.job = (item.gold_for_sympy, for_sympy(item.compared, options.percent))
                 if slot.job not in jobs:
-                    jobs[slot.job] = batch.add((*slot.job, options))
+                    jobs[slot.job] = batch.add((*slot.job, options), send=False)  # sent by the poll below
 
     with pool.batch(_JUDGE, timeout=timeout, total_timeout=remaining()) as batch:
         for completion, gold in zip(completions, golds):
@@ -639,7 +639,7 @@ def verify_batch(
             stated.append(extras)
             batch.poll()
         for gold in sorted(unchecked - {gold for gold, _ in jobs}):
-            jobs[gold, None] = batch.add((gold, None, options))
+            jobs[gold, None] = batch.add((gold, None, options), send=False)
         done = batch.outcomes()
     outcomes = {job: done[index] for job, index in jobs.items()}
     gold_problems.update(_judge_golds(outcomes, pool, options, timeout))
