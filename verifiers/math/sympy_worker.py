@@ -9,7 +9,7 @@ never leave the worker, and nothing here stringifies them.
 Answers are parsed as ``\\boxed{answer}``, so bare LaTeX (``\\frac{1}{2}``, ``x+1``, ``50\\%``)
 reads as well as a boxed one. Parsed golds are cached: a GRPO group shares one gold.
 
-The worker template calls :func:`prepare` once (two-stage LaTeX parsing, see there), then
+The worker template calls :func:`prepare` once (faster LaTeX parsing, see there), then
 advances :func:`warm_up_steps` while it has nothing else to do.
 """
 
@@ -34,6 +34,7 @@ from math_verify import verify as math_verify
 from sympy import Basic, Derivative, Expr, Float, Integral, Limit, MatrixBase, Product, Sum, Symbol, UnevaluatedExpr
 from sympy.core.function import AppliedUndef
 
+from . import antlr_closure
 from .options import CompareOptions
 
 # math-verify warns once per process that its timeouts are off: the pool enforces them.
@@ -125,13 +126,17 @@ def _two_stage(create_parser: Callable[[Any, str], Any]) -> Callable[[Any, str],
 
 
 def prepare() -> None:
-    """Switch latex2sympy to two-stage parsing in this process (the worker template calls it once).
+    """Switch latex2sympy to two-stage parsing in this process, and ANTLR to its faster closure walk
+    (:mod:`~referee.verifiers.math.antlr_closure`); the worker template calls it once.
+
+    Both change how long a parse takes, never what it returns.
 
     Example:
         >>> prepare(); prepare()  # idempotent
         >>> _Latex2Sympy.create_parser.two_stage
         True
     """
+    antlr_closure.install()
     create_parser = getattr(_Latex2Sympy, "create_parser", None)
     if create_parser is not None and not getattr(create_parser, "two_stage", False):
         _Latex2Sympy.create_parser = _two_stage(create_parser)  # type: ignore[method-assign,union-attr]
