@@ -35,8 +35,8 @@ from .options import Percent
 # The rest of the face is imported on first use, so that a worker process, which imports only
 # ``sympy_worker`` and ``options``, does not import the reading pipeline it never runs.
 _FACE = {"CompareOptions": "options", "exact_number": "exact", "gold_answer": "gold", "verify": "pipeline"}
-_MODULES = frozenset({"exact", "extract", "forms", "gold", "hedges", "options", "parser_tables", "pipeline",
-                      "sympy_worker", "values", "workers"})
+_MODULES = frozenset({"antlr_closure", "exact", "extract", "forms", "gold", "hedges", "options", "parser_tables",
+                      "pipeline", "sympy_worker", "values", "workers"})
 __all__ = ["CompareOptions", "Verdict", "exact_number", "gold_answer", "verify", "verify_batch"]
 
 
