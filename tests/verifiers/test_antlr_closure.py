@@ -126,6 +126,12 @@ def test_install_replaces_the_walk_only_under_the_runtime_it_follows(monkeypatch
         monkeypatch.setattr(antlr_closure.importlib.metadata, "version", lambda name: "4.9.3")
         assert antlr_closure.install() is False
         assert ParserATNSimulator.closure_ is antlr_closure.ANTLR_WALK["closure_"]
+        def no_metadata(name):
+            raise antlr_closure.importlib.metadata.PackageNotFoundError(name)
+
+        monkeypatch.setattr(antlr_closure.importlib.metadata, "version", no_metadata)
+        assert antlr_closure.install() is False
+        assert ParserATNSimulator.closure_ is antlr_closure.ANTLR_WALK["closure_"]
         monkeypatch.undo()
         assert antlr_closure.install() is True
         assert ParserATNSimulator.closure_ is antlr_closure.closure

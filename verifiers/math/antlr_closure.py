@@ -179,7 +179,11 @@ def install() -> bool:
         >>> install(), ParserATNSimulator.closure_ is closure
         (True, True)
     """
-    if importlib.metadata.version("antlr4-python3-runtime") != RUNTIME_VERSION:
+    try:
+        version = importlib.metadata.version("antlr4-python3-runtime")
+    except importlib.metadata.PackageNotFoundError:  # a runtime without its metadata: of no known version
+        return False
+    if version != RUNTIME_VERSION:
         return False
     for name, function in WALK.items():
         setattr(ParserATNSimulator, name, function)
