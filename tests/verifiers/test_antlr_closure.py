@@ -2,16 +2,21 @@
 the same prediction DFA as ANTLR's own walk, state for state and configuration for configuration,
 and parses every text to the same tree or the same error, under SLL and full LL prediction."""
 
+import copy
 import marshal
+import random
 from contextlib import contextmanager
 
 import pytest
 from antlr4 import CommonTokenStream, InputStream
+from antlr4.atn.ATNConfig import ATNConfig
+from antlr4.atn.ATNConfigSet import ATNConfigSet
 from antlr4.atn.ParserATNSimulator import ParserATNSimulator
 from antlr4.atn.PredictionMode import PredictionMode
 from antlr4.dfa.DFA import DFA
 from antlr4.error.ErrorStrategy import BailErrorStrategy
-from antlr4.PredictionContext import PredictionContextCache
+from antlr4.atn.SemanticContext import SemanticContext
+from antlr4.PredictionContext import PredictionContext, PredictionContextCache
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from latex2sympy2_extended.antlr_parser import PSLexer, PSParser
@@ -56,12 +61,16 @@ class Learner:
         self.cache = PredictionContextCache()
         self.ll_after_sll = 0  # texts SLL rejected and full LL parsed
 
+    def simulator(self, parser=None):
+        """A parser simulator that predicts with this learner's DFAs and context cache."""
+        return ParserATNSimulator(parser, PSParser.atn, self.dfas, self.cache)
+
     def _parse(self, text, mode):
         lexer = PSLexer(InputStream(text))
         lexer.removeErrorListeners()
         parser = PSParser(CommonTokenStream(lexer))
         parser.removeErrorListeners()
-        parser._interp = ParserATNSimulator(parser, parser.atn, self.dfas, self.cache)
+        parser._interp = self.simulator(parser)
         parser._interp.predictionMode = mode
         if mode == PredictionMode.SLL:
             parser._errHandler = BailErrorStrategy()
@@ -145,3 +154,69 @@ def test_the_worker_template_parses_with_the_walk(text):
     sympy_worker.prepare()
     assert ParserATNSimulator.closure_ is antlr_closure.closure
     sympy_worker._parse(text)  # parses (or fails) without the walk raising
+
+
+def test_a_configuration_added_twice_is_listed_twice_as_antlr_lists_it():
+    """ANTLR's ``ATNConfigSet.add`` of a configuration already in the set appends it again."""
+    state = next(s for s in PSParser.atn.states if s is not None and not s.epsilonOnlyTransitions and s.transitions)
+    sizes = []
+    for walk in (antlr_closure.ANTLR_WALK, antlr_closure.WALK):
+        configs = ATNConfigSet(False)
+        config = ATNConfig(state=state, alt=1, context=PredictionContext.EMPTY)
+        configs.add(config)
+        walk["closure_"](Learner(walk).simulator(), config, configs, set(), False, False, 0, False)
+        sizes.append((len(configs.configs), configs.cachedHashCode))
+    assert sizes[0] == sizes[1] == (2, -1)
+
+
+def _snapshot(config, configs, busy):
+    """Every field the walk may set, of ``config``, of each configuration of ``configs`` in order, of
+    the set's lookup buckets (as positions) and flags, and of the busy set; contexts compared by structure."""
+    seen = {}
+
+    def context(ctx):
+        if ctx is None or ctx is PredictionContext.EMPTY:
+            return "$" if ctx is not None else None
+        if id(ctx) not in seen:
+            seen[id(ctx)] = (type(ctx).__name__, [ctx.getReturnState(i) for i in range(len(ctx))],
+                             [context(ctx.getParent(i)) for i in range(len(ctx))])
+        return seen[id(ctx)]
+
+    def fields(c):
+        return (c.state.stateNumber, c.alt, context(c.context), str(c.semanticContext),
+                c.semanticContext is SemanticContext.NONE, c.reachesIntoOuterContext, c.precedenceFilterSuppressed)
+
+    position = {id(c): i for i, c in enumerate(configs.configs)}
+    return (fields(config), [fields(c) for c in configs.configs],
+            [[position.get(id(c), fields(c)) for c in bucket] for bucket in configs.configLookup.values()],
+            configs.hasSemanticContext, configs.dipsIntoOuterContext, configs.cachedHashCode,
+            sorted(repr(fields(c)) for c in busy))
+
+
+def test_every_closure_leaves_what_antlrs_leaves(monkeypatch):
+    """Each closure ANTLR computes while parsing (full-context ones included, which no DFA keeps) is
+    computed again by the walk on a deep copy of its inputs: configurations, lookup, flags and busy set agree."""
+    keep = {id(state): state for state in PSParser.atn.states}
+    keep.update({id(SemanticContext.NONE): SemanticContext.NONE, id(PredictionContext.EMPTY): PredictionContext.EMPTY})
+    calls = {"all": 0, "full context": 0, "differ": 0}
+
+    def shadowed(sim, config, configs, busy, collect, full_context, eof_as_epsilon):
+        copies = copy.deepcopy((config, configs, busy, sim.mergeCache), dict(keep))
+        merge_cache, sim.mergeCache = sim.mergeCache, copies[3]
+        try:
+            antlr_closure.closure_checking_stop_state(sim, *copies[:3], collect, full_context, 0, eof_as_epsilon)
+        finally:
+            sim.mergeCache = merge_cache
+        antlr_closure.ANTLR_WALK["closureCheckingStopState"](sim, config, configs, busy, collect, full_context, 0,
+                                                             eof_as_epsilon)
+        calls["all"] += 1
+        calls["full context"] += full_context
+        calls["differ"] += _snapshot(config, configs, busy) != _snapshot(*copies[:3])
+
+    monkeypatch.setattr(ParserATNSimulator, "closure", shadowed)
+    learner = Learner(antlr_closure.ANTLR_WALK)
+    soup = random.Random(7)
+    for text in SHAPES + ["".join(soup.choices(TOKENS, k=soup.randint(1, 14))) for _ in range(300)]:
+        learner.read(text)
+    assert calls["differ"] == 0
+    assert calls["all"] > 1000 and calls["full context"] > 100  # the walk ran, SLL and full LL alike

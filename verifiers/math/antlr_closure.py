@@ -14,7 +14,9 @@ its method only at such a state. Every other transition (predicates, actions, EO
 through ANTLR's own ``getEpsilonTarget``.
 
 The functions follow the runtime they were written against; :func:`install` leaves ANTLR
-untouched under any other version. ANTLR's debug tracing of the walk is not printed.
+untouched under any other version. ANTLR's debug tracing of the walk is not printed, and the
+walk takes fewer Python frames per step: a text nested so deeply that ANTLR's own walk runs
+out of Python's recursion limit may parse about one level deeper with this one.
 """
 
 from __future__ import annotations
@@ -76,7 +78,9 @@ def _add(configs: Any, config: ATNConfig, merge_cache: Any) -> None:
         configs.configLookup[key] = [config]
     else:
         for existing in bucket:  # ATNConfig.equalsForConfigSet
-            if config is existing or isinstance(existing, ATNConfig) and number == existing.state.stateNumber \
+            if config is existing:  # ANTLR lists a configuration added twice twice, and merges nothing
+                break
+            if isinstance(existing, ATNConfig) and number == existing.state.stateNumber \
                     and alt == existing.alt and semantic == existing.semanticContext:
                 merged = merge(existing.context, config.context, not configs.fullCtx, merge_cache)
                 existing.reachesIntoOuterContext = max(existing.reachesIntoOuterContext, config.reachesIntoOuterContext)
@@ -84,7 +88,8 @@ def _add(configs: Any, config: ATNConfig, merge_cache: Any) -> None:
                     existing.precedenceFilterSuppressed = True
                 existing.context = merged
                 return
-        bucket.append(config)
+        else:
+            bucket.append(config)
     configs.cachedHashCode = -1
     configs.configs.append(config)
 
@@ -94,10 +99,10 @@ def closure_checking_stop_state(sim: ParserATNSimulator, config: ATNConfig, conf
     """``ParserATNSimulator.closureCheckingStopState``: at a rule's end, return to each caller on the stack."""
     state = config.state
     if state.stateType == _RULE_STOP:
-        context = config.context
-        if not context.isEmpty():
+        if not config.context.isEmpty():
             states = sim.atn.states
-            for i in range(len(context)):
+            for i in range(len(config.context)):
+                context = config.context  # read again at each return, as ANTLR does: a merge may have replaced it
                 return_state = context.getReturnState(i)
                 if return_state is _EMPTY_RETURN_STATE:  # identity, as ANTLR tests it
                     if full_context:
