@@ -7,11 +7,12 @@ parse's time. :func:`install` replaces the two methods of that walk
 (``closureCheckingStopState`` and ``closure_``) with one pair of functions that do the same
 steps in the same order: they make the same configurations, add them to the configuration set
 in the same order, mark the same ones busy and recurse in the same order. What changes is only
-how: epsilon and rule transitions are followed inline instead of through
-``getEpsilonTarget``'s table of lambdas, a configuration is copied without
-``ATNConfig.__init__``'s keyword handling, and the check for a left-recursive loop entry calls
-its method only at such a state. Every other transition (predicates, actions, EOF) goes
-through ANTLR's own ``getEpsilonTarget``.
+how: epsilon, rule and action transitions, and precedence transitions where no predicate is
+collected, are followed inline instead of through ``getEpsilonTarget``'s table of lambdas; a
+configuration is copied without ``ATNConfig.__init__``'s keyword handling; a plain
+configuration set's lookup (``ATNConfigSet.add``) is inlined; and the check for a left-recursive
+loop entry calls its method only at such a state. Every other transition (collected
+predicates, EOF as epsilon) goes through ANTLR's own ``getEpsilonTarget``.
 
 The functions follow the runtime they were written against; :func:`install` leaves ANTLR
 untouched under any other version. ANTLR's debug tracing of the walk is not printed, and the

@@ -129,7 +129,8 @@ def prepare() -> None:
     """Switch latex2sympy to two-stage parsing in this process, and ANTLR to its faster closure walk
     (:mod:`~referee.verifiers.math.antlr_closure`); the worker template calls it once.
 
-    Both change how long a parse takes, never what it returns.
+    Both change how long a parse takes, not what it returns (short of Python's recursion limit,
+    which the faster walk reaches about one nesting level later).
 
     Example:
         >>> prepare(); prepare()  # idempotent
