@@ -22,6 +22,7 @@ from fractions import Fraction
 from functools import lru_cache
 from typing import Any, Literal, NamedTuple, TypeVar
 
+from ..text.labels import is_label
 from ..text.latex import boxed_spans
 from ..text.numbers import NumberMatch, first_number, iter_numbers, last_number
 from ..text.prose import before_modifier, looks_cut_off, without_closing_remark
@@ -287,7 +288,7 @@ def _last_bold(text: str) -> NumberMatch | None:
             number = first_number(content, whole_as_int=True)
             if number is not None:
                 return number
-        elif bold.end() >= closing - 1:  # "**There are 63 points inside.**" ends the text: its number
+        elif bold.end() >= closing - 1 and not is_label(content):  # "**There are 63 points.**" ends the text
             return last_number(without_closing_remark(content), whole_as_int=True)
     return None
 

@@ -33,6 +33,7 @@ from fractions import Fraction
 from ..text.hedging import (BOLD_LINE_RE, CHECK_RE, CLOSING_RE, CORRECTION_RE, HEDGE_WORD_RE, STATEMENT_GAP, Review,
                             alternatives_before, blanked, disowned_boxes, is_blank_box, only_words_between,
                             sentence_end, sentence_start)
+from ..text.labels import is_label
 from ..text.latex import boxed_spans
 from ..text.numbers import NumberMatch, parse_number
 from .extract import _BOLD_RE, Extraction, _last_answer_line, _last_bold, _last_boxed, _last_phrase, _span_answer
@@ -188,7 +189,7 @@ def _statement_before(text: str, start: int) -> NumberMatch | None:
     if boxed is not None:
         found.append((next(end for begin, end, _ in boxed_spans(head) if begin == boxed[0]), boxed[1].number))
     for bold in BOLD_LINE_RE.finditer(head[-STATEMENT_GAP - 100:]):
-        number = _span_answer(bold.group(1))
+        number = None if is_label(bold.group(1)) else _span_answer(bold.group(1))
         if number is not None:
             found.append((len(head) - len(head[-STATEMENT_GAP - 100:]) + bold.end(), number[0]))
     for end, number in found:

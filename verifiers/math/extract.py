@@ -47,6 +47,7 @@ from functools import lru_cache
 from typing import Literal
 
 from ..text.hedging import after_reasoning
+from ..text.labels import is_label
 from ..text.latex import boxed_spans, last_plain_latex_value, math_spans, strip_math_delimiters
 from ..text.numbers import leading_number_words
 from ..text.prose import HEDGE, before_modifier, last_prose_number, looks_cut_off, stated_number, without_closing_remark
@@ -382,8 +383,8 @@ def _last_bold(text: str) -> str | None:
     closing = text.rstrip()
     for bold in reversed(list(_BOLD_RE.finditer(text))):
         content = bold.group(1).strip()
-        if _ENUMERATOR_RE.match(content) or content.endswith(":") or text.startswith(":", bold.end()):
-            continue  # a heading: "**Step 2:**", "**Calculation**:"
+        if _ENUMERATOR_RE.match(content) or content.endswith(":") or text.startswith(":", bold.end()) or is_label(content):
+            continue  # a heading: "**Step 2:**", "**Calculation**:", "**Final Answer**"
         content = strip_math_delimiters(content.rstrip(".").strip())
         if content.startswith("$") and content.count("$") == 1:  # a price
             content = content[1:]

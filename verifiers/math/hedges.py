@@ -33,6 +33,7 @@ import re
 from ..text.hedging import (BOLD_LINE_RE, CHECK_RE, CLOSING_RE, CORRECTION_RE, HEDGE_WORD_RE, MINERVA_TAIL_RE, Review,
                             alternatives_before, blanked, disowned_boxes, is_blank_box, only_words_between,
                             same_statement, sentence_end, sentence_start)
+from ..text.labels import is_label
 from ..text.latex import boxed_spans
 from .extract import _BOLD_RE, Extraction, _last_bold, _last_phrase, extract_answer, is_bare_answer
 from .values import closed_form_value
@@ -49,6 +50,11 @@ def _false_equation(content: str) -> bool:
     if None in values:
         return False
     return any(abs(value - values[0]) > 1e-9 * max(1.0, abs(values[0])) for value in values[1:])
+
+
+def _hash_lines(text: str, start: int = 0) -> list[re.Match[str]]:
+    """The ``#### X`` lines of ``text`` from ``start`` on that state something (``#### Final Answer`` labels)."""
+    return [line for line in _HASH_LINE_RE.finditer(text, start) if not is_label(line.group("value"))]
 
 
 def _states_something(value: str) -> bool:
@@ -71,7 +77,7 @@ def _statements_after(after: str) -> list[str]:
         value = closing.group("value").strip().strip("$").strip()
         if value and is_bare_answer(value):
             found.append(value)
-    hashes = list(_HASH_LINE_RE.finditer(after))
+    hashes = _hash_lines(after)
     if hashes and not CORRECTION_RE.search(after[:hashes[-1].start()]):
         found.append(hashes[-1].group("value"))
     return found
@@ -95,7 +101,7 @@ def _statements_before(text: str, start: int) -> list[str]:
     if boxes and not final:
         found.append((window + boxes[-1][1], boxes[-1][2].strip()))
     for pattern in (_HASH_LINE_RE, BOLD_LINE_RE):
-        lines = list(pattern.finditer(head, window))
+        lines = [line for line in pattern.finditer(head, window) if not is_label(line.group("value"))]
         if lines:
             found.append((lines[-1].end(), lines[-1].group("value")))
     return [value for end, value in found if only_words_between(head, end, start)]
@@ -113,7 +119,7 @@ def _statements_after_phrase(text: str, answer: Extraction) -> tuple[int, list[s
     if CORRECTION_RE.search(MINERVA_TAIL_RE.sub("", after)):
         return phrase[0], []
     found = [bold for bold in [_last_bold(after)] if bold is not None]
-    hashes = list(_HASH_LINE_RE.finditer(after))
+    hashes = _hash_lines(after)
     return phrase[0], found + ([hashes[-1].group("value")] if hashes else [])
 
 
@@ -163,11 +169,11 @@ def review(text: str, answer: Extraction | None) -> Review:
         start = _bold_start(text, answer)
         if start < 0:
             return Review(answer)
-        hashes = list(_HASH_LINE_RE.finditer(text, start))
+        hashes = _hash_lines(text, start)
         later = [hashes[-1].group("value")] if hashes and not CORRECTION_RE.search(text[start:hashes[-1].start()]) else []
         return _override(answer, later + _statements_before(text, sentence_start(text, start)), answer.text)
     if answer.source in ("last number", "math span"):  # a number on GSM8K's final ``####`` line, say
-        hashes = list(_HASH_LINE_RE.finditer(text))
+        hashes = _hash_lines(text)
         if hashes and same_statement(hashes[-1].group("value"), answer.text) and not text[hashes[-1].end():].strip():
             return _override(answer, _statements_before(text, hashes[-1].start()), answer.text)
         return Review(answer)

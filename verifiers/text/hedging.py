@@ -26,8 +26,11 @@ _HYPOTHETICAL_TAIL_RE = re.compile(r"\b(?:were|would\s+be|had\s+been)\s*(?:\$|\\
 _CUE_CHARS = 40  # a negation or a "were" stands right before the box it disowns
 _QUOTES = ('"', "“", "”")
 _BLANK_BOX_RE = re.compile(r"(?:\\[ ,;:!]|\\q?quad|~|\s)*")
-HEDGE_WORD_RE = re.compile(r"\b(?:maybe|perhaps|probably|possibly|might|guess(?:es)?|not\s+sure)\b", re.IGNORECASE)
-_RANKED_RE = re.compile(r"\b(?:alternatively|otherwise|candidates?|most\s+likely|guesses)\b", re.IGNORECASE)
+# "guess" hedges as the writer's own ("I guess", "my best guess"), never as a noun of the problem
+# ("the minimum number of guesses needed": a Sky-T1 trace of AMC 2023, paid by its label).
+_OWN_GUESS = r"(?:a|i(?:'d|\s+would)?|my|our|best|educated|wild|rough)\s+guess(?:es|ing)?|guessing"
+HEDGE_WORD_RE = re.compile(rf"\b(?:maybe|perhaps|probably|possibly|might|{_OWN_GUESS}|not\s+sure)\b", re.IGNORECASE)
+_RANKED_RE = re.compile(rf"\b(?:alternatively|otherwise|candidates?|most\s+likely|{_OWN_GUESS})\b", re.IGNORECASE)
 CHECK_RE = re.compile(r"\b(?:check\w*|verif\w*|substitut\w*|plug\w*)\b", re.IGNORECASE)  # a check that follows the answer
 _ALTERNATIVE_RE = re.compile(r"\b(?:alternatively|otherwise|candidates?|either|or)\b|\bor\b|/", re.IGNORECASE)
 CORRECTION_RE = re.compile(
