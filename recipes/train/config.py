@@ -11,9 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from trl import GRPOConfig
-
 from ..errors import RecipeError
+from .checkpointing import CheckpointingConfig
 from .loss import BUILTIN_AGGREGATIONS, get_aggregation
 from .trl_version import check_trl_version
 
@@ -54,7 +53,7 @@ CPU_PROFILE: dict[str, Any] = {
 
 
 @dataclass
-class RefereeGRPOConfig(GRPOConfig):
+class RefereeGRPOConfig(CheckpointingConfig):  # TRL's GRPOConfig (activation_checkpointing on any transformers)
     """TRL's ``GRPOConfig`` with ``loss_aggregation``, ``dynamic_sampling`` and ``curriculum``.
 
     ``loss_aggregation`` names how per-token losses are aggregated (``token``,
