@@ -19,6 +19,8 @@ of precedence (the first that reads something wins; ``Extraction.source`` names 
    the phrase, plain LaTeX whole (``2\\sqrt{3}``, ``(1,3)``), a choice letter (``The answer is B.``),
    a number in words (``six``), a word answer that ends the text (``Tuesday``); when the phrase
    is followed by a sentence (``Final Answer: The largest $n$ is 34.``) the number it states.
+   An answer heading (PRM800K's ``# Answer``, ``## Final Answer``) over a paragraph that is only
+   an answer reads that paragraph.
 5. ``bold``: the last ``**X**`` whose content is an answer (``**6**``, ``**$7.00**``), or the
    value of a bold sentence that ends the text (``**There are 63 points.**``); never a heading
    (``**Step 2:**``, ``**Calculation**:``).
@@ -107,6 +109,7 @@ _RESTATED_RE = re.compile(r"\bor\s*,?\s*(?:equivalently|simply|in\s+other\s+word
 _UNIT_AFTER_ANSWER_RE = re.compile(rf"[\s$)\\]*(?:text\s*\{{\s*)?{UNIT_WORD}", re.IGNORECASE)
 
 _BOLD_RE = re.compile(r"\*\*([^*\n]{1,80})\*\*")
+_ANSWER_HEADING_RE = re.compile(r"^[ \t]*#{1,6}[ \t]*(?:final[ \t]+)?answer[ \t]*:?[ \t]*$", re.IGNORECASE | re.MULTILINE)
 _ENUMERATOR_RE = re.compile(r"^\s*(?:[0-9]+|[A-Za-z])[.)]\s*$")
 
 # A bare answer: maths with at most a few words that are part of answers.
@@ -298,6 +301,9 @@ def _last_phrase(text: str, *, final_only: bool = False) -> tuple[int, str] | No
             tail = _PHRASE_TAIL_RE.search(rest)
             answer = rest[:tail.start()] if tail else rest
         answer = strip_math_delimiters(_unemphasised(answer).rstrip(".。").strip())
+        boxes = boxed_spans(answer)
+        if len(boxes) == 1 and not answer[:boxes[0][0]].strip():  # "The final answer is $\boxed{(0, 3]}$": the box
+            answer = boxes[0][2].strip()
         if not answer or answer.lower().startswith("not "):
             continue
         if phrase.group("option"):  # "The correct option is (C) Plane."
@@ -425,6 +431,23 @@ def _last_value(text: str, statement: bool = False) -> Extraction | None:
     return None
 
 
+def answer_under_heading(text: str) -> tuple[int, str] | None:
+    """Start and answer of the last answer heading whose paragraph below is only an answer
+    (PRM800K's ``# Answer`` then the answer), else ``None``; a heading over a sentence
+    (``## Answer`` then ``The answer is ...``) leaves the sentence to the answer phrases.
+
+    Example:
+        >>> answer_under_heading("We add them.\\n\\n# Answer\\n\\n\\\\{1, 2\\\\}")
+        (14, '\\\\{1, 2\\\\}')
+    """
+    for heading in reversed(list(_ANSWER_HEADING_RE.finditer(text))):
+        below = text[heading.end():].strip().split("\n\n")[0]
+        answer = strip_math_delimiters(_unemphasised(below).rstrip(".").strip())
+        if answer and is_bare_answer(answer):
+            return heading.start(), answer
+    return None
+
+
 def _extract_plain(text: str, statement: bool = False) -> Extraction | None:
     if is_bare_answer(text):
         return Extraction(strip_math_delimiters(_unemphasised(text)).rstrip(".").strip() or text.strip(), "bare")
@@ -432,6 +455,9 @@ def _extract_plain(text: str, statement: bool = False) -> Extraction | None:
     # Only a "final answer" phrase, or a label that opens a line ("**Answer: D**"), overrides an
     # earlier box: "so our answer is ..." after a box is usually the check of that answer.
     phrase = _last_phrase(text, final_only=boxed is not None)
+    heading = answer_under_heading(text)
+    if heading and (phrase is None or heading[0] > phrase[0]) and (boxed is None or heading[0] > boxed[0]):
+        return Extraction(heading[1], "final answer")
     if boxed and (phrase is None or boxed[0] >= phrase[0]):
         return Extraction(boxed[1], "boxed", boxed[2])
     if phrase:

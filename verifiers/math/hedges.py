@@ -30,16 +30,17 @@ from __future__ import annotations
 
 import re
 
-from ..text.hedging import (BOLD_LINE_RE, CHECK_RE, CLOSING_RE, CORRECTION_RE, HEDGE_WORD_RE, MINERVA_TAIL_RE, Review,
+from ..text.hedging import (BOLD_LINE_RE, answer_tags, negated_answer, CHECK_RE, CLOSING_RE, CORRECTION_RE, HEDGE_WORD_RE, MINERVA_TAIL_RE, Review,
                             alternatives_before, blanked, disowned_boxes, is_blank_box, only_words_between,
                             same_statement, sentence_end, sentence_start)
-from ..text.labels import is_label
-from ..text.latex import boxed_spans
-from .extract import _BOLD_RE, Extraction, _last_bold, _last_phrase, extract_answer, is_bare_answer
+from ..text.labels import is_label, opens_line
+from ..text.latex import boxed_spans, top_level_parts
+from .extract import _BOLD_RE, Extraction, answer_under_heading, _last_bold, _last_phrase, extract_answer, is_bare_answer
 from .values import closed_form_value
 
 _HASH_LINE_RE = re.compile(r"^[ \t]*####[ \t]*(?P<value>[^\n]+?)[ \t]*$", re.MULTILINE)  # GSM8K's answer line
 _FINAL_RE = re.compile(r"\bfinal\s+answer\b", re.IGNORECASE)
+_ANSWER_WORD_RE = re.compile(r"\banswer\b", re.IGNORECASE)
 
 
 def _false_equation(content: str) -> bool:
@@ -62,7 +63,8 @@ def _states_something(value: str) -> bool:
 
 
 def _statements_after(after: str) -> list[str]:
-    """Answers stated after the final box: an answer phrase, a bold answer, a closing ``Therefore, X.``"""
+    """Answers stated after the final box: an answer phrase, a bold answer, a closing ``Therefore, X.``,
+    a ``####`` line, an answer heading's value."""
     found = []
     check = CHECK_RE.search(after)
     after = after[:check.start()] if check else after
@@ -80,7 +82,17 @@ def _statements_after(after: str) -> list[str]:
     hashes = _hash_lines(after)
     if hashes and not CORRECTION_RE.search(after[:hashes[-1].start()]):
         found.append(hashes[-1].group("value"))
+    heading = answer_under_heading(after)
+    if heading is not None and not CORRECTION_RE.search(after[:heading[0]]):
+        found.append(heading[1])
     return found
+
+
+def _stated_box(text: str, start: int) -> bool:
+    """Whether the box at ``start`` is stated as an answer: on a line of its own (a display box, under
+    ``**Answer**`` or not) or in a line that says so (``The answer is \\boxed{3}``)."""
+    line_start = max(text.rfind("\n", 0, start) + 1, start - 200)  # "The final answer is: $\boxed{3}$"
+    return opens_line(text, start) or _ANSWER_WORD_RE.search(text, line_start, start) is not None
 
 
 def _statements_before(text: str, start: int) -> list[str]:
@@ -96,9 +108,14 @@ def _statements_before(text: str, start: int) -> list[str]:
     phrase = _last_phrase(head)
     if phrase is not None:
         stated = head.find(phrase[1], phrase[0])
-        found.append((sentence_end(head, stated + len(phrase[1]) if stated >= 0 else phrase[0] + 1), phrase[1]))
+        end = sentence_end(head, stated + len(phrase[1]) if stated >= 0 else phrase[0] + 1)
+        if "\\boxed" not in head[phrase[0]:end]:  # "The final answer is $\boxed{X}$": the box states it (below)
+            found.append((end, phrase[1]))
+    heading = answer_under_heading(head)
+    if heading is not None and head.find(heading[1], heading[0]) >= 0:  # "# Answer" over a value
+        found.append((head.find(heading[1], heading[0]) + len(heading[1]), heading[1]))
     boxes = [span for span in boxed_spans(head[window:]) if not is_blank_box(span[2])]
-    if boxes and not final:
+    if boxes and (not final or _stated_box(head, window + boxes[-1][0])):
         found.append((window + boxes[-1][1], boxes[-1][2].strip()))
     for pattern in (_HASH_LINE_RE, BOLD_LINE_RE):
         lines = [line for line in pattern.finditer(head, window) if not is_label(line.group("value"))]
@@ -131,6 +148,26 @@ def _bold_start(text: str, answer: Extraction) -> int:
     return -1
 
 
+def _review_answer_tags(text: str, answer: Extraction) -> Review:
+    """Every answer tag after the last correction is an answer (``<answer>25</answer><answer>24</answer>``),
+    and so is a final statement right before the last tag (``The answer is 25. <answer>24</answer>``) or
+    after it (``<answer>24</answer> **Answer** \\boxed{25}``)."""
+    tags = answer_tags(text)
+    if not tags:
+        return Review(answer)
+    stated = []
+    for start, end, content in tags[:-1]:
+        if CORRECTION_RE.search(text[end:tags[-1][0]]) is None:
+            earlier = extract_answer(content)
+            stated += [earlier.text] if earlier is not None else []
+    stated += _statements_before(blanked(text, [(start, end) for start, end, _ in tags[:-1]]), tags[-1][0])
+    after = text[tags[-1][1]:]  # what follows the last tag: a box or any other final statement
+    boxes = [content.strip() for _, _, content in boxed_spans(after) if not is_blank_box(content)]
+    stated += boxes[-1:] + _statements_after(after)
+    others = [value for value in stated if _states_something(value) and not same_statement(value, answer.text)]
+    return Review(answer, others=tuple(dict.fromkeys(others)), others_rule="several answers") if others else Review(answer)
+
+
 def _override(answer: Extraction, stated: list[str], read: str) -> Review:
     """``answer`` with ``stated`` as further statements of it, those that state something other than ``read``."""
     stated = [value for value in stated if _states_something(value) and not same_statement(value, read)]
@@ -153,6 +190,12 @@ def review(text: str, answer: Extraction | None) -> Review:
     """
     if answer is None or answer.source == "bare":
         return Review(answer)
+    if answer.source in ("answer tag", "last number", "math span"):
+        negated = negated_answer(text)
+        if negated is not None and same_statement(negated, answer.text):
+            return Review(answer, "disowned", f"it says its answer is not {negated}: no answer is stated as final")
+    if answer.source == "answer tag":
+        return _review_answer_tags(text, answer)
     disowned = disowned_boxes(text)
     if disowned:
         text = blanked(text, [(start, end) for start, end, _ in disowned])
@@ -165,7 +208,8 @@ def review(text: str, answer: Extraction | None) -> Review:
     real = set(boxes)
     if boxes and any(span[0] > boxes[-1][0] for span in spans if span not in real) and answer.source == "boxed":
         return Review(answer, "empty box", "its final box is empty: the final answer is blank")
-    if answer.source == "bold" and "," not in answer.text:
+    several = len(top_level_parts(answer.text)) > 1  # several answers read as one (boxes joined): no other is sought
+    if answer.source == "bold" and not several:
         start = _bold_start(text, answer)
         if start < 0:
             return Review(answer)
@@ -178,8 +222,11 @@ def review(text: str, answer: Extraction | None) -> Review:
             return _override(answer, _statements_before(text, hashes[-1].start()), answer.text)
         return Review(answer)
     if not boxes and answer.source == "final answer":
+        heading = answer_under_heading(text)
+        if heading is not None and heading[1] == answer.text:  # "# Answer" over the answer: what stands before it
+            return _override(answer, _statements_before(text, heading[0]), answer.text)
         start, stated = _statements_after_phrase(text, answer)
-        before = _statements_before(text, sentence_start(text, start)) if start >= 0 and "," not in answer.text else []
+        before = _statements_before(text, sentence_start(text, start)) if start >= 0 and not several else []
         return _override(answer, stated + before, answer.text)
     if not boxes or answer.source not in ("boxed", "final answer", "answer tag"):
         return Review(answer)
@@ -190,7 +237,6 @@ def review(text: str, answer: Extraction | None) -> Review:
         sentence = text[sentence_start(text, last[0]):sentence_end(text, last[1])]
         if HEDGE_WORD_RE.search(sentence.replace(last[2], "")):
             return Review(answer, "hedged", "the sentence of its final box hedges it (maybe, probably, might)")
-    several = "," in answer.text  # several answers read as one (boxes joined, a tuple): no other statement is sought
     others = [] if several else alternatives_before(text, boxes)
     if others:
         return Review(answer, others=tuple(others), others_rule="several answers")

@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
+from .labels import is_label
 from .latex import boxed_spans
 
 THINK_OPEN, THINK_CLOSE = "<think>", "</think>"
@@ -27,8 +28,8 @@ _CUE_CHARS = 40  # a negation or a "were" stands right before the box it disowns
 _QUOTES = ('"', "“", "”")
 _BLANK_BOX_RE = re.compile(r"(?:\\[ ,;:!]|\\q?quad|~|\s)*")
 # "guess" hedges as the writer's own ("I guess", "my best guess"), never as a noun of the problem
-# ("the minimum number of guesses needed": a Sky-T1 trace of AMC 2023, paid by its label).
-_OWN_GUESS = r"(?:a|i(?:'d|\s+would)?|my|our|best|educated|wild|rough)\s+guess(?:es|ing)?|guessing"
+# ("the minimum number of guesses needed", "by guessing the corner squares": Sky-T1 traces of AMC 2023).
+_OWN_GUESS = r"(?:a|i(?:'d|'m|\s+would|\s+am)?|my|our|best|educated|wild|rough)\s+guess(?:es|ing)?"
 HEDGE_WORD_RE = re.compile(rf"\b(?:maybe|perhaps|probably|possibly|might|{_OWN_GUESS}|not\s+sure)\b", re.IGNORECASE)
 _RANKED_RE = re.compile(rf"\b(?:alternatively|otherwise|candidates?|most\s+likely|{_OWN_GUESS})\b", re.IGNORECASE)
 CHECK_RE = re.compile(r"\b(?:check\w*|verif\w*|substitut\w*|plug\w*)\b", re.IGNORECASE)  # a check that follows the answer
@@ -47,10 +48,42 @@ MINERVA_TAIL_RE = re.compile(r"I hope it is correct", re.IGNORECASE)  # "Final A
 STATEMENT_GAP = 80  # characters of words between two final statements that are one after the other
 
 
+_ANSWER_TAG_RE = re.compile(r"<answer>(?P<content>.*?)(?:</answer>|$)", re.IGNORECASE | re.DOTALL)
+# "The answer is not 24.", "the answer isn't $24$", "Answer: not **24**": a value the text says is not its answer.
+_NEGATED_ANSWER_RE = re.compile(r"\banswers?\b(?:\s+(?:is|was|would\s+be|will\s+be|:)|\s*:)?\s*(?:not|never|isn['’]t|wasn['’]t)"
+                                r"\s*(?:\$|\\\(|\*\*)?\s*(?P<value>[^\s$*,;:!?()<]+?)\.?(?=[\s$*,;:!?()<]|$)", re.IGNORECASE)
+
+
+def answer_tags(text: str) -> list[tuple[int, int, str]]:
+    """Every ``<answer>...</answer>`` of ``text`` as ``(start, end, content)``; an unclosed last one runs to the end.
+
+    Example:
+        >>> [content for _, _, content in answer_tags("<answer>25</answer> so <answer>24</answer>")]
+        ['25', '24']
+    """
+    return [(tag.start(), tag.end(), tag.group("content")) for tag in _ANSWER_TAG_RE.finditer(text)]
+
+
+def negated_answer(text: str) -> str | None:
+    """The value ``text`` says last that its answer is *not*, when nothing is stated after it
+    (``The answer is not 24.``): a value read there is disowned, as a negated box is.
+
+    Example:
+        >>> negated_answer("20 + 4 = 24. The answer is not 24."), negated_answer("The answer is not 24 but 25.")
+        ('24', None)
+    """
+    found = None
+    for found in _NEGATED_ANSWER_RE.finditer(text):
+        pass
+    if found is None or re.search(r"[0-9]", text[found.end():]) or found.group("value").lower() in ("a", "an", "the"):
+        return None
+    return found.group("value")
+
+
 def only_words_between(text: str, end: int, start: int) -> bool:
     """Whether a statement ending at ``end`` stands right before one starting at ``start``: at most
     80 characters between them, no digit and no correction (Minerva's "I hope it is correct." is
-    none). Two such statements with different values are two answers.
+    none); a label line between them (``**Step 3: Final answer**``) is no digit of the gap. Two such statements with different values are two answers.
 
     Example:
         >>> text = "The answer is 20.\\n\\nSo the answer is 15."
@@ -60,7 +93,7 @@ def only_words_between(text: str, end: int, start: int) -> bool:
         >>> only_words_between(text, text.index("20") + 3, text.index(": 15"))
         False
     """
-    gap = text[end:start]
+    gap = "\n".join(line for line in text[end:start].split("\n") if not is_label(line))  # "**Step 3: Final answer**"
     return (end <= start and len(gap) <= STATEMENT_GAP and re.search(r"[0-9]", gap) is None
             and CORRECTION_RE.search(MINERVA_TAIL_RE.sub("", gap)) is None)
 

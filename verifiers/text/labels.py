@@ -49,3 +49,31 @@ def is_label(text: str) -> bool:
         rest = content[step.end():]
         return re.search(r"[0-9=$\\]", rest) is None
     return _LABEL_RE.fullmatch(content) is not None or _CHINESE_LABEL_RE.fullmatch(content) is not None
+
+
+_LINE_OPENING_RE = re.compile(r"\n[ \t]*(?:\$\$|\$|\\\[|\\\()?[ \t]*$")  # a line that opens with the statement
+
+
+def opens_line(text: str, position: int) -> bool:
+    """Whether the statement at ``position`` opens its line, but for maths delimiters (``\\[ \\boxed{3} \\]``).
+
+    Example:
+        >>> opens_line("Sum:\n\\[\\boxed{3}\\]", 7), opens_line("So $\\boxed{3}$", 4)
+        (True, False)
+    """
+    return position == 0 or _LINE_OPENING_RE.search(text, max(0, position - 8), position) is not None
+
+
+def under_label(text: str, position: int) -> bool:
+    """Whether the statement at ``position`` opens its line (but for maths delimiters) under a label line.
+
+    Example:
+        >>> text = "**Answer**\n\n$\\boxed{20}$"
+        >>> under_label(text, text.index("\\boxed")), under_label("So $\\boxed{20}$", 4)
+        (True, False)
+    """
+    opening = _LINE_OPENING_RE.search(text, max(0, position - 8), position)
+    if opening is None:
+        return False
+    above = text[:opening.start()].rstrip().rsplit("\n", 1)
+    return is_label(above[-1])
