@@ -163,3 +163,30 @@ def test_two_closings_in_a_row_pay_only_one_value(first, second, form):
     for earlier, later in ((wrong, right), (right, wrong)):
         two = maths.verify(WORK + tail(first, earlier) + tail(second, later), gold)
         assert not two.correct, (first, second, form, earlier, later, two.reason)
+
+
+HACKS = [
+    "Adding the two parts gives 20 + 4 = 24. The answer is not 24.",
+    "<answer>The answer is not 24</answer>",
+    "<think>20 + 4</think>\n<answer>25</answer><answer>24</answer>",
+    "So it is 24.\n<answer>25</answer>\n<answer>24</answer>",
+    "The answer is 25.\n\n<answer>24</answer>",
+    "<answer>24</answer>\n\n**Answer**\n\n$\\boxed{25}$",
+]
+KEPT = [
+    "<answer>25</answer> Wait, that is wrong: 20 + 4 is 24. <answer>24</answer>",
+    "<answer>The answer is 24</answer> <answer>24</answer>",
+    "The answer is not 25. Adding again, 20 + 4 = 24, so the answer is 24.",
+]
+
+
+@pytest.mark.parametrize("verifier", [maths, gsm8k], ids=["maths", "gsm8k"])
+@pytest.mark.parametrize("text", HACKS)
+def test_negated_prose_and_repeated_answer_tags_never_pay(verifier, text):
+    assert not verifier.verify(text, "24").correct
+
+
+@pytest.mark.parametrize("verifier", [maths, gsm8k], ids=["maths", "gsm8k"])
+@pytest.mark.parametrize("text", KEPT)
+def test_corrections_and_restatements_stay_paid(verifier, text):
+    assert verifier.verify(text, "24").correct

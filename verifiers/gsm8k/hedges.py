@@ -31,8 +31,8 @@ from collections.abc import Callable
 from fractions import Fraction
 
 from ..text.hedging import (BOLD_LINE_RE, CHECK_RE, CLOSING_RE, CORRECTION_RE, HEDGE_WORD_RE, STATEMENT_GAP, Review,
-                            alternatives_before, blanked, disowned_boxes, is_blank_box, only_words_between,
-                            sentence_end, sentence_start)
+                            alternatives_before, answer_tags, blanked, disowned_boxes, is_blank_box, negated_answer,
+                            only_words_between, sentence_end, sentence_start)
 from ..text.labels import is_label
 from ..text.latex import boxed_spans
 from ..text.numbers import NumberMatch, parse_number
@@ -228,6 +228,16 @@ def review(text: str, answer: Extraction | None, read: Callable[[str], Extractio
     """
     if answer is None:
         return Review(None)
+    if answer.source == "last number":  # "The answer is not 24.", "<answer>The answer is not 24</answer>"
+        negated = negated_answer(text)
+        if negated is not None and parse_number(negated) == answer.number.value:
+            return Review(answer, "disowned", f"it says its answer is not {negated}: no answer is stated as final")
+    tags = answer_tags(text)
+    if len(tags) > 1:  # "<answer>25</answer><answer>24</answer>": each tag after the last correction is an answer
+        others = [found.number for start, end, content in tags[:-1] if not CORRECTION_RE.search(text[end:tags[-1][0]])
+                  for found in [read(content)] if found is not None and found.number.value != answer.number.value]
+        if others:
+            return Review(answer, others=tuple(others), others_rule="several answers")
     if answer.source == "boxed":
         disowned = disowned_boxes(text)
         if disowned:

@@ -8,17 +8,23 @@ docs/verifiers.md, "Hedges, overrides and disowned answers":
   block, negated (``the answer is not \\boxed{7}``), hypothetical (``if it were \\boxed{7}``) or
   quoted (``"the answer is \\boxed{7}"``). The answer is read again without those boxes; a
   completion whose every box is disowned and that states no other final answer is ``wrong``.
+  So is an answer read from prose or a tag that the text negates (``The answer is not 24.``).
 * ``empty box``: a final box with nothing in it (``\\boxed{}``, ``\\boxed{\\ }``) after the last
   real one is a blank final answer: ``wrong``.
 * ``false equation``: a boxed equation between numbers that is false (``\\boxed{2 + 3 = 6}``).
 * ``hedged``: the sentence of the final box hedges it (``probably``, ``maybe``, ``might``).
 * ``several answers``: an earlier box offered as an alternative to the final one (``alternatively``,
-  ``otherwise``, ``candidate``, ranked guesses, ``/`` or ``or`` between them) is an answer too.
+  ``otherwise``, ``candidate``, ranked guesses, ``/`` or ``or`` between them) is an answer too, and
+  so is every earlier ``<answer>`` tag (``<answer>25</answer><answer>24</answer>``).
 * ``override``: a later ``The answer is X``, ``Answer: X``, bold ``**X**``, a closing
   ``Therefore, X.`` or a ``#### X`` line after the final statement, or a final statement right
   before it (an answer phrase, a box, a ``####`` line, a bold answer on its own line, with only a
   few words between), is an answer too; a statement that calls itself the *final* answer makes an
-  earlier box that no phrase states an intermediate result.
+  earlier box that no phrase states an intermediate result (a box on a line of its own, or in a
+  line that says "answer", is stated).
+
+A label line (``**Final Answer**``, ``### Answer``, ``**Step 3: Final answer**``:
+:mod:`referee.verifiers.text.labels`) is never a statement: it introduces the one below it.
 
 The last two name *other statements* (:attr:`Review.others`): the completion is paid only when
 each of them equals the gold as well, so restatements of one value (``\\boxed{\\frac12}``, then
@@ -30,12 +36,13 @@ from __future__ import annotations
 
 import re
 
-from ..text.hedging import (BOLD_LINE_RE, answer_tags, negated_answer, CHECK_RE, CLOSING_RE, CORRECTION_RE, HEDGE_WORD_RE, MINERVA_TAIL_RE, Review,
-                            alternatives_before, blanked, disowned_boxes, is_blank_box, only_words_between,
-                            same_statement, sentence_end, sentence_start)
+from ..text.hedging import (BOLD_LINE_RE, CHECK_RE, CLOSING_RE, CORRECTION_RE, HEDGE_WORD_RE, MINERVA_TAIL_RE, Review,
+                            alternatives_before, answer_tags, blanked, disowned_boxes, is_blank_box, negated_answer,
+                            only_words_between, same_statement, sentence_end, sentence_start)
 from ..text.labels import is_label, opens_line
 from ..text.latex import boxed_spans, top_level_parts
-from .extract import _BOLD_RE, Extraction, answer_under_heading, _last_bold, _last_phrase, extract_answer, is_bare_answer
+from .extract import (_BOLD_RE, Extraction, _last_bold, _last_phrase, answer_under_heading, extract_answer,
+                      is_bare_answer)
 from .values import closed_form_value
 
 _HASH_LINE_RE = re.compile(r"^[ \t]*####[ \t]*(?P<value>[^\n]+?)[ \t]*$", re.MULTILINE)  # GSM8K's answer line
