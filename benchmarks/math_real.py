@@ -12,7 +12,8 @@ against the same gold:
 
 It prints accuracy, precision and recall against the labels, then referee's disagreements
 with the labels grouped by kind (false or missed, which rule read the answer, how it was
-compared), then throughput on the same completions in fresh processes: math-verify in one
+compared), then, per rule of the hedge and override stage, the right answers it un-paid and the
+hedges it rightly refused (:func:`rule_effects`), then throughput on the same completions in fresh processes: math-verify in one
 process against referee with 1 and 2 workers, each from a cold start (the process's imports
 and referee's worker pool start on the clock) and warm (see ``benchmarks.throughput``).
 
@@ -70,11 +71,45 @@ def disagreements(rows: list[dict], verdicts: list[referee_math.Verdict]) -> lis
     return found
 
 
+def rule_effects(rows: list[dict], verdicts: list[referee_math.Verdict]) -> list[dict]:
+    """Per rule of the hedge and override stage: how often it made a verdict ``wrong``, and of those,
+    how many answers the label calls right it un-paid, how many hedges it rightly refused (the
+    label says wrong and the answer read, judged alone, would have been paid) and how many it
+    refused that were wrong anyway. Each row's answer read is judged alone in one more batch."""
+    fired = [(row, verdict) for row, verdict in zip(rows, verdicts) if verdict.details.get("method") == "policy"]
+    alone = referee_math.verify_batch([verdict.extracted or "" for _, verdict in fired], [row["gold"] for row, _ in fired])
+    table: dict[str, dict] = {}
+    for (row, verdict), judged in zip(fired, alone):
+        entry = table.setdefault(verdict.details["rule"], {"rule": verdict.details["rule"], "fired": 0, "right_unpaid": 0,
+                                                           "hedges_refused": 0, "wrong_anyway": 0, "unpaid_ids": []})
+        entry["fired"] += 1
+        if row["label"]:
+            entry["right_unpaid"] += 1
+            entry["unpaid_ids"].append(row["id"])
+        elif judged.correct:
+            entry["hedges_refused"] += 1
+        else:
+            entry["wrong_anyway"] += 1
+    return sorted(table.values(), key=lambda entry: -entry["fired"])
+
+
+def print_rule_effects(table: list[dict]) -> None:
+    """The per-rule table (:func:`rule_effects`), then the ids of the right answers each rule un-paid."""
+    print(f"\nhedge and override rules on these rows: {'rule':18} {'fired':>5} {'right un-paid':>13} "
+          f"{'hedges refused':>14} {'wrong anyway':>12}")
+    for entry in table:
+        print(f"{'':40} {entry['rule']:18} {entry['fired']:5d} {entry['right_unpaid']:13d} {entry['hedges_refused']:14d} "
+              f"{entry['wrong_anyway']:12d}")
+    for entry in table:
+        for row_id in entry["unpaid_ids"]:
+            print(f"  un-paid by {entry['rule']}: {row_id}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data", required=True, help="JSONL of labelled completions (completion, gold, label)")
     parser.add_argument("--json", default="benchmarks/results/math_real.json", help="where to write the results")
-    parser.add_argument("--repeats", type=int, default=3, help="timed repetitions per checker (median)")
+    parser.add_argument("--repeats", type=int, default=3, help="timed repetitions per checker (median); 0 skips throughput")
     args = parser.parse_args()
 
     rows = load(args.data)
@@ -103,6 +138,14 @@ def main() -> None:
     print("\nsources of referee's answers: " + ", ".join(
         f"{source} {count}" for source, count in Counter(v.details.get("source", v.status) for v in verdicts).most_common()))
 
+    rules = rule_effects(rows, verdicts)
+    print_rule_effects(rules)
+    if args.repeats == 0:
+        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.json).write_text(json.dumps({"rows": len(rows), "accuracy": results, "rules": rules,
+                                               "referee_disagreements": found}, indent=2))
+        print(f"\nwrote {args.json} (no throughput: --repeats 0)")
+        return
     batch_path = Path(args.json).with_suffix(".batch.json")
     batch_path.parent.mkdir(parents=True, exist_ok=True)
     batch_path.write_text(json.dumps([{"completion": row["completion"], "gold": row["bare_gold"]} for row in rows]))
@@ -111,7 +154,7 @@ def main() -> None:
           f"({deadline_pool.default_workers()} cores; x math-verify: against math-verify from the same start)")
     print_throughput(speed)
 
-    Path(args.json).write_text(json.dumps({"rows": len(rows), "accuracy": results, "throughput": speed,
+    Path(args.json).write_text(json.dumps({"rows": len(rows), "accuracy": results, "rules": rules, "throughput": speed,
                                            "referee_disagreements": found}, indent=2))
     print(f"\nwrote {args.json}")
 

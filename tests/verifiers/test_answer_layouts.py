@@ -190,3 +190,13 @@ def test_negated_prose_and_repeated_answer_tags_never_pay(verifier, text):
 @pytest.mark.parametrize("text", KEPT)
 def test_corrections_and_restatements_stay_paid(verifier, text):
     assert verifier.verify(text, "24").correct
+
+
+def test_a_box_that_closes_a_working_is_not_contradicted_by_the_value_it_came_from():
+    """A Sky-T1 shape (AMC 2023): a bold "Final Answer" item states an intermediate value, and the
+    same paragraph works from it to the boxed answer; a bare restatement after a different answer
+    is still two answers."""
+    worked = ("5. **Final Answer**: The fraction poured from each glass is $\\frac{1}{6}$. With $m=1$ and $n=6$, "
+              "thus $m+n=1+6=\\boxed{7}$.")
+    assert maths.verify(worked, "7").correct
+    assert not maths.verify("The answer is $\\frac{1}{6}$. So the answer is $\\boxed{7}$.", "7").correct

@@ -48,6 +48,7 @@ from .values import closed_form_value
 _HASH_LINE_RE = re.compile(r"^[ \t]*####[ \t]*(?P<value>[^\n]+?)[ \t]*$", re.MULTILINE)  # GSM8K's answer line
 _FINAL_RE = re.compile(r"\bfinal\s+answer\b", re.IGNORECASE)
 _ANSWER_WORD_RE = re.compile(r"\banswer\b", re.IGNORECASE)
+_CHAIN_END_RE = re.compile(r"[0-9}][^=\n]{0,40}=[\s$]*$")  # "1+6=" right before a box: the result of a working
 
 
 def _false_equation(content: str) -> bool:
@@ -93,6 +94,14 @@ def _statements_after(after: str) -> list[str]:
     if heading is not None and not CORRECTION_RE.search(after[:heading[0]]):
         found.append(heading[1])
     return found
+
+
+def _statement_start(text: str, box: int) -> int:
+    """Where the final statement of the box at ``box`` starts: its sentence, unless the box closes a
+    chain of working in that sentence (``thus $m+n=1+6=\\boxed{7}$``), whose numbers part it from
+    anything stated before (``**Final Answer**: The fraction is $\\frac{1}{6}$. ...``)."""
+    start = sentence_start(text, box)
+    return box if _CHAIN_END_RE.search(text, start, box) else start
 
 
 def _stated_box(text: str, start: int) -> bool:
@@ -254,5 +263,5 @@ def review(text: str, answer: Extraction | None) -> Review:
         return Review(answer)
     stated = _statements_after(text[last[1]:])
     if not several:
-        stated += _statements_before(text, sentence_start(text, last[0]))
+        stated += _statements_before(text, _statement_start(text, last[0]))
     return _override(answer, stated, last[2])
