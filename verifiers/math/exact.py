@@ -263,6 +263,72 @@ def counted(text: str) -> tuple[Fraction, str] | None:
     return Fraction(found.group("number")), re.sub(r"(?<=[^s])s$", "", noun)
 
 
+# A label after a value: "\text{ apples}", "\mathrm{cm}^2", or a bare word of three letters or more after a
+# space ("3 apples"; "2x" and "3 ab" are products); before a value, with a colon: "\text{Apples: } 3", "Apples: 3".
+_LABEL_AFTER_RE = re.compile(rf"(?:{TEXT_COMMAND}\s*\{{\s*(?P<text>[A-Za-z][A-Za-z .'/-]*?)\s*\}}"
+                             r"|(?<=\s)(?P<word>[A-Za-z]{3,}(?:\s+[A-Za-z]{3,}){0,2}))(?:\^\{?[23]\}?)?\s*\.?\s*$")
+_LABEL_BEFORE_RE = re.compile(rf"^\s*(?:{TEXT_COMMAND}\s*\{{\s*(?P<text>[A-Za-z][A-Za-z .'/-]*?)\s*(?::\s*\}}|\}}\s*:)"
+                              r"|(?P<word>[A-Za-z]{2,}(?:\s+[A-Za-z]{2,}){0,2})\s*:)\s*")
+_LIST_AND_RE = re.compile(rf"\s*(?:,\s*)?(?:{TEXT_COMMAND}\s*\{{\s*and\s*\}}|(?<![A-Za-z\\])and(?![A-Za-z]))\s*")
+_AND_IN_LABEL_RE = re.compile(r"(?<=[A-Za-z])\s+and\s*\}")  # "3 \text{ apples and } 5 \text{ pears}"
+_THOUSANDS_COMMA_RE = re.compile(r"(?<![0-9])([0-9]{1,3})((?:,[0-9]{3})+)(?![0-9])")  # "1,000 apples": one number
+_MAX_LABELLED = 64
+
+
+def _label(words: str) -> str:
+    """A label in one spelling: lower case, no articles, each word singular (``the Red Apples`` -> ``red apple``)."""
+    return " ".join(re.sub(r"(?<=[^s])s$", "", word) for word in words.lower().split() if word not in _ARTICLES)
+
+
+def _labelled_value(part: str) -> tuple[ExactNumber, str | None] | None:
+    """One element of a list: an exact value with its label (``None``: none written), else ``None``."""
+    from .values import rational_value  # values reads with this module's canonical: imported where used
+
+    label = None
+    for pattern in (_LABEL_AFTER_RE, _LABEL_BEFORE_RE):
+        found = pattern.search(part)
+        if found is not None:
+            label = _label(found.group("text") or found.group("word"))
+            part = part[:found.start()] + part[found.end():]
+            break
+    number = exact_number(part) if part.strip() else None
+    if number is None or number.percent:
+        value = rational_value(part)
+        number = None if value is None else ExactNumber(value, False, _places(part))
+    return None if number is None or label == "" else (number, label)
+
+
+def labelled_values(text: str) -> tuple[str, tuple[tuple[ExactNumber, str | None], ...]] | None:
+    """A value, or a list, tuple or set of values, any of them labelled (``3 \\text{ apples}, 5 \\text{ pears}``),
+    as ``(kind, ((number, label), ...))``: kind ``"set"`` for ``\\{...\\}`` (order free), ``"tuple"`` for
+    ``(...)``, else ``"list"`` (``None`` labels where none is written); ``None`` when an element is no exact value.
+
+    math-verify reads such a list as its first number; these are compared element by element instead.
+
+    Example:
+        >>> def shown(text):
+        ...     kind, elements = labelled_values(text)
+        ...     return kind, [(str(number.value), label) for number, label in elements]
+        >>> shown(r"3 \\text{ apples}, 5 \\text{ Pears}"), shown(r"\\text{Alice: } 1,000, \\text{Bob: } \\frac{1}{2}")
+        (('list', [('3', 'apple'), ('5', 'pear')]), ('list', [('1000', 'alice'), ('1/2', 'bob')]))
+        >>> shown(r"3 \\text{ apples and } 5 \\text{ pears}") == shown("3 apples and 5 pears"), shown(r"\\{2^{10}, 3\\}")
+        (True, ('set', [('1024', None), ('3', None)]))
+        >>> labelled_values("2x, 3y"), labelled_values(r"\\sqrt{2} \\text{ cm}, 1")
+        (None, None)
+    """
+    kind, text = "list", strip_math_delimiters(text).strip().rstrip(".")
+    text = _THOUSANDS_COMMA_RE.sub(lambda m: m.group(1) + m.group(2).replace(",", ""), text)
+    for opening, closing, shape in (("\\{", "\\}", "set"), ("(", ")", "tuple")):
+        if text.startswith(opening) and text.endswith(closing) and len(top_level_parts(text)) == 1:
+            kind, text = shape, text[len(opening):-len(closing)]
+            break
+    parts = top_level_parts(_LIST_AND_RE.sub(", ", _AND_IN_LABEL_RE.sub("},", text)))
+    if len(parts) > _MAX_LABELLED:
+        return None
+    values = [_labelled_value(part) for part in parts]
+    return None if None in values else (kind, tuple(values))  # type: ignore[arg-type]
+
+
 _NOT_THINGS = frozenset("and percent cents per each total times units square cubic hundred thousand million billion trillion".split())
 _WORDS_TEXT_RE = re.compile(r"[A-Za-z][A-Za-z'-]*(?:\s+[A-Za-z][A-Za-z'-]*){0,7}")
 _ARTICLES = frozenset({"a", "an", "the"})
@@ -276,13 +342,87 @@ def answer_words(text: str) -> tuple[str, ...] | None:
         >>> answer_words(r"\\text{the Isosceles triangle}"), answer_words("Tuesday"), answer_words("B"), answer_words("x+1")
         (('isosceles', 'triangle'), ('tuesday',), None, None)
     """
-    text, previous = strip_math_delimiters(text).strip().rstrip("."), None
-    while previous != text:
-        previous, text = text, _TEXT_COMMAND_RE.sub(r"\1", text).strip()
+    text = _plain_words(strip_math_delimiters(text).strip().rstrip("."))
     if not _WORDS_TEXT_RE.fullmatch(text):
         return None
     words = tuple(word for word in text.lower().split() if word not in _ARTICLES)
     return words if words and max(len(word) for word in words) >= 3 else None
+
+
+_SENTENCE_RE = re.compile(r"[A-Za-z][A-Za-z'’-]*(?:[\s,;:]+[A-Za-z][A-Za-z'’-]*){0,24}\s*[.!]?")
+_SENTENCE_WORD_RE = re.compile(r"[A-Za-z][A-Za-z'’-]*")
+_NEGATION_RE = re.compile(r"\b(?:not|no|never|cannot|neither|nor|none|nobody|nothing)\b|n[’']t\b", re.IGNORECASE)
+_CONDITION_RE = re.compile(r"\b(?:if|when|whenever|unless|only|otherwise|but|or|and|both|either|except|while|until)\b",
+                           re.IGNORECASE)
+# Capitalised words that open a sentence without naming anyone: "The first player wins.", "It is Petya."
+_SENTENCE_OPENERS = frozenset("the a an it its this that there these those he she they we you i yes no in on at for by "
+                              "each every all some any one first second last player".split())
+_MAX_NAMED_WORDS = 12
+
+
+def _plain_words(text: str) -> str:
+    """``text`` without maths delimiters and text commands (their words kept)."""
+    text, previous = strip_math_delimiters(text).strip(), None
+    while previous != text:
+        previous, text = text, _TEXT_COMMAND_RE.sub(r"\1", text).strip()
+    return text
+
+
+def is_sentence(text: str) -> bool:
+    """Whether ``text`` is words only, one to 25 of them, as a gold written as a sentence
+    (``Petya will receive the last token.``, ``No, it is not possible.``).
+
+    Example:
+        >>> is_sentence("Petya will receive the last token."), is_sentence(r"\\text{No, it is not possible.}")
+        (True, True)
+        >>> is_sentence("x = 5"), is_sentence("5 apples")
+        (False, False)
+    """
+    return _SENTENCE_RE.fullmatch(_plain_words(text)) is not None
+
+
+def yes_or_no(text: str) -> bool | None:
+    """``True`` for an answer that opens with "yes", ``False`` with "no" (``No, it is not possible.``), else
+    ``None``; ``None`` too where the other word follows (``Yes and no``).
+
+    Example:
+        >>> yes_or_no(r"\\text{No, it is not possible.}"), yes_or_no("**Yes**"), yes_or_no("Not possible"), yes_or_no("yes or no")
+        (False, True, None, None)
+    """
+    words = [word.lower() for word in _SENTENCE_WORD_RE.findall(_plain_words(text))]
+    if not words or words[0] not in ("yes", "no") or ("no" if words[0] == "yes" else "yes") in words:
+        return None
+    return words[0] == "yes"
+
+
+def named_choice(text: str) -> str | None:
+    """The one name a short sentence opens with, said without negation or condition (``Petya will
+    receive the last token.`` -> ``petya``): the choice such a gold names; else ``None``.
+
+    Example:
+        >>> named_choice("Petya will receive the last token."), named_choice("Petya will not win.")
+        ('petya', None)
+        >>> named_choice("The first player wins."), named_choice("Petya wins if n is odd."), named_choice("Petya and Vasya")
+        (None, None, None)
+    """
+    plain = _plain_words(text)
+    if not is_sentence(plain) or _NEGATION_RE.search(plain) or _CONDITION_RE.search(plain):
+        return None
+    words = _SENTENCE_WORD_RE.findall(plain)
+    if len(words) > _MAX_NAMED_WORDS or words[0].lower() in _SENTENCE_OPENERS \
+            or [word for word in words if word[0].isupper()] != words[:1]:
+        return None
+    return words[0].lower()
+
+
+def sentence_words(text: str) -> tuple[str, ...]:
+    """The words of a sentence in one spelling: lower case, no articles, no punctuation.
+
+    Example:
+        >>> sentence_words(r"\\text{Petya will receive the last token.}") == sentence_words("petya will receive last token")
+        True
+    """
+    return tuple(word.lower() for word in _SENTENCE_WORD_RE.findall(_plain_words(text)) if word.lower() not in _ARTICLES)
 
 
 def exact_matrix(text: str) -> tuple[tuple[Fraction, ...], ...] | None:

@@ -77,7 +77,7 @@ _CHOICE_RE = re.compile(r"^(?!I\s+[a-z])\(?[A-J]\)?(?:[\s.:,;]|$)")
 # "The answer is 1, no matter how ...": the value that leads the last sentence, followed by an
 # elaboration (never "or", "no", "then": alternatives, corrections and hypotheses stay unread).
 _LEADING_VALUE_RE = re.compile(r"^(?P<value>[-+\u2212]?(?:\\?\$)?[0-9]+(?:,[0-9]{3})*(?:\.[0-9]+)?(?:/[0-9]+)?(?:\s?\\?%)?)"
-                               r"(?=,?\s+(?:because|since|which\s+is|no\s+matter)\b)")
+                               r"(?=,?\s+(?:because|since|which\s+is|which\s+means|no\s+matter)\b)")
 # A choice letter that leads the answer: "B", "(B)", "B) 12", "C because ...".
 _LEADING_CHOICE_RE = re.compile(r"^(?P<choice>\(?[A-J]\)?)(?=$|[.,;:)]|\s+(?:because|since|as|as\s+\w+|which|\S*[0-9]))")
 _WORD_ANSWER_RE = re.compile(r"[A-Za-z][A-Za-z'-]*(?: [A-Za-z][A-Za-z'-]*){0,3}")
@@ -90,7 +90,8 @@ _SUPPOSED_RE = re.compile(r"\b(?:suppose|assume|assuming|if|whether|maybe|perhap
 _HYPOTHESIS_RE = re.compile(r"\b(?:suppose|assume|assuming|if|guess|maybe|perhaps|say|think|whether)\b", re.IGNORECASE)
 # After a plain "answer is" only maths counts ("so our answer is correct" is not an answer).
 _MATHS_START_RE = re.compile(r"[-+\u2212$\\(\[{0-9.]")
-_PHRASE_TAIL_RE = re.compile(r"(?:\.\s|\n|\.?\s*I hope it is correct|\.$|[。；，])", re.IGNORECASE)
+# Where the answer after a phrase ends; a bold sentence's close too ("**The answer is 9.** This means 2007 ...").
+_PHRASE_TAIL_RE = re.compile(r"(?:\.\s|\n|\.?\s*I hope it is correct|\.$|[。；，]|(?<=\S)\.?\*\*(?=\s|$))", re.IGNORECASE)
 _PHRASE_SPAN_LIMIT = 300
 _MAX_PHRASES = 64  # the last answer phrases tried: a text of thousands of unreadable ones has none
 
@@ -109,6 +110,7 @@ _RESTATED_RE = re.compile(r"\bor\s*,?\s*(?:equivalently|simply|in\s+other\s+word
 _UNIT_AFTER_ANSWER_RE = re.compile(rf"[\s$)\\]*(?:text\s*\{{\s*)?{UNIT_WORD}", re.IGNORECASE)
 
 _BOLD_RE = re.compile(r"\*\*([^*\n]{1,80})\*\*")
+_BOLD_COUNT_RE = re.compile(r"(?P<number>[0-9]{1,3}(?:,[0-9]{3})+|[0-9]+)\s+[A-Za-z][A-Za-z -]{0,40}")  # "**1680 distinct**"
 _ANSWER_HEADING_RE = re.compile(r"^[ \t]*#{1,6}[ \t]*(?:final[ \t]+)?answer[ \t]*:?[ \t]*$", re.IGNORECASE | re.MULTILINE)
 _ENUMERATOR_RE = re.compile(r"^\s*(?:[0-9]+|[A-Za-z])[.)]\s*$")
 
@@ -396,6 +398,9 @@ def _last_bold(text: str) -> str | None:
             content = content[1:]
         if is_bare_answer(content):
             return content
+        count = _BOLD_COUNT_RE.fullmatch(content)
+        if count and "\n\n" not in text[bold.end():].rstrip():  # a count in bold in the closing paragraph
+            return count.group("number")
         if bold.end() >= len(closing.rstrip(".")) - 1:  # a bold sentence that ends the text states the answer
             return _value_in_sentence(content)
     return None

@@ -102,6 +102,10 @@ def _inequality_patterns(variable: str) -> tuple[re.Pattern[str], ...]:
 _INEQUALITY_PATTERNS = (_inequality_patterns(_LATIN_VARIABLE), _inequality_patterns(_GREEK_VARIABLE))
 _MEMBER_RE = re.compile(rf"^\s*(?P<v>{_LATIN_VARIABLE}|{_GREEK_VARIABLE})\s*\\in(?![A-Za-z])\s*(?P<set>.+)$", re.DOTALL)
 _INTERVAL_RE = re.compile(r"^\s*(?:\\left)?\s*[\[(].*[\])]\s*$|\\cup", re.DOTALL)
+# Set-builder notation: "\{x \mid x > 2\}", "\left\{ x : x>2 \right\}", "\{x \in \mathbb{R} \mid x > 2\}".
+_SET_BUILDER_RE = re.compile(
+    rf"^\s*(?:\\left\s*)?\\\{{\s*(?P<v>{_LATIN_VARIABLE}|{_GREEK_VARIABLE})\s*(?:\\in\s*\\mathbb\s*\{{?\s*R\s*\}}?\s*)?"
+    r"(?:\\middle\s*\||\\mid(?![A-Za-z])|\\vert(?![A-Za-z])|\||:|\\colon(?![A-Za-z]))(?P<condition>[^{}]*?)(?:\\right\s*)?\\\}\s*$", re.DOTALL)
 _FUNCTION_RE = re.compile(r"^\s*(?P<f>[A-Za-z])\s*\(\s*(?P<v>[A-Za-z])\s*\)\s*=(?!=)(?P<rhs>.+)$", re.DOTALL)
 _DEFINITION_RE = re.compile(r"^\s*[A-Za-z](?:_\{?[A-Za-z0-9]+\}?)?(?:\(\s*[A-Za-z]\s*\))?\s*=(?!=)[^=<>]+$")
 _PLUS_MINUS_RE = re.compile(r"^(?:\\pm|±)\s*(?P<value>.+)$")
@@ -264,7 +268,12 @@ def _as_interval(text: str) -> str | None:
 
 
 def _interval_of(text: str) -> tuple[str, str] | None:
-    """(interval, variable) of an inequality in one variable or of ``x \\in S``; else ``None``."""
+    """(interval, variable) of an inequality in one variable, of ``x \\in S`` or of the set of the ``x`` such
+    that one holds (``\\{x \\mid x > 2\\}``); else ``None``."""
+    builder = _SET_BUILDER_RE.match(text)
+    if builder:
+        found = _interval_of(builder.group("condition"))
+        return found if found is not None and found[1] == builder.group("v") else None
     member = _MEMBER_RE.match(text)
     if member:
         return member.group("set").strip(), member.group("v")

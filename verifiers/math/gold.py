@@ -9,7 +9,7 @@ from typing import Any
 from ..text.latex import BOXED_RE, balanced, strip_math_delimiters
 from ..text.numbers import format_number
 from ..verdict import UnusableGold
-from .exact import congruence, counted
+from .exact import congruence, counted, is_sentence
 from .extract import extract_answer, is_bare_answer, is_word_answer, last_boxed
 from .forms import number_words_only
 
@@ -75,6 +75,8 @@ def gold_answer(gold: Any) -> str:
             found = extract_answer(gold)
             if found is None and is_word_answer(text.strip().rstrip("."), gold=True):
                 return text.strip().rstrip(".")  # a word or a phrase: "isosceles triangle", "the empty set"
+            if found is None and is_sentence(text):
+                return text.strip()  # "Petya will receive the last token.", "No, it is not possible.": judged as a sentence
             if found is None:
                 raise UnusableGold(f"gold {gold[:80]!r} states no answer; pass the answer text, e.g. '\\frac{{1}}{{2}}'")
             text = found.group or found.text

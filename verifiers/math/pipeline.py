@@ -52,10 +52,15 @@ from .exact import (
     exact_number,
     for_sympy,
     has_decimals,
+    is_sentence,
+    labelled_values,
+    named_choice,
     never_a_number,
     numbers_match,
+    sentence_words,
+    yes_or_no,
 )
-from .extract import Extraction, after_reasoning, extract_answer
+from .extract import Extraction, after_reasoning, extract_answer, is_bare_answer, is_word_answer
 from .forms import comparable, listed_parts, union_of_alternatives
 from .gold import gold_answer
 from .hedges import review
@@ -66,6 +71,7 @@ from .values import (
     element_shape,
     far_apart,
     ordered_values,
+    rational_value,
     surely_parses,
     union_values,
     unordered_values,
@@ -142,7 +148,7 @@ def _gold_facts(gold: str, options: CompareOptions) -> tuple[str, ExactNumber | 
     value = float(number.value) if number is not None and not number.percent else _evaluator(options)(gold)
     vouched = number is not None or surely_parses(gold) or exact_elements(gold) is not None \
         or exact_matrix(gold) is not None or exact_names(gold) is not None or answer_words(gold) is not None \
-        or congruence(gold) is not None
+        or congruence(gold) is not None or is_sentence(gold) or yes_or_no(gold) is not None  # decided in this process
     return for_sympy(gold, options.percent), number, value, vouched
 
 
@@ -283,6 +289,69 @@ def _qualified_gold(pair: _Pair) -> Verdict | None:
     return None
 
 
+_Labelled = tuple[tuple[ExactNumber, "str | None"], ...]
+
+
+def _label_pairs(elements: _Labelled, gold_elements: _Labelled, unordered: bool) -> list[tuple[Any, Any]] | None:
+    """The answer's elements beside the gold's: by label where every element has one and the gold's are
+    distinct (any order), sorted by value in a set, else in order; ``None`` when the labels differ."""
+    labels, gold_labels = [label for _, label in elements], [label for _, label in gold_elements]
+    if None not in labels + gold_labels and len(set(gold_labels)) == len(gold_labels):
+        if sorted(labels) != sorted(gold_labels):  # type: ignore[type-var]
+            return None
+        by_label = {element[1]: element for element in elements}
+        return [(by_label[element[1]], element) for element in gold_elements]
+    if unordered:
+        elements, gold_elements = (tuple(sorted(side, key=lambda e: e[0].value)) for side in (elements, gold_elements))
+    return list(zip(elements, gold_elements))
+
+
+def _labelled_lists(pair: _Pair) -> Verdict | None:
+    """Lists whose values carry labels (``3 \\text{ apples}, 5 \\text{ pears}``), compared element by element
+    with their labels: math-verify reads such a list as its first number."""
+    answer, gold = labelled_values(pair.answer), labelled_values(pair.gold)
+    if answer is None or gold is None:
+        return None
+    (kind, elements), (gold_kind, gold_elements) = answer, gold
+    gold_labelled = any(label for _, label in gold_elements)
+    if not (gold_labelled or any(label for _, label in elements)) or max(len(elements), len(gold_elements)) < 2 \
+            or gold_kind == "tuple" and not gold_labelled:  # "(3, 5)" may be an interval
+        return None
+    paired = _label_pairs(elements, gold_elements, "set" in (kind, gold_kind)) if len(elements) == len(gold_elements) else None
+    equal = paired is not None and all(
+        numbers_match(number, gold_number, pair.options) and (None in (label, gold_label) or label == gold_label)
+        for (number, label), (gold_number, gold_label) in paired)
+    return _decided(pair.item, equal, "elements", f"{pair.shown} {'has' if equal else 'does not have'} the labelled "
+                                                   f"values of the gold {_short(pair.gold)}")
+
+
+def _sentence_gold(pair: _Pair) -> Verdict | None:
+    """A gold said in words: yes or no against yes or no, a named choice (``Petya will receive the last
+    token.`` against ``Petya``) or the same sentence; an answer with a number, or naming another, is wrong
+    against the first two. Any other answer cannot be judged against a sentence: ``error``, with that reason (a word
+    answer such as ``isosceles triangle`` is left to the next checks)."""
+    gold_says = yes_or_no(pair.gold)
+    sentence = is_sentence(pair.gold) and not is_bare_answer(pair.gold) \
+        and not is_word_answer(pair.gold.strip().rstrip("."), gold=True)  # what the gold reader reads only as a sentence
+    if gold_says is None and not sentence:
+        return None
+    says, name, words = yes_or_no(pair.answer), named_choice(pair.gold), sentence_words(pair.answer)
+    if says is not None and gold_says is not None:
+        right = says == gold_says
+        return _decided(pair.item, right, "text", f"{pair.shown} says {'yes' if says else 'no'}, the gold "
+                                                   f"{_short(pair.gold)} {'too' if right else 'does not'}")
+    if words == sentence_words(pair.gold) or name is not None and words == (name,):
+        return _decided(pair.item, True, "text", f"{pair.shown} says what the gold {_short(pair.gold)} says")
+    another_name = name is not None and len(words) == 1 and named_choice(pair.answer) is not None
+    if another_name or (name is not None or gold_says is not None) and re.search(r"[0-9]", pair.answer):
+        return _decided(pair.item, False, "text", f"{pair.shown} does not say what the gold {_short(pair.gold)} says")
+    if not sentence:
+        return None
+    return Verdict("error", extracted=pair.item.read, details={**_details(pair.item, "text"), "gold_kind": "sentence"},
+                   reason=f"the gold {_short(pair.gold)} is a sentence: only yes or no, the choice it names or the same "
+                          f"sentence compare with it, and {pair.shown} is none of these, so it is not judged")
+
+
 def _same_text(pair: _Pair) -> Verdict | None:
     if canonical(pair.answer) == canonical(pair.gold):
         return _decided(pair.item, True, "text", f"{pair.shown} matches the gold {_short(pair.gold)} as written")
@@ -304,6 +373,24 @@ def _exact_numbers(pair: _Pair) -> Verdict | None:
         return None
     equal = numbers_match(pair.number, pair.item.gold_number, pair.options)
     return _decided(pair.item, equal, "number", f"{pair.shown} {'equals' if equal else 'differs from'} the gold {_short(pair.gold)}")
+
+
+def _rational_values(pair: _Pair) -> Verdict | None:
+    """Closed forms of rational steps (``4^{2006}``, ``6\\times3^{2007}``) decided by exact arithmetic: floats
+    would call ``\\frac34+\\frac{1}{4\\cdot 3^{1000}}`` the gold ``\\frac{3-3^{-999}}{4}`` or ``\\frac34``. Equal
+    values pay only where both sides are such forms (a plain number against one stays with sympy, which
+    reads a gold such as ``1e-5`` its own way); where a decimal is written, unequal values are left to the
+    rounding rules."""
+    gold_number, number = pair.item.gold_number, pair.number
+    gold = gold_number.value if gold_number is not None and not gold_number.percent else rational_value(pair.gold)
+    value = number.value if number is not None and not number.percent else rational_value(pair.answer)
+    if gold is None or value is None:
+        return None
+    equal = numbers_match(ExactNumber(value, False, 0), ExactNumber(gold, False, 0), pair.options)
+    if equal and (gold_number is not None or number is not None) or not equal and has_decimals(pair.answer + pair.gold):
+        return None
+    return _decided(pair.item, equal, "number", f"{pair.shown} {'equals' if equal else 'differs from'} the gold "
+                                                f"{_short(pair.gold)}, exactly")
 
 
 def _exact_matrices(pair: _Pair) -> Verdict | None:
@@ -437,9 +524,12 @@ def _element_counts(pair: _Pair) -> Verdict | None:
 FAST_CHECKS: tuple[tuple[str, Callable[[_Pair], Verdict | None]], ...] = (
     ("qualified gold", _qualified_gold),  # "x = 3 (mod 7)", "3 apples": the qualifier counts
     ("same text", _same_text),
+    ("sentence gold", _sentence_gold),  # "No, it is not possible.", "Petya will receive the last token."
+    ("labelled lists", _labelled_lists),  # "3 \text{ apples}, 5 \text{ pears}": values with their labels
     ("same words", _same_words),  # "\text{the Isosceles triangle}" says "isosceles triangle"
     ("base digits", _base_digits),  # a gold in a base decides here, right or wrong
     ("exact numbers", _exact_numbers),
+    ("rational values", _rational_values),  # 4^{2006} = 2^{4012}, exactly, however large or close
     ("exact matrices", _exact_matrices),
     ("interval values", _interval_values),
     ("exact elements", _exact_elements),

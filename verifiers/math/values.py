@@ -25,6 +25,7 @@ import math
 import re
 import string
 from fractions import Fraction
+from functools import lru_cache
 
 from ..text.latex import top_level_parts
 from .exact import canonical, may_end_in_unit
@@ -45,9 +46,11 @@ _INFINITY_RE = re.compile(r"[-+]?\\infty")
 _ENDS_LOG_ARGUMENT = (None, "+", "-", ")", "}", "]")  # what may follow an argument written without parentheses
 _MAX_EXPONENT = 64.0  # of an inexact base; an exact one may go as far as _MAX_BITS allows (2^{625})
 _MAX_BITS = 4096  # of an exact value's numerator and denominator: every exact step stays cheap
+_MAX_EXACT_BITS = 16384  # the same, where only the exact value is wanted (4^{2006}, 2\cdot 3^{2008}): still cheap
 _MAX_FACTORIAL = 170  # 171! is over _MAX_MAGNITUDE
 _MAX_BINOMIAL = 1000  # \binom{1000}{500} is under it
 _MAX_MAGNITUDE = 1e300
+_CANCELLED = 1e-4  # a float sum this much smaller than its terms has lost the digits a comparison needs
 _MAX_ELEMENTS = 64  # of a list whose elements are compared pairwise
 _COMMA_NUMBER_RE = re.compile(r"-?[0-9]{1,3}(?:,[0-9]{3})+(?:\.[0-9]+)?")  # latex2sympy's thousands separators
 
@@ -57,17 +60,6 @@ class _Unsupported(Exception):
 
 
 Value = Fraction | float | complex  # exact while only rational steps made it
-
-
-def _checked(value: Value) -> Value:
-    if isinstance(value, Fraction):
-        if max(value.numerator.bit_length(), value.denominator.bit_length()) > _MAX_BITS:
-            raise _Unsupported
-    elif not cmath.isfinite(value):
-        raise _Unsupported
-    if abs(value) > _MAX_MAGNITUDE:
-        raise _Unsupported
-    return value
 
 
 def _real(value: Value) -> Fraction | float:
@@ -81,10 +73,25 @@ def _real(value: Value) -> Fraction | float:
 class _Parser:
     """Recursive descent: expression := term (+|- term)*, term := signed (*|/ signed)*, product := power+."""
 
-    def __init__(self, tokens: list[str], variables: bool) -> None:
+    def __init__(self, tokens: list[str], variables: bool, exact: bool = False) -> None:
         self.tokens = tokens
         self.variables = variables
+        self.exact = exact  # only the exact value is wanted: rational values may pass any magnitude, within more bits
+        self.max_bits = _MAX_EXACT_BITS if exact else _MAX_BITS
         self.at = 0
+
+    def checked(self, value: Value) -> Value:
+        """``value``, unless it is over the bounds that keep every step cheap (then outside the grammar)."""
+        if isinstance(value, Fraction):
+            if max(value.numerator.bit_length(), value.denominator.bit_length()) > self.max_bits:
+                raise _Unsupported
+            if self.exact:
+                return value
+        elif not cmath.isfinite(value):
+            raise _Unsupported
+        if abs(value) > _MAX_MAGNITUDE:
+            raise _Unsupported
+        return value
 
     def peek(self) -> str | None:
         return self.tokens[self.at] if self.at < len(self.tokens) else None
@@ -99,8 +106,12 @@ class _Parser:
     def expression(self) -> Value:
         value = self.term()
         while self.peek() in ("+", "-"):
-            value = _checked(value + self.term() if self.take() == "+" else value - self.term())
-        return _checked(value)
+            adding, following = self.take() == "+", self.term()
+            total = value + following if adding else value - following
+            if not isinstance(total, Fraction) and abs(total) < _CANCELLED * max(abs(value), abs(following)):
+                raise _Unsupported  # float digits cancelled (\pi + 20! - 20!): what is left is rounding noise
+            value = self.checked(total)
+        return self.checked(value)
 
     def term(self) -> Value:
         value = self.signed()
@@ -109,10 +120,10 @@ class _Parser:
                 divisor = self.signed()
                 if divisor == 0:
                     raise _Unsupported
-                value = _checked(value / divisor)
+                value = self.checked(value / divisor)
             else:
-                value = _checked(value * self.signed())
-        return _checked(value)
+                value = self.checked(value * self.signed())
+        return self.checked(value)
 
     def signed(self) -> Value:
         if self.peek() in ("-", "+"):
@@ -130,8 +141,8 @@ class _Parser:
             previous, factor = factor, self.power()
             if isinstance(previous, Fraction) and isinstance(factor, Fraction):
                 raise _Unsupported  # latex2sympy may add them as a mixed number: 2(3) is 5, \\binom{5}{2}\\binom{4}{2} 16
-            value = _checked(value * factor)
-        return _checked(value)
+            value = self.checked(value * factor)
+        return self.checked(value)
 
     def power(self) -> Value:
         start = self.at
@@ -152,17 +163,17 @@ class _Parser:
             raise _Unsupported
         if isinstance(base, Fraction) and isinstance(exponent, Fraction) and exponent.denominator == 1:
             # exact: bounded by the bits of the result, counted before it is built
-            if abs(exponent) * max(base.numerator.bit_length(), base.denominator.bit_length()) > _MAX_BITS:
+            if abs(exponent) * max(base.numerator.bit_length(), base.denominator.bit_length()) > self.max_bits:
                 raise _Unsupported
-            return _checked(base ** int(exponent))
+            return self.checked(base ** int(exponent))
         if abs(exponent) > _MAX_EXPONENT:
             raise _Unsupported
         if exponent == int(exponent):
-            return _checked(base ** int(exponent))
+            return self.checked(base ** int(exponent))
         real_base = _real(base)
         if real_base < 0:
             raise _Unsupported
-        return _checked(real_base ** exponent)
+        return self.checked(real_base ** exponent)
 
     def factorial(self, start: int) -> Fraction:
         """``n!`` of a literal ``n`` only: latex2sympy reads ``2^3!`` as ``(2^3)!`` and ``3!^2`` not at all."""
@@ -179,7 +190,7 @@ class _Parser:
             numerator, denominator = self.group(), self.group()
             if denominator == 0:
                 raise _Unsupported
-            return _checked(numerator / denominator)
+            return self.checked(numerator / denominator)
         if token == "\\sqrt":
             self.take()
             degree: Fraction | float = 2
@@ -262,11 +273,12 @@ class _Parser:
         self.take(closer)
         return value
 
-    def number(self) -> Fraction:
+    def number(self) -> Fraction | float:
+        """An integer exactly; a decimal as the float latex2sympy reads it (``0.5 + 20! - 20!`` is 0 there)."""
         token = self.take()
         if not (token[0].isdigit() or token[0] == "."):
             raise _Unsupported
-        return Fraction(token)
+        return float(token) if "." in token else Fraction(token)
 
 
 def _tokens(text: str) -> list[str]:
@@ -317,23 +329,50 @@ def value_at_point(text: str) -> complex | None:
     return _evaluate(text, variables=True)
 
 
-def _evaluate(text: str, *, variables: bool, units_matter: bool = True) -> complex | None:
+@lru_cache(maxsize=4096)  # an answer and its gold are asked for again by the next checks
+def rational_value(text: str) -> Fraction | None:
+    """The exact value of a closed form reached by rational steps only (``+ - \\times /``, integer
+    powers, factorials, binomials), else ``None``: what two such forms are decided on exactly,
+    however close their values (``\\frac{3-3^{-999}}{4}`` is not ``\\frac34``).
+
+    Numerators and denominators stay within ``_MAX_EXACT_BITS`` bits, counted before each power is
+    built, so ``10^{10^{10}}`` is ``None`` at once.
+
+    Example:
+        >>> rational_value("4^{2006}") == rational_value("2^{4012}"), rational_value(r"6\\times3^{2007}") == 2 * 3 ** 2008
+        (True, True)
+        >>> rational_value(r"\\frac{3-3^{-999}}{4}") == Fraction(3, 4), rational_value(r"\\frac{1}{2} + \\frac{1}{4}")
+        (False, Fraction(3, 4))
+        >>> [rational_value(t) for t in (r"\\sqrt{4}", r"\\pi", "x", "0.5", "10^{10^{10}}", "2^{-20000}")]
+        [None, None, None, None, None, None]
+    """
+    value = _parsed(text, variables=False, exact=True)
+    return value if isinstance(value, Fraction) else None
+
+
+def _parsed(text: str, *, variables: bool, exact: bool = False) -> Value | None:
+    """``text`` read by the grammar (see :class:`_Parser`), else ``None``."""
     if _SPACED_DIGITS_RE.search(_LOG_BASE_RE.sub(r"\1", text)):
         return None  # "17 3" and "1\\,000": latex2sympy's reading is not a product
-    if variables and units_matter and (may_end_in_unit(text) or may_end_in_unit(canonical(text))):
-        return None  # "5 m": math-verify may drop the word as a unit
-    text = canonical(text)
-    if _INFINITY_RE.fullmatch(text):
-        return -math.inf if text.startswith("-") else math.inf
     try:
-        parser = _Parser(_tokens(text), variables)
+        parser = _Parser(_tokens(canonical(text)), variables, exact)
         value = parser.expression()
-        if parser.peek() is not None:
-            return None
-        value = complex(value)
     except (_Unsupported, OverflowError, ZeroDivisionError, ValueError, RecursionError):  # (((...))) too deep
         return None
-    return value.real if value.imag == 0 else value
+    return value if parser.peek() is None else None
+
+
+def _evaluate(text: str, *, variables: bool, units_matter: bool = True) -> complex | None:
+    if variables and units_matter and (may_end_in_unit(text) or may_end_in_unit(canonical(text))):
+        return None  # "5 m": math-verify may drop the word as a unit
+    if _INFINITY_RE.fullmatch(canonical(text)):
+        return -math.inf if canonical(text).startswith("-") else math.inf
+    value = _parsed(text, variables=variables)
+    try:
+        value = None if value is None else complex(value)
+    except OverflowError:
+        return None
+    return None if value is None else value.real if value.imag == 0 else value
 
 
 def ordered_values(text: str) -> list[complex] | None:
