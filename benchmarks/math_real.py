@@ -95,11 +95,13 @@ def rule_effects(rows: list[dict], verdicts: list[referee_math.Verdict]) -> list
 
 def print_rule_effects(table: list[dict]) -> None:
     """The per-rule table (:func:`rule_effects`), then the ids of the right answers each rule un-paid."""
-    print(f"\nhedge and override rules on these rows: {'rule':18} {'fired':>5} {'right un-paid':>13} "
-          f"{'hedges refused':>14} {'wrong anyway':>12}")
+    print("\nhedge and override rules on these rows (verdicts each made wrong):")
+    print(f"  {'rule':18} {'fired':>5} {'right un-paid':>13} {'hedges refused':>14} {'wrong anyway':>12}")
     for entry in table:
-        print(f"{'':40} {entry['rule']:18} {entry['fired']:5d} {entry['right_unpaid']:13d} {entry['hedges_refused']:14d} "
+        print(f"  {entry['rule']:18} {entry['fired']:5d} {entry['right_unpaid']:13d} {entry['hedges_refused']:14d} "
               f"{entry['wrong_anyway']:12d}")
+    if not table:
+        print("  (no rule fired)")
     for entry in table:
         for row_id in entry["unpaid_ids"]:
             print(f"  un-paid by {entry['rule']}: {row_id}")
