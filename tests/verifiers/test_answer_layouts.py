@@ -54,6 +54,8 @@ LAYOUTS: dict[str, tuple[str, str]] = {
     "result label": ("", "\n\n**Result**\n\n$$\\boxed{{{a}}}$$"),
     "conclusion heading, hash": ("", "\n\n### Conclusion\n\nThe final answer is $\\boxed{{{a}}}$."),
     "chinese label": ("", "\n\n**最终答案**\n\n$\\boxed{{{a}}}$"),
+    "Gaokao heading": ("", "\n\n### 答案\n\n$$\\boxed{{{a}}}$$"),
+    "Gaokao step heading": ("", "\n\n### 步骤 3\n\n因此答案是 $\\boxed{{{a}}}$。"),
 }
 
 

@@ -20,7 +20,8 @@ _LABEL_WORDS = (r"final|the|our|my|and|answers?|conclusions?|summary|results?|so
                 r"|therefore|hence|short|r[ée]ponse|finale|antwort|endg[üu]ltige|respuesta|resposta|risposta"
                 r"|conclusi[oó]n|resumen|r[ée]sultat|ergebnis|fazit|zusammenfassung")
 _LABEL_RE = re.compile(rf"(?:(?:{_LABEL_WORDS})\b[\s,]*)+", re.IGNORECASE)
-_CHINESE_LABEL_RE = re.compile(r"(?:【\s*)?(?:最终|最後|最后)?(?:答案|结论|結論|总结|總結|解答|答)(?:\s*】)?")
+_CHINESE_LABEL_RE = re.compile(r"(?:【\s*)?(?:(?:最终|最後|最后)?(?:答案|结论|結論|总结|總結|解答|答|解析|分析|详解|詳解|解)"
+                               r"|(?:步骤|步驟|第)\s*[0-9一二三四五六七八九十]+\s*步?)(?:\s*】)?")
 # "Step 3", "Step 3 (final answer)", "Part (b)", "Case 2": an enumerated heading, whatever words follow it.
 _STEP_RE = re.compile(r"(?:step|part|case|stage|phase)\s*(?:[0-9]+|\(?[a-z]\)?|[ivx]+)\b", re.IGNORECASE)
 _DRESS_RE = re.compile(r"^[\s#>*_]*|[\s*_:：.\-—–]*$")  # markdown around a label, and its closing colon
@@ -37,6 +38,8 @@ def is_label(text: str) -> bool:
 
     Example:
         >>> [is_label(t) for t in ("**Final Answer**", "### Final Answer:", "Conclusion", "**Step 3: Final answer**")]
+        [True, True, True, True]
+        >>> [is_label(t) for t in ("**最终答案**", "【解析】", "**答案：**", "### 步骤 2")]
         [True, True, True, True]
         >>> [is_label(t) for t in ("**18**", "Answer: 18", "Tuesday", "Step 3: 18", "**Yes**")]
         [False, False, False, False, False]
