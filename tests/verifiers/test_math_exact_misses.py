@@ -200,6 +200,7 @@ PROSE = [
     ("Therefore, there are **1680 distinct** arrangements of the beads, counting the 2 mirror images apart.", "1680",
      "correct"),
     ("Hence there are **1680 distinct** ways in total when we fix 2 beads.", "1680", "correct"),
+    ("The answer is **1680 distinct** arrangements of the 2 letters.", "1680", "correct"),
     ("So the answer is 9. This means 2007 can be written as a sum of nine cubes.", "9", "correct"),
     ("Hence the answer is 9, which means 2007 works.", "9", "correct"),
     ("**The answer is 9.** This means 2007 works.", "9", "correct"),
@@ -216,9 +217,11 @@ def test_prose_answers_are_read_from_their_statement() -> None:
     _assert_cases([(COT + completion, gold, expected) for completion, gold, expected in PROSE])
 
 
-def test_a_bold_count_in_an_earlier_paragraph_is_no_answer() -> None:
-    found = extract_answer("We have **3 colours** to place.\n\nSo the number of ways is 12.")
-    assert found is not None and found.text == "12"
+def test_a_bold_count_is_read_only_where_it_concludes() -> None:
+    for text in ("We have **3 colours** to place.\n\nSo the number of ways is 12.",  # an earlier paragraph
+                 "We paint **3 colours** first, which leaves 12."):  # no concluding word before it
+        found = extract_answer(text)
+        assert found is not None and found.text == "12", text
 
 
 @settings(max_examples=60, deadline=None)

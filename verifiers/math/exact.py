@@ -273,6 +273,7 @@ _LIST_AND_RE = re.compile(rf"\s*(?:,\s*)?(?:{TEXT_COMMAND}\s*\{{\s*and\s*\}}|(?<
 _AND_IN_LABEL_RE = re.compile(r"(?<=[A-Za-z])\s+and\s*\}")  # "3 \text{ apples and } 5 \text{ pears}"
 _THOUSANDS_COMMA_RE = re.compile(r"(?<![0-9])([0-9]{1,3})((?:,[0-9]{3})+)(?![0-9])")  # "1,000 apples": one number
 _MAX_LABELLED = 64
+_LABEL_HINT_RE = re.compile(rf"{TEXT_COMMAND}|(?<![\\A-Za-z])[A-Za-z]{{2,}}")  # a word that is no command's name
 
 
 def _label(words: str) -> str:
@@ -298,6 +299,17 @@ def _labelled_value(part: str) -> tuple[ExactNumber, str | None] | None:
     return None if number is None or label == "" else (number, label)
 
 
+def may_be_labelled(text: str) -> bool:
+    """Whether ``text`` holds a word that may label a value (cheap: most answers hold none).
+
+    Example:
+        >>> may_be_labelled(r"3 \\text{ apples}"), may_be_labelled(r"\\frac{1}{2}, 3"), may_be_labelled("x + 1")
+        (True, False, False)
+    """
+    return _LABEL_HINT_RE.search(text) is not None
+
+
+@lru_cache(maxsize=4096)  # a gold is asked for again with each of its completions
 def labelled_values(text: str) -> tuple[str, tuple[tuple[ExactNumber, str | None], ...]] | None:
     """A value, or a list, tuple or set of values, any of them labelled (``3 \\text{ apples}, 5 \\text{ pears}``),
     as ``(kind, ((number, label), ...))``: kind ``"set"`` for ``\\{...\\}`` (order free), ``"tuple"`` for

@@ -111,6 +111,8 @@ _UNIT_AFTER_ANSWER_RE = re.compile(rf"[\s$)\\]*(?:text\s*\{{\s*)?{UNIT_WORD}", r
 
 _BOLD_RE = re.compile(r"\*\*([^*\n]{1,80})\*\*")
 _BOLD_COUNT_RE = re.compile(r"(?P<number>[0-9]{1,3}(?:,[0-9]{3})+|[0-9]+)\s+[A-Za-z][A-Za-z -]{0,40}")  # "**1680 distinct**"
+_CONCLUDING_RE = re.compile(r"\b(?:therefore|thus|hence|so|in\s+total|altogether|in\s+all|in\s+conclusion|there\s+(?:are|is)"
+                            r"|the\s+(?:final\s+)?answer|the\s+total|we\s+(?:get|have|obtain|find))\b", re.IGNORECASE)
 _ANSWER_HEADING_RE = re.compile(r"^[ \t]*#{1,6}[ \t]*(?:final[ \t]+)?answer[ \t]*:?[ \t]*$", re.IGNORECASE | re.MULTILINE)
 _ENUMERATOR_RE = re.compile(r"^\s*(?:[0-9]+|[A-Za-z])[.)]\s*$")
 
@@ -399,8 +401,9 @@ def _last_bold(text: str) -> str | None:
         if is_bare_answer(content):
             return content
         count = _BOLD_COUNT_RE.fullmatch(content)
-        if count and "\n\n" not in text[bold.end():].rstrip():  # a count in bold in the closing paragraph
-            return count.group("number")
+        if count and "\n\n" not in text[bold.end():].rstrip() \
+                and _CONCLUDING_RE.search(text, _sentence_start_before(text, bold.start()), bold.start()):
+            return count.group("number")  # "Therefore, there are **1680 distinct** arrangements of the 2 ..."
         if bold.end() >= len(closing.rstrip(".")) - 1:  # a bold sentence that ends the text states the answer
             return _value_in_sentence(content)
     return None

@@ -54,6 +54,7 @@ from .exact import (
     has_decimals,
     is_sentence,
     labelled_values,
+    may_be_labelled,
     named_choice,
     never_a_number,
     numbers_match,
@@ -309,6 +310,8 @@ def _label_pairs(elements: _Labelled, gold_elements: _Labelled, unordered: bool)
 def _labelled_lists(pair: _Pair) -> Verdict | None:
     """Lists whose values carry labels (``3 \\text{ apples}, 5 \\text{ pears}``), compared element by element
     with their labels: math-verify reads such a list as its first number."""
+    if not (may_be_labelled(pair.answer) or may_be_labelled(pair.gold)):
+        return None
     answer, gold = labelled_values(pair.answer), labelled_values(pair.gold)
     if answer is None or gold is None:
         return None
