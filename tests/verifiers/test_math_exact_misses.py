@@ -58,6 +58,16 @@ LABELLED = [
     (r"\boxed{x = 3 \text{ cm}, y = 7 \text{ cm}}", "3", "wrong"),
     (r"\boxed{3 \text{ apples and } 7 \text{ pears}}", "3", "wrong"),
     (r"\boxed{3 \text{ apples}, 5 \text{ plums}}", APPLES, "wrong"),
+    # several quantities in one answer are never read as their first number
+    (r"\boxed{3 \text{ apples}; 7 \text{ pears}}", "3", "wrong"),
+    (r"\boxed{3 \text{ apples}\quad 7 \text{ pears}}", "3", "wrong"),
+    (r"\boxed{3 \text{ hours } 7 \text{ minutes}}", "3", "wrong"),
+    (r"\boxed{3 \text{ cm} \times 7 \text{ cm}}", "3", "wrong"),
+    (r"\boxed{2 \text{ apples} + 1}", "2", "wrong"),
+    (r"\boxed{3}", r"3 \text{ hours } 7 \text{ minutes}", "wrong"),
+    (r"\boxed{3 \text{ hours } 7 \text{ minutes}}", r"3 \text{ hours } 7 \text{ minutes}", "correct"),
+    (r"\boxed{3 \text{ cm}^2}", "3", "correct"),  # a unit's power is no second quantity
+    (r"\boxed{3\;\text{cm}}", "3", "correct"),
 ]
 
 

@@ -271,6 +271,14 @@ _LABEL_BEFORE_RE = re.compile(rf"^\s*(?:{TEXT_COMMAND}\s*\{{\s*(?P<text>[A-Za-z]
                               r"|(?P<word>[A-Za-z]{2,}(?:\s+[A-Za-z]{2,}){0,2})\s*:)\s*")
 _LIST_AND_RE = re.compile(rf"\s*(?:,\s*)?(?:{TEXT_COMMAND}\s*\{{\s*and\s*\}}|(?<![A-Za-z\\])and(?![A-Za-z]))\s*")
 _AND_IN_LABEL_RE = re.compile(r"(?<=[A-Za-z])\s+and\s*\}")  # "3 \text{ apples and } 5 \text{ pears}"
+# Other separators of quantities: "3 \text{ apples}; 5 \text{ pears}", "\quad", and none ("3 \text{ hours } 7 \text{ minutes}").
+_LIST_SEPARATOR_RE = re.compile(r"(?<!\\);|\\q?quad(?![A-Za-z])")
+_LABEL_WORDS = r"\s*[A-Za-z][A-Za-z .'/-]*"  # what a label says: words, never maths or brackets ("\text{ (mod } 7)")
+_LABEL_BEFORE_NUMBER_RE = re.compile(rf"({TEXT_COMMAND}\s*\{{{_LABEL_WORDS}\}})\s*(?=-?[0-9])")
+# A value with a label, and maths with a number after it outside brackets: several quantities in one answer.
+_LABELLED_VALUE_RE = re.compile(rf"[0-9}}]\s*(?:\\[,;: ]\s*)*{TEXT_COMMAND}\s*\{{{_LABEL_WORDS}\}}")
+_UNIT_POWER_RE = re.compile(r"\^\s*(?:\{\s*-?[0-9]+\s*\}|-?[0-9])")  # "\text{ cm}^2", "\text{m}^{-2}"
+_BRACKETED_RE = re.compile(r"\([^()]*\)")
 _THOUSANDS_COMMA_RE = re.compile(r"(?<![0-9])([0-9]{1,3})((?:,[0-9]{3})+)(?![0-9])")  # "1,000 apples": one number
 _MAX_LABELLED = 64
 _LABEL_HINT_RE = re.compile(rf"{TEXT_COMMAND}|(?<![\\A-Za-z])[A-Za-z]{{2,}}")  # a word that is no command's name
@@ -334,11 +342,31 @@ def labelled_values(text: str) -> tuple[str, tuple[tuple[ExactNumber, str | None
         if text.startswith(opening) and text.endswith(closing) and len(top_level_parts(text)) == 1:
             kind, text = shape, text[len(opening):-len(closing)]
             break
-    parts = top_level_parts(_LIST_AND_RE.sub(", ", _AND_IN_LABEL_RE.sub("},", text)))
+    text = _LABEL_BEFORE_NUMBER_RE.sub(r"\1, ", _LIST_SEPARATOR_RE.sub(",", _AND_IN_LABEL_RE.sub("},", text)))
+    parts = top_level_parts(_LIST_AND_RE.sub(", ", text))
     if len(parts) > _MAX_LABELLED:
         return None
     values = [_labelled_value(part) for part in parts]
     return None if None in values else (kind, tuple(values))  # type: ignore[arg-type]
+
+
+def states_several_quantities(text: str) -> bool:
+    """Whether ``text`` holds a value with a label and then more maths with a number (``3 \\text{ cm} \\times
+    7 \\text{ cm}``, ``2 \\text{ apples} + 3``): math-verify reads such text as its first number. A unit's
+    power (``\\text{ cm}^2``), a bracketed restatement (``15 \\text{ cm} (150 \\text{ mm})``) and a
+    congruence do not count.
+
+    Example:
+        >>> states_several_quantities(r"3 \\text{ cm} \\times 7 \\text{ cm}"), states_several_quantities(r"5 \\text{ cm}^2")
+        (True, False)
+        >>> states_several_quantities(r"15 \\text{ cm} (150 \\text{ mm})"), states_several_quantities(r"3 \\text{ (mod } 7)")
+        (False, False)
+    """
+    text = _UNIT_POWER_RE.sub("", text)
+    label = _LABELLED_VALUE_RE.search(text)
+    if label is None or congruence(text) is not None:
+        return False
+    return re.search(r"[0-9]", _BRACKETED_RE.sub("", text[label.end():])) is not None
 
 
 _NOT_THINGS = frozenset("and percent cents per each total times units square cubic hundred thousand million billion trillion".split())

@@ -59,6 +59,7 @@ from .exact import (
     never_a_number,
     numbers_match,
     sentence_words,
+    states_several_quantities,
     yes_or_no,
 )
 from .extract import Extraction, after_reasoning, extract_answer, is_bare_answer, is_word_answer
@@ -313,6 +314,10 @@ def _labelled_lists(pair: _Pair) -> Verdict | None:
     if not (may_be_labelled(pair.answer) or may_be_labelled(pair.gold)):
         return None
     answer, gold = labelled_values(pair.answer), labelled_values(pair.gold)
+    if answer is None and gold is not None and len(gold[1]) == 1 and states_several_quantities(pair.answer) \
+            or gold is None and answer is not None and len(answer[1]) == 1 and states_several_quantities(pair.gold):
+        return _decided(pair.item, False, "elements", f"{pair.shown} and the gold {_short(pair.gold)} state different "
+                                                       "numbers of quantities")
     if answer is None or gold is None:
         return None
     (kind, elements), (gold_kind, gold_elements) = answer, gold
