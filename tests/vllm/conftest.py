@@ -13,8 +13,10 @@ import importlib
 import importlib.util
 import json
 import os
+import signal
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -47,12 +49,38 @@ def engine_env() -> dict[str, str]:
             "TOKENIZERS_PARALLELISM": "false"}
 
 
+def run_child(command: list[str], env: dict[str, str], timeout: int = 600) -> subprocess.CompletedProcess:
+    """Run ``command`` in a session of its own; when it ends, kill what is left of the session (a vLLM engine
+    core outlives a SIGKILLed parent and would hold the output pipes open), then return its output."""
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        process = subprocess.Popen(command, env=env, stdout=out, stderr=err, start_new_session=True)
+        try:
+            code = process.wait(timeout=timeout)
+        finally:
+            try:
+                os.killpg(process.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            process.wait()
+        out.seek(0)
+        err.seek(0)
+        return subprocess.CompletedProcess(command, code, out.read().decode(errors="replace"),
+                                           err.read().decode(errors="replace"))
+
+
 @pytest.fixture(scope="session")
 def run_referee(engine_env):
     """``run_referee(*args)``: ``referee ARGS`` in a child process (its own engine), output captured."""
-    def run(*args: str, timeout: int = 600) -> subprocess.CompletedProcess:
-        return subprocess.run([sys.executable, "-m", "referee.recipes.cli", *args], env=engine_env,
-                              capture_output=True, text=True, timeout=timeout)
+    def run(*args: str, env: dict[str, str] | None = None, timeout: int = 600) -> subprocess.CompletedProcess:
+        return run_child([sys.executable, "-m", "referee.recipes.cli", *args], env or engine_env, timeout)
+    return run
+
+
+@pytest.fixture(scope="session")
+def run_python(engine_env):
+    """``run_python(script, *args)``: a Python script in a child process (its own engine), output captured."""
+    def run(*args: str, timeout: int = 900) -> subprocess.CompletedProcess:
+        return run_child([sys.executable, *args], engine_env, timeout)
     return run
 
 

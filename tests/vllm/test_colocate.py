@@ -10,8 +10,6 @@ on an engine that was not synced and on one reloaded without the tied head's re-
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -39,10 +37,9 @@ def colocate_recipe(tmp_path: Path, model_dir: str, data: Path, **keys) -> Path:
     return write_recipe(tmp_path / "recipe.yaml", **{**settings, **keys})
 
 
-def checked_run(tmp_path: Path, recipe: Path, engine_env: dict) -> dict:
+def checked_run(tmp_path: Path, recipe: Path, run_python) -> dict:
     result = tmp_path / "check.json"
-    done = subprocess.run([sys.executable, str(CHECK), str(recipe), str(result)], env=engine_env,
-                          capture_output=True, text=True, timeout=900)
+    done = run_python(str(CHECK), str(recipe), str(result))
     assert done.returncode == 0, done.stderr[-4000:]
     assert "Traceback" not in done.stderr, done.stderr[-4000:]  # the exit is clean (no 'Invalid process group')
     return {**json.loads(result.read_text()), "stderr": done.stderr}
@@ -60,11 +57,11 @@ def assert_synced_after_every_step(check: dict, steps: int) -> None:
         assert entry["moved"] > 100 * TOLERANCE, entry  # the weights changed: an engine left behind would show
 
 
-def test_full_model_with_accumulation_two_iterations_and_eval(tmp_path, model_dir, sums_jsonl, engine_env):
+def test_full_model_with_accumulation_two_iterations_and_eval(tmp_path, model_dir, sums_jsonl, run_python):
     recipe = colocate_recipe(
         tmp_path, model_dir, sums_jsonl, gradient_accumulation_steps=2, num_iterations=2,
         eval={"data": str(sums_jsonl), "every_steps": 2, "num_samples": 2, "max_prompts": 4})
-    check = checked_run(tmp_path, recipe, engine_env)
+    check = checked_run(tmp_path, recipe, run_python)
     assert_synced_after_every_step(check, steps=3)
     controls = check["controls"]
     assert controls["before_sync"] > 100 * TOLERANCE  # not synced: the check fails
@@ -83,13 +80,13 @@ def test_full_model_with_accumulation_two_iterations_and_eval(tmp_path, model_di
     assert [entry["step"] for entry in history if "eval/pass@1" in entry] == [0, 2]
 
 
-def test_lora_with_dynamic_sampling_and_curriculum(tmp_path, model_dir, sums_jsonl, engine_env):
+def test_lora_with_dynamic_sampling_and_curriculum(tmp_path, model_dir, sums_jsonl, run_python):
     state = tmp_path / "curriculum.json"
     recipe = colocate_recipe(
         tmp_path, model_dir, sums_jsonl, use_peft=True, lora_r=8, lora_alpha=16, learning_rate=3e-3,
         per_device_train_batch_size=8, dynamic_sampling={"reward": "regex_format", "max_rounds": 3},
         curriculum={"sampler": "band", "state": str(state)})
-    check = checked_run(tmp_path, recipe, engine_env)
+    check = checked_run(tmp_path, recipe, run_python)
     assert_synced_after_every_step(check, steps=3)
     assert check["controls"]["before_sync"] > 100 * TOLERANCE and check["controls"]["full_sync"] < TOLERANCE
     history = [entry for entry in log_history(tmp_path / "out") if "loss" in entry]
