@@ -1,4 +1,4 @@
-"""``referee doctor``: which isolation the code sandbox gets on this machine, and why."""
+"""``referee doctor``: which isolation the code sandbox gets on this machine, and why; the training stack."""
 
 from __future__ import annotations
 
@@ -116,7 +116,8 @@ def run(args: argparse.Namespace) -> int:
     print("\n".join(report_lines(isolation)))
     strength = strength_line(isolation)
     print(strength)
-    full = isolation.level == "full"
+    stack_ok = print_stack()
+    full = isolation.level == "full" and stack_ok
     if args.no_check:
         code = 0 if full else 1
         return max(code, _ray_hosts(args.ray)) if getattr(args, "ray", None) else code
@@ -154,3 +155,24 @@ def toolchain_lines() -> list[str]:
         mounted = f"; mounted read-only: {', '.join(toolchain.folders)}" if toolchain.folders else ""
         lines.append(f"  found    {name}: {toolchain.version} ({', '.join(toolchain.tools.values())}){mounted}")
     return lines
+
+
+def print_stack() -> bool:
+    """Print the training stack and the pairs in it known not to work; returns whether there are none.
+
+    Example:
+        >>> import contextlib, io
+        >>> with contextlib.redirect_stdout(io.StringIO()) as out:
+        ...     ok = print_stack()
+        >>> out.getvalue().startswith("training stack:"), ok == ("known not to work here: none" in out.getvalue())
+        (True, True)
+    """
+    from referee.recipes.common.stack import stack_report
+
+    lines, problems = stack_report()
+    print("\n".join(lines))
+    if not problems:
+        print("known not to work here: none")
+    for problem in problems:
+        print(f"known not to work here: {problem}")
+    return not problems
