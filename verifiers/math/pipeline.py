@@ -291,10 +291,11 @@ def _qualified_gold(pair: _Pair) -> Verdict | None:
     return None
 
 
-_Labelled = tuple[tuple[ExactNumber, "str | None"], ...]
+_Element = tuple[ExactNumber, str | None]  # a value and its label (None: none written)
 
 
-def _label_pairs(elements: _Labelled, gold_elements: _Labelled, unordered: bool) -> list[tuple[Any, Any]] | None:
+def _label_pairs(elements: tuple[_Element, ...], gold_elements: tuple[_Element, ...],
+                 unordered: bool) -> list[tuple[_Element, _Element]] | None:
     """The answer's elements beside the gold's: by label where every element has one and the gold's are
     distinct (any order), sorted by value in a set, else in order; ``None`` when the labels differ."""
     labels, gold_labels = [label for _, label in elements], [label for _, label in gold_elements]
