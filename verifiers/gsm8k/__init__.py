@@ -190,23 +190,24 @@ def verify(
         return _policy_verdict("qualified box", f"qualified box: the box {found.qualified[:80]!r} qualifies its number "
                                "rather than stating it (a power, relation, sign, term, negation or second number)",
                                found.qualified, details)
-    paid = _matches(value, gold_number, abs_tol, rel_tol)  # others within the tolerance of a paid value restate it
-    others = policy.others
+    paid = equal or _matches(value, gold_number, abs_tol, rel_tol)  # others within the tolerance of a paid value restate it
     restated = ""
-    if found.alternatives and _restated_in_units(text, found):  # "\boxed{2} hours, or \boxed{120} minutes"
-        one = {n.value for n in found.alternatives}
-        paid = paid or any(_matches(n, gold_number, abs_tol, rel_tol) for n in one)
-        found, others = found._replace(alternatives=()), tuple(n for n in others if n.value not in one)
-        restated = f", restated in other units as {', '.join(format_number(n) for n in sorted(one))}"
-    alternatives = found.alternatives or tuple(n for n in others
-                                               if not (paid and _matches(n.value, gold_number, abs_tol, rel_tol)))
-    if alternatives:
-        rule = policy.others_rule if not found.alternatives else "several answers"
-        offered = ", ".join(dict.fromkeys([value_text, *(format_number(n.value) for n in alternatives)]))
-        details["alternatives"] = [format_number(n.value) for n in alternatives]
-        what = "a hedge is not an answer" if rule == "several answers" else "a later or earlier statement contradicts it"
-        return _policy_verdict(rule, f"{rule}: offers several different answers ({offered}, {found.source}): {what}",
-                               found.number.text, details)
+    if found.alternatives or policy.others:
+        others = policy.others
+        if found.alternatives and _restated_in_units(text, found):  # "\boxed{2} hours, or \boxed{120} minutes"
+            one = {n.value for n in found.alternatives}
+            paid = paid or any(_matches(n, gold_number, abs_tol, rel_tol) for n in one)
+            found, others = found._replace(alternatives=()), tuple(n for n in others if n.value not in one)
+            restated = f", restated in other units as {', '.join(format_number(n) for n in sorted(one))}"
+        alternatives = found.alternatives or tuple(n for n in others
+                                                   if not (paid and _matches(n.value, gold_number, abs_tol, rel_tol)))
+        if alternatives:
+            rule = policy.others_rule if not found.alternatives else "several answers"
+            offered = ", ".join(dict.fromkeys([value_text, *(format_number(n.value) for n in alternatives)]))
+            details["alternatives"] = [format_number(n.value) for n in alternatives]
+            what = "a hedge is not an answer" if rule == "several answers" else "a later or earlier statement contradicts it"
+            return _policy_verdict(rule, f"{rule}: offers several different answers ({offered}, {found.source}): {what}",
+                                   found.number.text, details)
     if paid:
         return Verdict("correct", 1.0, found.number.text,
                        f"{value_text} ({found.source}{restated}) equals the gold {gold_text}", details)

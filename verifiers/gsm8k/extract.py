@@ -180,7 +180,7 @@ def _last_answer_line(text: str) -> Extraction | None:
             content = body[4:].lstrip(" \t")
             if _is_answer_line(content):  # the last answer line decides, even when it holds no number
                 found = _answer_line(content)
-                return found._replace(start=line_start) if found is not None else _NO_NUMBER
+                return Extraction(found.number, "####", found.alternatives, "", line_start) if found is not None else _NO_NUMBER
         at = text.rfind("####", 0, line_start)
     return None
 
@@ -223,10 +223,12 @@ def _last_line_hedge(text: str) -> Extraction | None:
     return Extraction(first, "bold" if "**" in lines[-1] else "last number", (second,))
 
 
-def _last_boxed(text: str) -> tuple[int, Extraction] | None:
-    if "\\" not in text or ("\\boxed" not in text and "\\fbox" not in text):
-        return None
-    spans = boxed_spans(text)
+def _last_boxed(text: str, spans: list[tuple[int, int, str]] | None = None) -> tuple[int, Extraction] | None:
+    """Where the last box stating a number starts, and what it states; ``spans``: the text's boxes, when known."""
+    if spans is None:
+        if "\\" not in text or ("\\boxed" not in text and "\\fbox" not in text):
+            return None
+        spans = boxed_spans(text)
     for index in range(len(spans) - 1, -1, -1):
         start, _, content = spans[index]
         answer = _span_answer(content)

@@ -31,7 +31,7 @@ from collections.abc import Callable
 from fractions import Fraction
 
 from ..text.hedging import (BOLD_LINE_RE, CHECK_RE, CLOSING_RE, CORRECTION_RE, HEDGE_WORD_RE, STATEMENT_GAP, Review,
-                            alternatives_before, answer_tags, blanked, disowned_boxes, is_blank_box, negated_answer,
+                            alternatives_before, answer_tags, blanked, cue_text, disowned_boxes, is_blank_box, negated_answer,
                             only_words_between, sentence_end, sentence_start)
 from ..text.labels import is_label
 from ..text.latex import boxed_spans
@@ -43,6 +43,7 @@ _LATEX_ARITHMETIC = ((re.compile(r"\\[dt]?frac\{([^{}]*)\}\{([^{}]*)\}"), r"((\1
                      (re.compile(r"\\times|\\cdot|×|\u00b7"), "*"), (re.compile(r"\\div|÷"), "/"),
                      (re.compile(r"\\left|\\right|\\[$,;:! ]|\$|(?<=[0-9]),(?=[0-9]{3})"), ""),
                      (re.compile(r"[{\[]"), "("), (re.compile(r"[}\]]"), ")"), (re.compile(r"\u2212"), "-"))
+_DIGIT_RE = re.compile(r"[0-9]")
 _OPERATORS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv}
 
 
@@ -129,9 +130,11 @@ def _evaluate(node: ast.expr) -> Fraction | None:
 
 
 def _false_equation(content: str) -> bool:
+    if "=" not in content:
+        return False
     values = [arithmetic_value(side) for side in content.split("=") if side.strip()]
     known = [value for value in values if value is not None]
-    return "=" in content and len(known) >= 2 and any(value != known[0] for value in known[1:])
+    return len(known) >= 2 and any(value != known[0] for value in known[1:])
 
 
 def _bare_number(value: str) -> NumberMatch | None:
@@ -149,6 +152,8 @@ def _phrase(text: str) -> tuple[int, Extraction] | None:
 
 def _statements_after(after: str) -> list[NumberMatch]:
     """Answers stated after the statement read: a box, an answer phrase, a bold number, a closing ``Therefore, X.``"""
+    if _DIGIT_RE.search(after) is None:  # each of them states a number
+        return []
     check = CHECK_RE.search(after)
     after = after[:check.start()] if check else after
     found = []
@@ -169,6 +174,44 @@ def _statements_after(after: str) -> list[NumberMatch]:
     return found
 
 
+def _has_box(text: str, end: int) -> bool:
+    return text.find("\\boxed", 0, end) >= 0 or text.find("\\fbox", 0, end) >= 0
+
+
+def _may_state_before(text: str, start: int) -> bool:
+    """Whether ``text[:start]`` holds what a final statement before ``start`` is read by: a ``####``
+    line, a box, the word "answer" of a phrase, or a bold line's ``**`` in its last characters."""
+    if text.find("####", 0, start) >= 0 or text.find("**", max(0, start - STATEMENT_GAP - 100), start) >= 0 \
+            or ("\\" in text and _has_box(text, start)):
+        return True
+    if text.isascii():  # lower-casing ASCII keeps every index
+        return text.lower().find("answer", 0, start) >= 0
+    lowered = cue_text(text[:start])
+    return lowered is None or "answer" in lowered
+
+
+def _bold_window(start: int) -> int:
+    """Where a bold line that ends right before ``start`` may begin."""
+    return max(0, start - STATEMENT_GAP - 100)
+
+
+def _gap_start(text: str, start: int) -> int:
+    """Where the last line before ``start`` that holds a digit and is no label starts (0: none).
+
+    A statement that ends before it has a digit between it and ``start``
+    (:func:`~referee.verifiers.text.hedging.only_words_between` fails), and a phrase or a ``####``
+    line, which never spans a line break, ends before it when it starts before it.
+    """
+    end = start
+    while end > 0:
+        line_start = text.rfind("\n", 0, end) + 1
+        line = text[line_start:end]
+        if _DIGIT_RE.search(line) is not None and not is_label(line):
+            return line_start
+        end = line_start - 1
+    return 0
+
+
 def _statement_before(text: str, start: int) -> NumberMatch | None:
     """A final statement just before the one read at ``start``, with nothing but a few words between.
 
@@ -176,22 +219,30 @@ def _statement_before(text: str, start: int) -> NumberMatch | None:
     most 80 characters of words (no digit, no correction; Minerva's "I hope it is correct." is none): ``The answer is 20. Hence \\boxed{15}``,
     ``#### 20`` then ``#### 15``, ``**20**`` then ``The answer is 15.``
     """
-    head = text[:start]
+    if not _may_state_before(text, start):
+        return None
+    lines = _gap_start(text, start)  # phrases and #### lines are read from here on: none before can qualify
+    window = text[lines:start]
     found: list[tuple[int, NumberMatch]] = []  # (where the statement ends, its number)
-    phrase = _phrase(head)
+    lowered = window.lower() if window.isascii() else None
+    phrase = _last_phrase(window, lowered) if lowered is None or "answer" in lowered else None
     if phrase is not None:
-        stated = head.find(phrase[1].number.text, phrase[0])  # the sentence ends after the number it states
-        found.append((sentence_end(head, stated + len(phrase[1].number.text)), phrase[1].number))
-    line = _last_answer_line(head)
+        stated = window.find(phrase[1].number.text, phrase[0])  # the sentence ends after the number it states
+        found.append((lines + sentence_end(window, stated + len(phrase[1].number.text)), phrase[1].number))
+    line = _last_answer_line(window) if "####" in window else None
     if line is not None and line.start >= 0:
-        found.append((_line_end(head, line.start), line.number))
-    boxed = _last_boxed(head)
+        found.append((lines + _line_end(window, line.start), line.number))
+    head = text[:start]
+    spans = boxed_spans(head) if _has_box(text, start) else []
+    boxed = _last_boxed(head, spans)
     if boxed is not None:
-        found.append((next(end for begin, end, _ in boxed_spans(head) if begin == boxed[0]), boxed[1].number))
-    for bold in BOLD_LINE_RE.finditer(head[-STATEMENT_GAP - 100:]):
+        found.append((next(end for begin, end, _ in spans if begin == boxed[0]), boxed[1].number))
+    tail = _bold_window(start)
+    bolds = BOLD_LINE_RE.finditer(head[tail:]) if "**" in head[tail:] else ()
+    for bold in bolds:  # in a slice: its first line counts as a line
         number = None if is_label(bold.group(1)) else _span_answer(bold.group(1))
         if number is not None:
-            found.append((len(head) - len(head[-STATEMENT_GAP - 100:]) + bold.end(), number[0]))
+            found.append((tail + bold.end(), number[0]))
     for end, number in found:
         if end < start and only_words_between(head, end, start):
             return number
@@ -200,7 +251,7 @@ def _statement_before(text: str, start: int) -> NumberMatch | None:
 
 def _box_before(text: str, phrase_start: int) -> NumberMatch | None:
     """The last box before an answer phrase, with no correction between (``\\boxed{12}. The answer is 15.``)."""
-    boxed = _last_boxed(text[:phrase_start])
+    boxed = _last_boxed(text[:phrase_start]) if _has_box(text, phrase_start) else None
     if boxed is None or CORRECTION_RE.search(text[boxed[0]:phrase_start]) or CHECK_RE.search(text[boxed[0]:phrase_start]):
         return None
     return boxed[1].number
@@ -209,6 +260,9 @@ def _box_before(text: str, phrase_start: int) -> NumberMatch | None:
 def _line_end(text: str, start: int) -> int:
     end = text.find("\n", start)
     return len(text) if end < 0 else end
+
+
+_NO_ANSWER: Review = Review(None)
 
 
 def review(text: str, answer: Extraction | None, read: Callable[[str], Extraction | None]) -> Review:
@@ -227,7 +281,7 @@ def review(text: str, answer: Extraction | None, read: Callable[[str], Extractio
         'override'
     """
     if answer is None:
-        return Review(None)
+        return _NO_ANSWER
     if answer.source == "last number":  # "The answer is not 24.", "<answer>The answer is not 24</answer>"
         negated = negated_answer(text)
         if negated is not None and parse_number(negated) == answer.number.value:
@@ -238,45 +292,64 @@ def review(text: str, answer: Extraction | None, read: Callable[[str], Extractio
                   for found in [read(content)] if found is not None and found.number.value != answer.number.value]
         if others:
             return Review(answer, others=tuple(others), others_rule="several answers")
-    if answer.source == "boxed":
-        disowned = disowned_boxes(text)
+    spans = boxed_spans(text) if answer.source == "boxed" else []
+    if spans:
+        disowned = disowned_boxes(text, spans)
         if disowned:
             text = blanked(text, [(start, end) for start, end, _ in disowned])
+            spans = boxed_spans(text)
             answer = read(text)
             if answer is None or answer.source == "last number":
                 kinds = ", ".join(sorted({why for _, _, why in disowned}))
                 return Review(answer, "disowned", f"its only boxed answer is disowned ({kinds}): no answer is stated as final")
     if answer.source == "bold":  # nothing is read after the last bold number: only a statement just before it
-        bolds = list(_BOLD_RE.finditer(text))
-        before = _statement_before(text, bolds[-1].start()) if bolds else None
-        return Review(answer, others=(before,), others_rule="override") \
-            if before is not None and before.value != answer.number.value else Review(answer)
+        return _review_bold(text, answer)
     if answer.start < 0:  # a last line or a last number: nothing is read after them
         return Review(answer)
-    others: list[NumberMatch] = []
     if answer.source == "boxed":
-        spans = boxed_spans(text)
-        read_box = next(span for span in spans if span[0] == answer.start)
-        if any(start > read_box[0] and is_blank_box(content) for start, _, content in spans):
-            return Review(answer, "empty box", "its final box is empty: the final answer is blank")
-        if _false_equation(read_box[2]):
-            return Review(answer, "false equation", f"its boxed equation {read_box[2].strip()} is false")
-        sentence = text[sentence_start(text, read_box[0]):sentence_end(text, read_box[1])]
-        if HEDGE_WORD_RE.search(sentence.replace(read_box[2], "")):
-            return Review(answer, "hedged", "the sentence of its final box hedges it (maybe, probably, might)")
+        return _review_box(text, answer, spans)
+    line_end = _line_end(text, answer.start)
+    others = _statements_after(text[line_end:]) if line_end < len(text) else []
+    if answer.source == "answer phrase":
+        others += [found for found in (_box_before(text, answer.start), _statement_before(text, answer.start)) if found]
+    else:  # a "####" line
+        before = _statement_before(text, answer.start)
+        others += [before] if before is not None else []
+    return _override(answer, others)
+
+
+def _review_bold(text: str, answer: Extraction) -> Review:
+    """A bold answer: overridden by a final statement just before it."""
+    bolds = list(_BOLD_RE.finditer(text))
+    before = _statement_before(text, bolds[-1].start()) if bolds else None
+    return Review(answer, others=(before,), others_rule="override") \
+        if before is not None and before.value != answer.number.value else Review(answer)
+
+
+def _review_box(text: str, answer: Extraction, spans: list[tuple[int, int, str]]) -> Review:
+    """A boxed answer (``spans``: the boxes of ``text``): empty, false, hedged, one of several, overridden."""
+    read_box = next(span for span in spans if span[0] == answer.start)
+    if any(start > read_box[0] and is_blank_box(content) for start, _, content in spans):
+        return Review(answer, "empty box", "its final box is empty: the final answer is blank")
+    if _false_equation(read_box[2]):
+        return Review(answer, "false equation", f"its boxed equation {read_box[2].strip()} is false")
+    sentence = text[sentence_start(text, read_box[0]):sentence_end(text, read_box[1])]
+    if HEDGE_WORD_RE.search(sentence.replace(read_box[2], "")):
+        return Review(answer, "hedged", "the sentence of its final box hedges it (maybe, probably, might)")
+    if len(spans) > 1:
         boxes = [span for span in spans if span[0] <= read_box[0] and _span_answer(span[2]) is not None]
         alternatives = [_span_answer(content) for content in alternatives_before(text, boxes)]
         others = [found[0] for found in alternatives if found is not None]
         if others:
             return Review(answer, others=tuple(others), others_rule="several answers")
-        others = _statements_after(text[read_box[1]:])
-        before = _statement_before(text, read_box[0])
-        others += [before] if before is not None else []
-    elif answer.source == "answer phrase":
-        before = [found for found in (_box_before(text, answer.start), _statement_before(text, answer.start)) if found]
-        others = _statements_after(text[_line_end(text, answer.start):]) + before
-    elif answer.source == "####":
-        before = _statement_before(text, answer.start)
-        others = _statements_after(text[_line_end(text, answer.start):]) + ([before] if before is not None else [])
-    others = [number for number in others if number.value != answer.number.value]
-    return Review(answer, others=tuple(others), others_rule="override") if others else Review(answer)
+    others = _statements_after(text[read_box[1]:])
+    before = _statement_before(text, read_box[0])
+    return _override(answer, others + [before] if before is not None else others)
+
+
+def _override(answer: Extraction, stated: list[NumberMatch]) -> Review:
+    """``answer`` with the statements of ``stated`` whose value differs from it as further answers."""
+    if not stated:
+        return Review(answer)
+    others = tuple(number for number in stated if number.value != answer.number.value)
+    return Review(answer, others=others, others_rule="override") if others else Review(answer)

@@ -25,20 +25,76 @@ _HYPOTHETICAL_RE = re.compile(r"\b(?:if|suppose|supposing|assume|assuming)\b[^.!
                               r"\s*(?:\$|\\\(|\\\[)?\s*$", re.IGNORECASE)
 _HYPOTHETICAL_TAIL_RE = re.compile(r"\b(?:were|would\s+be|had\s+been)\s*(?:\$|\\\(|\\\[)?\s*$", re.IGNORECASE)
 _CUE_CHARS = 40  # a negation or a "were" stands right before the box it disowns
+# A word each of _NEGATED_RE and _HYPOTHETICAL_TAIL_RE needs (same case folding): without one, neither can match.
+_CUE_WORD_RE = re.compile(r"not|never|isn|can|were|would|had", re.IGNORECASE)
 _QUOTES = ('"', "“", "”")
 _BLANK_BOX_RE = re.compile(r"(?:\\[ ,;:!]|\\q?quad|~|\s)*")
 # "guess" hedges as the writer's own ("I guess", "my best guess"), never as a noun of the problem
 # ("the minimum number of guesses needed", "by guessing the corner squares": Sky-T1 traces of AMC 2023).
 _OWN_GUESS = r"(?:a|i(?:'d|'m|\s+would|\s+am)?|my|our|best|educated|wild|rough)\s+guess(?:es|ing)?"
-HEDGE_WORD_RE = re.compile(rf"\b(?:maybe|perhaps|probably|possibly|might|{_OWN_GUESS}|not\s+sure)\b", re.IGNORECASE)
-_RANKED_RE = re.compile(rf"\b(?:alternatively|otherwise|candidates?|most\s+likely|{_OWN_GUESS})\b", re.IGNORECASE)
-CHECK_RE = re.compile(r"\b(?:check\w*|verif\w*|substitut\w*|plug\w*)\b", re.IGNORECASE)  # a check that follows the answer
+
+
+def cue_text(text: str) -> str | None:
+    """``text`` lower-cased, to test for the words a case-insensitive pattern needs; ``None`` when it
+    holds one of the letters that pattern would also read as an ASCII one and ``str.lower`` does
+    not turn into it (dotless ``ı``, long ``ſ``, dotted ``İ``: only the pattern can tell).
+
+    Example:
+        >>> cue_text("Maybe 5"), cue_text("Perhapſ 5")
+        ('maybe 5', None)
+    """
+    if not text.isascii() and ("ſ" in text or "ı" in text or "İ" in text):
+        return None
+    return text.lower()
+
+
+class CuedPattern:
+    """A case-insensitive word pattern that is only searched where it can match.
+
+    ``cues``: lower-case substrings one of which every match holds; ``cue_pattern``: a pattern
+    searched on the lower-cased text that finds every other match's cue. The pattern runs only
+    when a cue is in :func:`cue_text`: these word lists scan at tens of nanoseconds a character,
+    a cue test at about one.
+
+    Example:
+        >>> HEDGE_WORD_RE.search("So it is 18.") is None, HEDGE_WORD_RE.search("It is MAYBE 18.").group()
+        (True, 'MAYBE')
+    """
+
+    __slots__ = ("pattern", "cues", "cue_pattern")
+
+    def __init__(self, pattern: re.Pattern[str], cues: tuple[str, ...], cue_pattern: re.Pattern[str] | None = None):
+        self.pattern, self.cues, self.cue_pattern = pattern, cues, cue_pattern
+
+    def search(self, text: str) -> re.Match[str] | None:
+        """``pattern.search(text)``, skipped when ``text`` holds no cue."""
+        lowered = cue_text(text)
+        if lowered is not None:
+            for cue in self.cues:
+                if cue in lowered:
+                    break
+            else:
+                if self.cue_pattern is None or self.cue_pattern.search(lowered) is None:
+                    return None
+        return self.pattern.search(text)
+
+
+HEDGE_WORD_RE = CuedPattern(re.compile(rf"\b(?:maybe|perhaps|probably|possibly|might|{_OWN_GUESS}|not\s+sure)\b",
+                                       re.IGNORECASE), ("maybe", "perhaps", "probabl", "possibl", "might", "guess", "sure"))
+_RANKED_RE = CuedPattern(re.compile(rf"\b(?:alternatively|otherwise|candidates?|most\s+likely|{_OWN_GUESS})\b",
+                                    re.IGNORECASE), ("alternatively", "otherwise", "candidate", "likely", "guess"))
+CHECK_RE = CuedPattern(re.compile(r"\b(?:check\w*|verif\w*|substitut\w*|plug\w*)\b", re.IGNORECASE),
+                       ("check", "verif", "substitut", "plug"))  # a check that follows the answer
 _ALTERNATIVE_RE = re.compile(r"\b(?:alternatively|otherwise|candidates?|either|or)\b|\bor\b|/", re.IGNORECASE)
-CORRECTION_RE = re.compile(
+CORRECTION_RE = CuedPattern(re.compile(
     r"\b(?:wait|actually|mistake|wrong|incorrect|correct(?:ed|ion|ing)?|re-?check\w*|re-?calculat\w*|re-?evaluat\w*"
     r"|error|oops|instead|fix\w*|redo|revis\w*|however|sorry|fails?|rather|equivalently|simplif\w*)\b|\bno\s*[,.]",
-    re.IGNORECASE)
+    re.IGNORECASE), ("wait", "actually", "mistake", "wrong", "correct", "check", "calculat", "evaluat", "error", "oops",
+                     "instead", "fix", "redo", "revis", "however", "sorry", "fail", "rather", "equivalently", "simplif"),
+    re.compile(r"no\s*[,.]"))
 _SENTENCE_START_RE = re.compile(r"(?:[.!?:](?=\s)|\n|</?think>)")
+# The last of _SENTENCE_START_RE's marks, found from the end (no two of them overlap, so it is finditer's last).
+_LAST_SENTENCE_START_RE = re.compile(r"(?s:.*)(?:[.!?:](?=\s)|\n|</?think>)")
 _SENTENCE_WINDOW = 400  # characters the cues of one statement are looked for in: bounded, so the reading stays linear
 CLOSING_RE = re.compile(r"(?:^|\n|[.!?]\s)\s*(?:therefore|thus|hence|so)\s*,?\s*(?P<value>[^\n]{1,60}?)\s*\.?\s*$",
                         re.IGNORECASE)
@@ -61,6 +117,8 @@ def answer_tags(text: str) -> list[tuple[int, int, str]]:
         >>> [content for _, _, content in answer_tags("<answer>25</answer> so <answer>24</answer>")]
         ['25', '24']
     """
+    if "<" not in text:
+        return []
     return [(tag.start(), tag.end(), tag.group("content")) for tag in _ANSWER_TAG_RE.finditer(text)]
 
 
@@ -72,6 +130,9 @@ def negated_answer(text: str) -> str | None:
         >>> negated_answer("20 + 4 = 24. The answer is not 24."), negated_answer("The answer is not 24 but 25.")
         ('24', None)
     """
+    lowered = cue_text(text)
+    if lowered is not None and "answer" not in lowered:  # the word every match holds
+        return None
     found = None
     for found in _NEGATED_ANSWER_RE.finditer(text):
         pass
@@ -103,7 +164,7 @@ Answer = TypeVar("Answer")
 Statement = TypeVar("Statement")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class Review(Generic[Answer, Statement]):
     """What a domain's hedge and override stage makes of a completion's answer (a maths
     :class:`~referee.verifiers.math.extract.Extraction` and its statements as text, a GSM8K one
@@ -124,6 +185,15 @@ class Review(Generic[Answer, Statement]):
     reason: str = ""
     others: tuple[Statement, ...] = ()
     others_rule: str = ""
+
+    def __init__(self, answer: Answer | None, rule: str | None = None, reason: str = "",
+                 others: tuple[Statement, ...] = (), others_rule: str = "") -> None:
+        # One Review per completion, so the fields are stored directly (the dataclass is frozen:
+        # attribute assignment is refused), at under half the cost of the generated __init__.
+        fields = self.__dict__
+        fields["answer"], fields["rule"], fields["reason"] = answer, rule, reason
+        fields["others"], fields["others_rule"] = others, others_rule
+
 
 def after_reasoning(completion: str) -> str | None:
     """What follows the last ``</think>``; the whole text when it has no think block; ``None`` when one is left open.
@@ -160,8 +230,8 @@ def sentence_start(text: str, position: int) -> int:
         ' Then 6.'
     """
     window = max(0, position - _SENTENCE_WINDOW)
-    starts = [match.end() for match in _SENTENCE_START_RE.finditer(text, window, position)]
-    return starts[-1] if starts else window
+    last = _LAST_SENTENCE_START_RE.match(text, window, position)
+    return last.end() if last else window
 
 
 def sentence_end(text: str, position: int) -> int:
@@ -183,31 +253,43 @@ def _quoted(text: str, start: int, end: int) -> bool:
     return sum(before.count(q) for q in _QUOTES) % 2 == 1 and any(q in after for q in _QUOTES)
 
 
-def disowned_boxes(text: str) -> list[tuple[int, int, str]]:
+def disowned_boxes(text: str, boxes: list[tuple[int, int, str]] | None = None) -> list[tuple[int, int, str]]:
     """The boxes ``text`` disowns, with why: in a comment or code block, negated, hypothetical, quoted.
+
+    ``boxes``: the :func:`~referee.verifiers.text.latex.boxed_spans` of ``text``, when the caller has them.
 
     Example:
         >>> [why for _, _, why in disowned_boxes(r"It is not \\boxed{7}. <!-- \\boxed{8} --> So \\boxed{9}.")]
         ['negated', 'in a comment or code block']
     """
-    boxes = boxed_spans(text)
+    boxes = boxed_spans(text) if boxes is None else boxes
     if not boxes:
         return []
-    fenced = [match.span() for match in _FENCED_RE.finditer(text)]
+    fenced = [match.span() for match in _FENCED_RE.finditer(text)] if "<!--" in text or "```" in text else []
     fence_starts = [fence_start for fence_start, _ in fenced]
+    quotes = '"' in text or "“" in text or "”" in text  # _QUOTES
     found = []
     for start, end, _ in boxes:
         fence = bisect.bisect_right(fence_starts, start) - 1
-        before = text[sentence_start(text, start):start]
         if fence >= 0 and start < fenced[fence][1]:
             found.append((start, end, "in a comment or code block"))
-        elif _NEGATED_RE.search(before[-_CUE_CHARS:]):
-            found.append((start, end, "negated"))
-        elif _HYPOTHETICAL_TAIL_RE.search(before[-_CUE_CHARS:]) and _HYPOTHETICAL_RE.search(before):
-            found.append((start, end, "hypothetical"))
-        elif _quoted(text, start, end):
-            found.append((start, end, "quoted"))
+            continue
+        why = _disowning_cue(text, start) or ("quoted" if quotes and _quoted(text, start, end) else None)
+        if why is not None:
+            found.append((start, end, why))
     return found
+
+
+def _disowning_cue(text: str, start: int) -> str | None:
+    """``"negated"`` or ``"hypothetical"`` when the words right before the box at ``start`` disown it."""
+    if _CUE_WORD_RE.search(text, max(0, start - _CUE_CHARS), start) is None:  # neither rule can match
+        return None
+    before = text[sentence_start(text, start):start]
+    if _NEGATED_RE.search(before[-_CUE_CHARS:]):
+        return "negated"
+    if _HYPOTHETICAL_TAIL_RE.search(before[-_CUE_CHARS:]) and _HYPOTHETICAL_RE.search(before):
+        return "hypothetical"
+    return None
 
 
 def is_blank_box(content: str) -> bool:

@@ -44,7 +44,7 @@ def is_label(text: str) -> bool:
         >>> [is_label(t) for t in ("**18**", "Answer: 18", "Tuesday", "Step 3: 18", "**Yes**")]
         [False, False, False, False, False]
     """
-    content = _DRESS_RE.sub("", text)
+    content = _undressed(text)
     if not content or len(content) > 80:
         return False
     step = _STEP_RE.match(content)
@@ -52,6 +52,21 @@ def is_label(text: str) -> bool:
         rest = content[step.end():]
         return re.search(r"[0-9=$\\]", rest) is None
     return _LABEL_RE.fullmatch(content) is not None or _CHINESE_LABEL_RE.fullmatch(content) is not None
+
+
+def _undressed(text: str) -> str:
+    """``text`` without the markdown before it and the colon or dots after it: ``_DRESS_RE.sub("", text)``
+    written with ``str.strip`` (whose whitespace is the regex's ``\\s``), many times faster."""
+    while True:
+        stripped = text.lstrip().lstrip("#>*_")
+        if stripped == text:
+            break
+        text = stripped
+    while True:
+        stripped = text.rstrip().rstrip("*_:：.-—–")
+        if stripped == text:
+            return text
+        text = stripped
 
 
 _LINE_OPENING_RE = re.compile(r"\n[ \t]*(?:\$\$|\$|\\\[|\\\()?[ \t]*$")  # a line that opens with the statement

@@ -1,0 +1,242 @@
+"""The hedge stage's fast paths against the full reading they stand for.
+
+The hedge and override stage skips work it can prove useless: a word pattern is not searched in
+a text that holds none of its words, a statement before the answer is only looked for where a
+gap of words could still separate it, a text with no digit states nothing. Each shortcut here is
+held against the reading it replaces (written out plainly below, as the stage read before it had
+shortcuts): on random compositions of answer shapes, cue words and markup, every verdict of both
+verifiers' hedge stage is the same with and without them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+from collections.abc import Iterator
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from referee.verifiers import gsm8k
+from referee.verifiers.gsm8k import extract as gsm8k_extract
+from referee.verifiers.gsm8k import hedges as gsm8k_hedges
+from referee.verifiers.math import extract as math_extract
+from referee.verifiers.math import hedges as math_hedges
+from referee.verifiers.text import hedging, labels
+from referee.verifiers.text.latex import boxed_spans
+
+# --- the full readings ------------------------------------------------------------------------
+
+_CUED = ("HEDGE_WORD_RE", "CHECK_RE", "CORRECTION_RE", "_RANKED_RE")
+_PATTERNS = {name: getattr(hedging, name).pattern for name in _CUED}  # each word pattern searched everywhere
+
+
+def full_sentence_start(text: str, position: int) -> int:
+    window = max(0, position - hedging._SENTENCE_WINDOW)
+    starts = [match.end() for match in hedging._SENTENCE_START_RE.finditer(text, window, position)]
+    return starts[-1] if starts else window
+
+
+def full_undressed(text: str) -> str:
+    return labels._DRESS_RE.sub("", text)
+
+
+def full_answer_tags(text: str) -> list[tuple[int, int, str]]:
+    return [(tag.start(), tag.end(), tag.group("content")) for tag in hedging._ANSWER_TAG_RE.finditer(text)]
+
+
+def full_negated_answer(text: str) -> str | None:
+    found = None
+    for found in hedging._NEGATED_ANSWER_RE.finditer(text):
+        pass
+    if found is None or re.search(r"[0-9]", text[found.end():]) or found.group("value").lower() in ("a", "an", "the"):
+        return None
+    return found.group("value")
+
+
+def full_disowned_boxes(text: str, boxes: list[tuple[int, int, str]] | None = None) -> list[tuple[int, int, str]]:
+    import bisect
+
+    boxes = boxed_spans(text)
+    if not boxes:
+        return []
+    fenced = [match.span() for match in hedging._FENCED_RE.finditer(text)]
+    fence_starts = [fence_start for fence_start, _ in fenced]
+    found = []
+    for start, end, _ in boxes:
+        fence = bisect.bisect_right(fence_starts, start) - 1
+        before = text[full_sentence_start(text, start):start]
+        if fence >= 0 and start < fenced[fence][1]:
+            found.append((start, end, "in a comment or code block"))
+        elif hedging._NEGATED_RE.search(before[-hedging._CUE_CHARS:]):
+            found.append((start, end, "negated"))
+        elif hedging._HYPOTHETICAL_TAIL_RE.search(before[-hedging._CUE_CHARS:]) and hedging._HYPOTHETICAL_RE.search(before):
+            found.append((start, end, "hypothetical"))
+        elif hedging._quoted(text, start, end):
+            found.append((start, end, "quoted"))
+    return found
+
+
+def full_statements_after(after: str) -> list:
+    check = _PATTERNS["CHECK_RE"].search(after)
+    after = after[:check.start()] if check else after
+    correction = _PATTERNS["CORRECTION_RE"]
+    found = []
+    boxed = gsm8k_extract._last_boxed(after)
+    if boxed is not None and not correction.search(after[:boxed[0]]):
+        found.append(boxed[1].number)
+    phrase = gsm8k_hedges._phrase(after)
+    if phrase is not None and not correction.search(after[:phrase[0]]):
+        found.append(phrase[1].number)
+    bold = gsm8k_extract._last_bold(after)
+    if bold is not None and not correction.search(after):
+        found.append(bold)
+    closing = hedging.CLOSING_RE.search(after)
+    if closing and not correction.search(after[:closing.start()]):
+        number = gsm8k_hedges._bare_number(closing.group("value"))
+        if number is not None:
+            found.append(number)
+    return found
+
+
+def full_statement_before(text: str, start: int):
+    head = text[:start]
+    found = []
+    phrase = gsm8k_hedges._phrase(head)
+    if phrase is not None:
+        stated = head.find(phrase[1].number.text, phrase[0])
+        found.append((hedging.sentence_end(head, stated + len(phrase[1].number.text)), phrase[1].number))
+    line = gsm8k_extract._last_answer_line(head)
+    if line is not None and line.start >= 0:
+        found.append((gsm8k_hedges._line_end(head, line.start), line.number))
+    boxed = gsm8k_extract._last_boxed(head)
+    if boxed is not None:
+        found.append((next(end for begin, end, _ in boxed_spans(head) if begin == boxed[0]), boxed[1].number))
+    for bold in hedging.BOLD_LINE_RE.finditer(head[-hedging.STATEMENT_GAP - 100:]):
+        number = None if labels.is_label(bold.group(1)) else gsm8k_extract._span_answer(bold.group(1))
+        if number is not None:
+            found.append((len(head) - len(head[-hedging.STATEMENT_GAP - 100:]) + bold.end(), number[0]))
+    for end, number in found:
+        if end < start and hedging.only_words_between(head, end, start):
+            return number
+    return None
+
+
+
+
+@contextlib.contextmanager
+def full_reading() -> Iterator[None]:
+    """Every shortcut of the hedge stage replaced by the full reading it stands for."""
+    patches = [(hedging, "sentence_start", full_sentence_start), (labels, "_undressed", full_undressed),
+               (hedging, "answer_tags", full_answer_tags), (hedging, "negated_answer", full_negated_answer),
+               (hedging, "disowned_boxes", full_disowned_boxes),
+               (gsm8k_hedges, "_statement_before", full_statement_before),
+               (gsm8k_hedges, "_statements_after", full_statements_after)]
+    for module in (gsm8k_hedges, math_hedges):
+        for name in ("sentence_start", "answer_tags", "negated_answer", "disowned_boxes"):
+            if hasattr(module, name):
+                patches.append((module, name, globals()["full_" + name]))
+    for module in (hedging, gsm8k_hedges, math_hedges):
+        for name in _CUED:
+            if hasattr(module, name):
+                patches.append((module, name, _PATTERNS[name]))
+    saved = [(module, name, getattr(module, name)) for module, name, _ in patches]
+    try:
+        for module, name, value in patches:
+            setattr(module, name, value)
+        yield
+    finally:
+        for module, name, value in reversed(saved):
+            setattr(module, name, value)
+
+
+# --- random compositions -----------------------------------------------------------------------
+
+_PIECES = [
+    "Janet sells 16 - 3 - 4 = 9 eggs.", "She makes 9 * 2 = $18.", "So the total is 18 dollars.", "\n", "\n\n", " ",
+    "#### 18", "#### 20", "#### Step 1", "The answer is 18.", "The answer is 20.", "Answer: 18", "answer is not 18.",
+    "The final answer is $\\boxed{18}$.", "\\boxed{20}", "\\boxed{}", "\\boxed{18 = 20}", "\\boxed{5 or 6}", "**18**",
+    "**Final Answer**", "**Step 3: Final answer**", "### Answer", "Therefore, 18.", "So 20.", "Thus, $20.",
+    "Maybe", "maybe", "probably", "I guess", "not sure", "Alternatively,", "Candidate 2:", "or", "/",
+    "Wait,", "Actually", "No,", "no.", "Check:", "verify", "Let me recheck.", "instead", "sorry", "simplify",
+    "it is not", "if it were", "would be", '"', "“", "”", "<!--", "-->", "```", "<answer>18</answer>",
+    "<answer>20</answer>", "<ANSWER>", "</think>", "I hope it is correct.", "ſ", "ı", "İ", "K", "MAYBE", "ANSWER:",
+    "WAIT", "hours", "120 minutes", "2 hours, or", "$", ":", ".", "(", ")", "x = 18",
+]
+
+
+@st.composite
+def compositions(draw: st.DrawFn) -> str:
+    pieces = draw(st.lists(st.sampled_from(_PIECES), min_size=1, max_size=14))
+    glue = draw(st.lists(st.sampled_from([" ", "\n", "", ". ", "\n\n"]), min_size=len(pieces), max_size=len(pieces)))
+    return "".join(piece + sep for piece, sep in zip(pieces, glue))
+
+
+@settings(max_examples=600, deadline=None)
+@given(text=compositions(), mode=st.sampled_from(["auto", "flexible", "strict"]))
+def test_gsm8k_verdicts_match_the_full_reading(text: str, mode: str) -> None:
+    fast = gsm8k.verify(text, 18, mode=mode)
+    with full_reading():
+        full = gsm8k.verify(text, 18, mode=mode)
+    assert fast == full, text
+
+
+@settings(max_examples=400, deadline=None)
+@given(text=compositions())
+def test_maths_reviews_match_the_full_reading(text: str) -> None:
+    answer = math_extract.extract_answer(text)
+    fast = math_hedges.review(text, answer)
+    with full_reading():
+        full = math_hedges.review(text, answer)
+    assert fast == full, text
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=compositions(), data=st.data())
+def test_statement_before_matches_the_full_reading(text: str, data: st.DataObject) -> None:
+    start = data.draw(st.integers(0, len(text)))
+    assert gsm8k_hedges._statement_before(text, start) == full_statement_before(text, start)
+
+
+@settings(max_examples=500, deadline=None)
+@given(text=compositions(), data=st.data())
+def test_sentence_start_matches_the_full_reading(text: str, data: st.DataObject) -> None:
+    position = data.draw(st.integers(0, len(text)))
+    assert hedging.sentence_start(text, position) == full_sentence_start(text, position)
+
+
+@settings(max_examples=500, deadline=None)
+@given(text=st.text(alphabet=" \t\n\xa0\u3000#>*_:：.-—–aZ3ſ", max_size=12) | compositions())
+def test_undressed_matches_the_regex(text: str) -> None:
+    assert labels._undressed(text) == full_undressed(text)
+
+
+@pytest.mark.parametrize("name", _CUED)
+@settings(max_examples=300, deadline=None)
+@given(text=compositions())
+def test_cued_patterns_match_their_regex(name: str, text: str) -> None:
+    cued = getattr(hedging, name)
+    fast, full = cued.search(text), cued.pattern.search(text)
+    assert (fast and fast.span()) == (full and full.span())
+
+
+@pytest.mark.parametrize("text", ["It is maybe ſo.", "PERHAPS 5", "Waıt, 5", "no , 5", "İ guess 5", "perhapſ 5"])
+def test_cued_patterns_read_case_folded_letters(text: str) -> None:
+    for name in _CUED:
+        cued = getattr(hedging, name)
+        assert (cued.search(text) is None) == (cued.pattern.search(text) is None), (name, text)
+
+
+def test_the_full_reading_can_disagree() -> None:
+    """The comparison can fail: a reading that skips the statement before always misses this override."""
+    text = "The answer is 20.\n\n#### 18"
+    with full_reading():
+        full = gsm8k.verify(text, 18)
+    saved = gsm8k_hedges._statement_before
+    gsm8k_hedges._statement_before = lambda text, start: None
+    try:
+        skipped = gsm8k.verify(text, 18)
+    finally:
+        gsm8k_hedges._statement_before = saved
+    assert full.details.get("check") == "override" and skipped.correct
