@@ -271,6 +271,38 @@ def test_sentence_golds_are_compared_where_safe() -> None:
     _assert_cases(SENTENCES)
 
 
+NAMED_OPTIONS = [
+    (r"\boxed{C}", r"\text{(C) Parabola}", "correct"),
+    (r"\boxed{\text{(C)}}", "(C) Parabola", "correct"),
+    (r"\boxed{\text{parabola}}", "(C) Parabola", "correct"),
+    (r"\boxed{C}", "Option C", "correct"),
+    (r"\boxed{B}", r"\textbf{(B) }12", "correct"),
+    (r"\boxed{12}", r"\textbf{(B) }12", "correct"),
+    (r"\boxed{\frac{24}{2}}", "(B) 12", "correct"),
+    # never paid
+    (r"\boxed{D}", "(C) Parabola", "wrong"),
+    (r"\boxed{\text{Hyperbola}}", "(C) Parabola", "wrong"),
+    (r"\boxed{B}", "Option C", "wrong"),
+    (r"\boxed{13}", "(B) 12", "wrong"),
+    (r"\boxed{\textbf{(B) }13}", r"\textbf{(B) }12", "wrong"),  # the right letter with another value
+    (r"\boxed{\textbf{(D) }12}", r"\textbf{(B) }12", "wrong"),  # another letter
+    (r"\boxed{\text{(A) and (B)}}", "(B) 12", "wrong"),
+]
+
+
+def test_named_options_pay_their_letter_or_what_they_name() -> None:
+    _assert_cases(NAMED_OPTIONS)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.sampled_from("ABCDE"), st.sampled_from("ABCDE"), st.integers(-99, 99), st.sampled_from(
+    [r"\textbf{{({letter}) }}{value}", "({letter}) {value}", "{letter}. {value}", r"\mathrm{{({letter})}}\ {value}"]))
+def test_a_named_option_pays_only_its_own_letter(letter: str, other: str, value: int, form: str) -> None:
+    gold = form.format(letter=letter, value=value)
+    verdicts = maths.verify_batch([rf"\boxed{{{other}}}", rf"\boxed{{{value}}}", rf"\boxed{{{value + 1}}}"], [gold] * 3)
+    assert [v.correct for v in verdicts] == [other == letter, True, False], (gold, [v.reason for v in verdicts])
+
+
 def test_a_sentence_gold_that_cannot_be_compared_says_so() -> None:
     verdict = maths.verify(r"\boxed{\text{impossible}}", "No, it is not possible.")
     assert verdict.status == "error" and verdict.details["gold_kind"] == "sentence"

@@ -382,7 +382,7 @@ def answer_words(text: str) -> tuple[str, ...] | None:
         >>> answer_words(r"\\text{the Isosceles triangle}"), answer_words("Tuesday"), answer_words("B"), answer_words("x+1")
         (('isosceles', 'triangle'), ('tuesday',), None, None)
     """
-    text = _plain_words(strip_math_delimiters(text).strip().rstrip("."))
+    text = plain_words(strip_math_delimiters(text).strip().rstrip("."))
     if not _WORDS_TEXT_RE.fullmatch(text):
         return None
     words = tuple(word for word in text.lower().split() if word not in _ARTICLES)
@@ -400,8 +400,13 @@ _SENTENCE_OPENERS = frozenset("the a an it its this that there these those he sh
 _MAX_NAMED_WORDS = 12
 
 
-def _plain_words(text: str) -> str:
-    """``text`` without maths delimiters and text commands (their words kept)."""
+def plain_words(text: str) -> str:
+    """``text`` without maths delimiters and text commands (their words kept).
+
+    Example:
+        >>> plain_words(r"$\\textbf{(B) }\\text{Parabola}$")
+        '(B) Parabola'
+    """
     text, previous = strip_math_delimiters(text).strip(), None
     while previous != text:
         previous, text = text, _TEXT_COMMAND_RE.sub(r"\1", text).strip()
@@ -418,7 +423,7 @@ def is_sentence(text: str) -> bool:
         >>> is_sentence("x = 5"), is_sentence("5 apples")
         (False, False)
     """
-    return _SENTENCE_RE.fullmatch(_plain_words(text)) is not None
+    return _SENTENCE_RE.fullmatch(plain_words(text)) is not None
 
 
 def yes_or_no(text: str) -> bool | None:
@@ -429,7 +434,7 @@ def yes_or_no(text: str) -> bool | None:
         >>> yes_or_no(r"\\text{No, it is not possible.}"), yes_or_no("**Yes**"), yes_or_no("Not possible"), yes_or_no("yes or no")
         (False, True, None, None)
     """
-    words = [word.lower() for word in _SENTENCE_WORD_RE.findall(_plain_words(text))]
+    words = [word.lower() for word in _SENTENCE_WORD_RE.findall(plain_words(text))]
     if not words or words[0] not in ("yes", "no") or ("no" if words[0] == "yes" else "yes") in words:
         return None
     return words[0] == "yes"
@@ -445,7 +450,7 @@ def named_choice(text: str) -> str | None:
         >>> named_choice("The first player wins."), named_choice("Petya wins if n is odd."), named_choice("Petya and Vasya")
         (None, None, None)
     """
-    plain = _plain_words(text)
+    plain = plain_words(text)
     if not is_sentence(plain) or _NEGATION_RE.search(plain) or _CONDITION_RE.search(plain):
         return None
     words = _SENTENCE_WORD_RE.findall(plain)
@@ -462,7 +467,7 @@ def sentence_words(text: str) -> tuple[str, ...]:
         >>> sentence_words(r"\\text{Petya will receive the last token.}") == sentence_words("petya will receive last token")
         True
     """
-    return tuple(word.lower() for word in _SENTENCE_WORD_RE.findall(_plain_words(text)) if word.lower() not in _ARTICLES)
+    return tuple(word.lower() for word in _SENTENCE_WORD_RE.findall(plain_words(text)) if word.lower() not in _ARTICLES)
 
 
 def exact_matrix(text: str) -> tuple[tuple[Fraction, ...], ...] | None:

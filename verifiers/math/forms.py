@@ -7,15 +7,16 @@
 * **equations**: against a gold that states no relation, an answer ``lhs = rhs`` is its last
   right-hand side (``E(2020, 1993) = 76`` -> ``76``, ``160 - 36 - 65 = 59`` -> ``59``), element by
   element in a list (``x = -1, x = 2`` -> ``-1, 2``);
-* **intervals**: ``x \\in [-2, 7]``, ``-2 \\le x \\le 7`` and ``[-2, 7]`` are one form when either
-  side is an interval or an inequality (``k < -5`` -> ``(-\\infty, -5)``); points left out make
+* **intervals**: ``x \\in [-2, 7]``, ``-2 \\le x \\le 7``, ``\\{x \\mid -2 \\le x \\le 7\\}`` and ``[-2, 7]`` are
+  one form when either side is an interval or an inequality (``k < -5`` -> ``(-\\infty, -5)``); points left out make
   the union they are (``0 < x < 36, x \\ne 9`` -> ``(0, 9) \\cup (9, 36)``);
 * **functions**: ``f(y) = 1`` against ``f(x) = 1`` is read in the gold's variable;
 * **vectors**: a one-column or one-row matrix against a tuple (``(1, 2)``, ``\\langle 1, 2 \\rangle``)
   of as many entries is that tuple;
 * **ordinals**: ``12^{\\text{th}}``, ``3rd`` -> ``12``, ``3``;
 * **choices**: against a gold that is a choice letter (``C``, ``(C)``, ``\\textbf{C}``) the answer's
-  leading letter (``C. x = 42``, ``\\text{(E) Hyperbola}`` -> ``C``, ``E``);
+  leading letter (``C. x = 42``, ``\\text{(E) Hyperbola}`` -> ``C``, ``E``); against a named option
+  (``(C) Parabola``, ``\\textbf{(B) }12``) the letter, or what the option names (:func:`named_option`);
 * **decimal commas**: ``1000,99`` against ``1000.99`` (a comma that groups three digits stays a
   thousands separator: ``1,000``);
 * **repeating decimals**: ``0.1\\overline{6}`` -> ``\\frac{1}{6}``;
@@ -40,7 +41,7 @@ from fractions import Fraction
 from ..text.latex import balanced, bracket_depths, top_level_parts
 from ..text.prose import ascii_digits
 from ..text.vocabulary import ORDER_COMMAND, RELATION_COMMAND, SCALE_WORD, SCALES, STYLED_TEXT_COMMAND, TEXT_COMMAND
-from .exact import exact_number
+from .exact import canonical, exact_number, plain_words
 from .extract import is_mention
 
 _NUMBER_WORDS = frozenset(
@@ -113,6 +114,10 @@ _UNICODE_ROOT_RE = re.compile(r"√\s*(?:(?P<digits>[0-9]+(?:\.[0-9]+)?)|\((?P<g
 _CHOICE_GOLD_RE = re.compile(r"^\s*\(?\s*(?P<letter>[A-J])\s*\)?\s*\.?\s*$")
 _CHOICE_ANSWER_RE = re.compile(  # "C. x = 42", "(C)", "\text{(E) Hyperbola}"
     rf"^\s*(?:{STYLED_TEXT_COMMAND}\s*\{{\s*)?" r"\(?\s*(?P<letter>[A-J])\s*(?:\)|\.|:|\}|$)")
+# A choice with what it names: "(C) Parabola", "\textbf{(B) }12", "C. Parabola", "Option C".
+_OPTION_RE = re.compile(r"^\s*(?:(?i:option|choice)\s*)?\(\s*(?P<letter>[A-J])\s*\)\s*[.:]?\s*(?P<value>.*?)\s*\.?\s*$"
+                        r"|^\s*(?i:option|choice)\s+(?P<named>[A-J])\s*[.:]?\s*(?P<named_value>.*?)\s*\.?\s*$"
+                        r"|^\s*(?P<dotted>[A-J])\s*[.:)]\s+(?P<dotted_value>.+?)\s*\.?\s*$", re.DOTALL)
 _ANOTHER_CHOICE_RE = re.compile(r"\(\s*[A-J]\s*\)|(?:(?<![A-Za-z])(?i:and|or)|&|[,;])\s*\(?\s*[A-J](?![A-Za-z])")
 _ORDINAL_RE = re.compile(
     rf"(?<=[0-9])\s*(?:\^\s*\{{?\s*(?:{TEXT_COMMAND}\s*\{{\s*)?(?:st|nd|rd|th)\s*\}}?\s*\}}?"
@@ -424,6 +429,40 @@ def _decimal_commas(answer: str, gold: str) -> tuple[str, str]:
     return answer, gold
 
 
+def named_option(text: str) -> tuple[str, str] | None:
+    """``(letter, what it names)`` of a choice written with its option (``(C) Parabola``, ``\\textbf{(B) }12``,
+    ``C. Parabola``; ``Option C`` names nothing more: ``""``), else ``None`` (a bare ``(C)`` included).
+
+    Example:
+        >>> named_option(r"\\textbf{(B) }12"), named_option("(C) Parabola."), named_option("Option C")
+        (('B', '12'), ('C', 'Parabola'), ('C', ''))
+        >>> named_option("(C)"), named_option("(A) and (C)"), named_option("(1, 2)")
+        (None, None, None)
+    """
+    found = _OPTION_RE.match(plain_words(text))
+    if found is None:
+        return None
+    letter = found.group("letter") or found.group("named") or found.group("dotted")
+    value = found.group("value") or found.group("named_value") or found.group("dotted_value") or ""
+    if not value and found.group("named") is None or _ANOTHER_CHOICE_RE.search(f" {value}"):
+        return None
+    return letter, value
+
+
+def _against_option(answer: str, letter: str, value: str) -> tuple[str, str]:
+    """An answer against a gold that is a named option: its letter against the letter (``C``, ``(C) ...``), else
+    itself against what the option names (``Parabola``, ``12``); an answer that gives the option's letter
+    with a value written otherwise is compared by value (``(B) 13`` against ``(B) 12``)."""
+    stated = named_option(answer)
+    if stated is not None:
+        conflict = stated[0] == letter and stated[1] and value and canonical(stated[1]) != canonical(value)
+        return (stated[1], value) if conflict else (stated[0], letter)
+    choice = _CHOICE_ANSWER_RE.match(answer)
+    if choice and not _ANOTHER_CHOICE_RE.search(answer, choice.end()):
+        return choice.group("letter"), letter
+    return answer, value or letter
+
+
 def comparable(answer: str, gold: str) -> tuple[str, str]:
     """``(answer, gold)`` rewritten into forms that compare directly (see the module's list).
 
@@ -438,6 +477,9 @@ def comparable(answer: str, gold: str) -> tuple[str, str]:
         (('2, -6', '2, -6'), ('1, -1, 7, -7', '1,-1,7,-7'), ('(81*\\\\sqrt{2})/8', '1'))
     """
     answer, gold = _clean(answer), _clean(gold)
+    option = named_option(gold)
+    if option is not None:
+        answer, gold = _against_option(answer, *option)
     choice = _CHOICE_GOLD_RE.match(gold)
     if choice:
         letter = _CHOICE_ANSWER_RE.match(answer)

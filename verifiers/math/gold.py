@@ -11,7 +11,7 @@ from ..text.numbers import format_number
 from ..verdict import UnusableGold
 from .exact import congruence, counted, is_sentence
 from .extract import extract_answer, is_bare_answer, is_word_answer, last_boxed
-from .forms import number_words_only
+from .forms import named_option, number_words_only
 
 MAX_GOLD_CHARS = 10_000
 _COUNT_RE = re.compile(r"^(-?[0-9][0-9.]*)\s+([A-Za-z][A-Za-z ]*)$")  # "3 apples" as "3 \text{ apples}"
@@ -75,6 +75,8 @@ def gold_answer(gold: Any) -> str:
             found = extract_answer(gold)
             if found is None and is_word_answer(text.strip().rstrip("."), gold=True):
                 return text.strip().rstrip(".")  # a word or a phrase: "isosceles triangle", "the empty set"
+            if found is None and named_option(text) is not None:
+                return text.strip()  # "(C) Parabola": the choice and what it names
             if found is None and is_sentence(text):
                 return text.strip()  # "Petya will receive the last token.", "No, it is not possible.": judged as a sentence
             if found is None:
