@@ -303,6 +303,16 @@ def test_a_named_option_pays_only_its_own_letter(letter: str, other: str, value:
     assert [v.correct for v in verdicts] == [other == letter, True, False], (gold, [v.reason for v in verdicts])
 
 
+def test_a_yes_or_no_after_an_answer_phrase_is_read() -> None:
+    gold = "No, it is not possible."
+    _assert_cases([(COT + "The answer is no.", gold, "correct"),
+                   (COT + "Final answer: No, it is impossible.", gold, "correct"),
+                   (COT + "Final answer: Yes.", gold, "wrong"),
+                   (COT + "The answer is no longer 5. The answer is 6.", "6", "correct")])
+    found = extract_answer("The answer is yes, since $x = 3$.")
+    assert found is not None and found.text == "x = 3"  # a yes that leads to maths is no answer of its own
+
+
 def test_a_sentence_gold_that_cannot_be_compared_says_so() -> None:
     verdict = maths.verify(r"\boxed{\text{impossible}}", "No, it is not possible.")
     assert verdict.status == "error" and verdict.details["gold_kind"] == "sentence"

@@ -17,7 +17,8 @@ of precedence (the first that reads something wins; ``Extraction.source`` names 
    ``The correct option is (C)``, Chinese markers (``【答案】``, ``答案是``, ``故答案为``, ``答：``,
    final answers) and other languages' labels (``Réponse :``, ``Antwort:``, ``Respuesta:``); after
    the phrase, plain LaTeX whole (``2\\sqrt{3}``, ``(1,3)``), a choice letter (``The answer is B.``),
-   a number in words (``six``), a word answer that ends the text (``Tuesday``); when the phrase
+   a number in words (``six``), a word answer that ends the text (``Tuesday``), a leading yes or no
+   (``The answer is no.``, not ``yes, since $x = 3$``); when the phrase
    is followed by a sentence (``Final Answer: The largest $n$ is 34.``) the number it states.
    An answer heading (PRM800K's ``# Answer``, ``## Final Answer``) over a paragraph that is only
    an answer reads that paragraph.
@@ -80,6 +81,8 @@ _LEADING_VALUE_RE = re.compile(r"^(?P<value>[-+\u2212]?(?:\\?\$)?[0-9]+(?:,[0-9]
                                r"(?=,?\s+(?:because|since|which\s+is|which\s+means|no\s+matter)\b)")
 # A choice letter that leads the answer: "B", "(B)", "B) 12", "C because ...".
 _LEADING_CHOICE_RE = re.compile(r"^(?P<choice>\(?[A-J]\)?)(?=$|[.,;:)]|\s+(?:because|since|as|as\s+\w+|which|\S*[0-9]))")
+_YES_NO_RE = re.compile(r"(?i:yes|no)(?=$|[.,;:!](?:\s|$))")  # a yes or no that leads an answer, not "no longer"
+_MATHS_HINT_RE = re.compile(r"[0-9$\\]")
 _WORD_ANSWER_RE = re.compile(r"[A-Za-z][A-Za-z'-]*(?: [A-Za-z][A-Za-z'-]*){0,3}")
 _ARTICLES = frozenset({"a", "an", "the"})
 _VERDICT_WORDS = frozenset(
@@ -322,6 +325,9 @@ def _last_phrase(text: str, *, final_only: bool = False) -> tuple[int, str] | No
         words = leading_number_words(answer)
         if words is not None:
             return phrase.start(), str(words)  # "The answer is six."
+        yes_no = _YES_NO_RE.match(answer)
+        if yes_no and not _MATHS_HINT_RE.search(answer, yes_no.end()):  # "yes, since $x = 3$" states x = 3
+            return phrase.start(), yes_no.group()  # "The answer is no.", "Final answer: No, it is impossible."
         if not is_bare_answer(answer):
             leading = _LEADING_VALUE_RE.match(answer)
             if leading and _concludes_at(text, phrase.start(), phrase.end() + len(answer)):
