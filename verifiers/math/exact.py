@@ -1,11 +1,14 @@
-"""Decisions without sympy: normalised text, exact numbers, bases, lists and matrices, compared in plain string work.
+"""Decisions without sympy: normalised text, exact numbers, bases, lists (labelled ones too) and matrices, words and
+sentences, compared in plain string work.
 
 Everything here is linear in the input and safe to run in the trainer's own process; parsing
 with sympy (which can hang) lives in :mod:`referee.verifiers.math.sympy_worker` and runs only in
 worker processes. :func:`canonical` and :func:`exact_number` are the fast paths: normalised text
 equality and exact numbers (read by :mod:`referee.verifiers.text.numbers`), compared by
 :func:`numbers_match`; :func:`never_a_number` and :func:`may_end_in_unit` say which answers a
-number can never equal.
+number can never equal; :func:`labelled_values` reads lists whose values carry labels
+(``3 \\text{ apples}, 5 \\text{ pears}``), and :func:`yes_or_no`, :func:`named_choice` and
+:func:`sentence_words` what a gold written as a sentence says.
 """
 
 from __future__ import annotations

@@ -1,14 +1,18 @@
 """Values of simple closed-form LaTeX (numbers, fractions, roots, pi, i, + - x /, bounded powers,
 factorials, binomials, logarithms, infinity) without sympy.
 
-A strict little grammar, evaluated in time linear in the text: rational parts exactly (so
-``21! + 1 - 21!`` is 1, not 0), the rest with floats. Powers, factorials and binomials are
-bounded, so nothing can blow up. It serves two fast paths of the maths verifier:
+A strict little grammar, evaluated in time linear in the text: integers and their rational steps
+exactly (so ``21! + 1 - 21!`` is 1, not 0), the rest with floats (decimals too, as latex2sympy
+reads them; a float sum whose digits cancel is outside the grammar). Powers, factorials and
+binomials are bounded, so nothing can blow up. It serves three fast paths of the maths verifier:
 
 * a gold inside the grammar, or a list, tuple or interval of such values, certainly parses as
   maths, so it needs no sympy check before the other fast paths may judge against it;
 * two closed forms whose values are far apart (``2\\sqrt{5}`` against ``6``) cannot be equal for
-  math-verify either, so they are ``wrong`` without sympy. Equality is never decided here.
+  math-verify either, so they are ``wrong`` without sympy;
+* two closed forms of rational steps only (``4^{2006}``, ``\\frac{3-3^{-999}}{4}``) have exact values
+  (:func:`rational_value`, within more bits), so they are equal or not however large or close.
+  Otherwise equality is never decided here.
 
 Anything else (symbols, ``e``, other functions, percent) is outside the grammar: ``None``. ``i`` is the
 imaginary unit (math-verify reads it as that or as a symbol: either way ``1+2i`` is not ``12``).
