@@ -76,22 +76,7 @@ def opens_line(text: str, position: int) -> bool:
     """Whether the statement at ``position`` opens its line, but for maths delimiters (``\\[ \\boxed{3} \\]``).
 
     Example:
-        >>> opens_line("Sum:\n\\[\\boxed{3}\\]", 7), opens_line("So $\\boxed{3}$", 4)
+        >>> opens_line("Sum:\\n\\\\[\\\\boxed{3}\\\\]", 7), opens_line("So $\\\\boxed{3}$", 4)
         (True, False)
     """
     return position == 0 or _LINE_OPENING_RE.search(text, max(0, position - 8), position) is not None
-
-
-def under_label(text: str, position: int) -> bool:
-    """Whether the statement at ``position`` opens its line (but for maths delimiters) under a label line.
-
-    Example:
-        >>> text = "**Answer**\n\n$\\boxed{20}$"
-        >>> under_label(text, text.index("\\boxed")), under_label("So $\\boxed{20}$", 4)
-        (True, False)
-    """
-    opening = _LINE_OPENING_RE.search(text, max(0, position - 8), position)
-    if opening is None:
-        return False
-    above = text[:opening.start()].rstrip().rsplit("\n", 1)
-    return is_label(above[-1])
