@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -18,20 +19,40 @@ def logged_series(log_history: Sequence[Mapping[str, Any]], key: str) -> tuple[l
     return [int(entry["step"]) for entry in entries], [float(entry[key]) for entry in entries]
 
 
-def first_and_last_tenth(values: Sequence[float]) -> tuple[float, float] | None:
-    """The means of the first and the last tenth of ``values`` (at least one value each);
-    ``None`` when there are none.
+@dataclass(frozen=True)
+class RewardChange:
+    """The mean reward of the first and the last part of a run's logged steps, and which parts:
+    tenths from 10 logged steps, halves below that (``steps`` each), one value alone for one step.
 
     Example:
-        >>> first_and_last_tenth([0.25] * 10 + [0.5] * 80 + [0.75] * 10)
-        (0.25, 0.75)
-        >>> first_and_last_tenth([0.2, 0.4]), first_and_last_tenth([])
-        ((0.2, 0.4), None)
+        >>> RewardChange.of([0.25] * 10 + [0.5] * 80 + [0.75] * 10).describe()
+        'first tenth of the 100 logged steps 0.250, last tenth 0.750'
+        >>> RewardChange.of([0.2, 0.3, 0.5, 0.6]).describe()
+        'first half of the 4 logged steps 0.250, last half 0.550'
+        >>> RewardChange.of([0.41]).describe(), RewardChange.of([]) is None
+        ('one logged step, 0.410: nothing to compare (log more often: logging_steps)', True)
     """
-    if not values:
-        return None
-    span = max(1, len(values) // 10)
-    return sum(values[:span]) / span, sum(values[-span:]) / span
+
+    first: float
+    last: float
+    part: str  # "tenth", "half" or "step"
+    logged: int
+
+    @classmethod
+    def of(cls, values: Sequence[float]) -> RewardChange | None:
+        """The change over ``values`` (one logged reward per step); ``None`` when there are none."""
+        if not values:
+            return None
+        part, span = ("tenth", len(values) // 10) if len(values) >= 10 else ("half", max(1, len(values) // 2))
+        part = part if len(values) > 1 else "step"
+        return cls(sum(values[:span]) / span, sum(values[-span:]) / span, part, len(values))
+
+    def describe(self) -> str:
+        """One phrase for a summary line."""
+        if self.part == "step":
+            return f"one logged step, {self.first:.3f}: nothing to compare (log more often: logging_steps)"
+        return (f"first {self.part} of the {self.logged} logged steps {self.first:.3f}, "
+                f"last {self.part} {self.last:.3f}")
 
 
 def moving_average(values: Sequence[float], window: int) -> list[float]:
@@ -79,9 +100,13 @@ def plot_reward_curve(
         steps, values = logged_series(log_history, key)
         if not steps:
             raise ValueError(f"No {key!r} in the log history; log it (logging_steps) or plot another key.")
-        line = axes.plot(steps, values, alpha=0.3, linewidth=1)[0]
+        few = len(steps) < 20  # a line through a handful of points hides them: each gets a marker
+        line = axes.plot(steps, values, alpha=0.3, linewidth=1, marker="o" if few else None)[0]
         axes.plot(steps, moving_average(values, window), color=line.get_color(), linewidth=2,
-                  label=f"{key} ({window}-step mean)")
+                  marker="o" if few else None, label=f"{key} ({window}-step mean)")
+        if len(steps) == 1:
+            axes.annotate(f"one logged step ({values[0]:.3f}): log more often to see a curve", (steps[0], values[0]),
+                          textcoords="offset points", xytext=(8, 8))
     axes.set_xlabel("optimizer step")
     axes.set_ylabel("mean reward of the sampled completions")
     axes.set_title(title)

@@ -152,7 +152,7 @@ def run_demo(output_dir: str | Path = "runs/demo", settings: DemoSettings = Demo
 def _run(output_dir: Path, settings: DemoSettings, log: Any) -> dict[str, Any]:
     import torch
 
-    from .reward_curve import first_and_last_tenth, logged_series, plot_reward_curve
+    from .reward_curve import RewardChange, logged_series, plot_reward_curve
     from ..common.tiny_model import build_char_tokenizer, build_tiny_model
     from .warm_start import warm_start
 
@@ -185,7 +185,8 @@ def _run(output_dir: Path, settings: DemoSettings, log: Any) -> dict[str, Any]:
     plot_reward_curve(trainer.state.log_history, output_dir / "reward_curve.png",
                       keys=("reward", "rewards/gsm8k_accuracy/mean"),
                       title="referee demo: GRPO reward (gsm8k_accuracy + 0.1 x gsm8k_format)")
-    first, last = first_and_last_tenth(logged_series(trainer.state.log_history, "reward")[1]) or (0.0, 0.0)
+    change = RewardChange.of(logged_series(trainer.state.log_history, "reward")[1])
+    first, last = (change.first, change.last) if change else (0.0, 0.0)
     metrics = {
         "greedy_accuracy_before": before,
         "greedy_accuracy_after": after,

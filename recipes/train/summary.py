@@ -2,7 +2,8 @@
 
 The curve is the demo's (:mod:`referee.recipes.demo.reward_curve`): the logged ``reward`` of each
 step, faint, and its moving average. The summary says how many steps ran, the mean sampled reward
-of the first and the last tenth of the logged steps, how long it took and where the outputs are.
+of the first and the last tenth of the logged steps (halves below 10 logged steps, the one value
+of a single one), how long it took and where the outputs are.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..demo.reward_curve import first_and_last_tenth, logged_series, plot_reward_curve
+from ..demo.reward_curve import RewardChange, logged_series, plot_reward_curve
 
 
 def write_reward_curve(log_history: Sequence[Mapping[str, Any]], output_dir: str | Path) -> Path | None:
@@ -39,12 +40,11 @@ def run_summary(log_history: Sequence[Mapping[str, Any]], steps: int, seconds: f
         >>> history = [{"step": s, "reward": 0.2 if s <= 10 else 0.6} for s in range(1, 101)]
         >>> print(run_summary(history, 100, 17.2, "runs/cpu_recipe", Path("runs/cpu_recipe/reward_curve.png")))
         trained 100 steps in 17 s
-        reward (mean of the sampled completions): first tenth of the logged steps 0.200, last tenth 0.600
+        reward (mean of the sampled completions): first tenth of the 100 logged steps 0.200, last tenth 0.600
         outputs in runs/cpu_recipe: the model, its tokenizer, trainer_state.json (every logged metric), reward_curve.png
     """
-    tenths = first_and_last_tenth(logged_series(log_history, "reward")[1])
-    reward = ("reward (mean of the sampled completions): first tenth of the logged steps "
-              f"{tenths[0]:.3f}, last tenth {tenths[1]:.3f}" if tenths else
+    change = RewardChange.of(logged_series(log_history, "reward")[1])
+    reward = (f"reward (mean of the sampled completions): {change.describe()}" if change else
               "reward: none logged (set logging_steps at most max_steps to see it)")
     files = "the model, its tokenizer, trainer_state.json (every logged metric)" + (f", {curve.name}" if curve else "")
     return f"trained {steps} steps in {seconds:.0f} s\n{reward}\noutputs in {output_dir}: {files}"

@@ -146,8 +146,8 @@ def test_two_steps_with_a_reward_reading_a_mapped_column(tmp_path, capsys, model
     lines = captured.out.splitlines()
     rewards = [entry["reward"] for entry in history if "reward" in entry]
     assert re.fullmatch(r"trained 2 steps in \d+ s", lines[-3])
-    assert lines[-2] == ("reward (mean of the sampled completions): first tenth of the logged steps "
-                         f"{rewards[0]:.3f}, last tenth {rewards[-1]:.3f}")
+    assert lines[-2] == ("reward (mean of the sampled completions): first half of the 2 logged steps "
+                         f"{rewards[0]:.3f}, last half {rewards[-1]:.3f}")
     assert lines[-1] == (f"outputs in {out}: the model, its tokenizer, trainer_state.json (every logged metric), "
                          "reward_curve.png")
     assert (out / "reward_curve.png").read_bytes()[:4] == b"\x89PNG"
