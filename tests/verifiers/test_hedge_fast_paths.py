@@ -79,7 +79,7 @@ def full_disowned_boxes(text: str, boxes: list[tuple[int, int, str]] | None = No
 
 
 def full_statements_after(after: str) -> list:
-    check = _PATTERNS["CHECK_RE"].search(after)
+    check = _PATTERNS["CHECK_RE"].search(after)  # the full reading of each word pattern and of the closing
     after = after[:check.start()] if check else after
     correction = _PATTERNS["CORRECTION_RE"]
     found = []
@@ -100,7 +100,7 @@ def full_statements_after(after: str) -> list:
     return found
 
 
-def full_statement_before(text: str, start: int):
+def full_statement_before(text: str, start: int, box: object = None):
     head = text[:start]
     found = []
     phrase = gsm8k_hedges._phrase(head)
@@ -134,6 +134,7 @@ def full_reading() -> Iterator[None]:
                (gsm8k_hedges, "_statement_before", full_statement_before),
                (gsm8k_hedges, "_statements_after", full_statements_after)]
     for module in (gsm8k_hedges, math_hedges):
+        patches.append((module, "closing_statement", hedging.CLOSING_RE.search))
         for name in ("sentence_start", "answer_tags", "negated_answer", "disowned_boxes"):
             if hasattr(module, name):
                 patches.append((module, name, globals()["full_" + name]))
@@ -196,7 +197,8 @@ def test_maths_reviews_match_the_full_reading(text: str) -> None:
 @given(text=compositions(), data=st.data())
 def test_statement_before_matches_the_full_reading(text: str, data: st.DataObject) -> None:
     start = data.draw(st.integers(0, len(text)))
-    assert gsm8k_hedges._statement_before(text, start) == full_statement_before(text, start)
+    box = gsm8k_hedges._last_box(text, start)
+    assert gsm8k_hedges._statement_before(text, start, box) == full_statement_before(text, start)
 
 
 @settings(max_examples=500, deadline=None)
@@ -210,6 +212,14 @@ def test_sentence_start_matches_the_full_reading(text: str, data: st.DataObject)
 @given(text=st.text(alphabet=" \t\n\xa0\u3000#>*_:：.-—–aZ3ſ", max_size=12) | compositions())
 def test_undressed_matches_the_regex(text: str) -> None:
     assert labels._undressed(text) == full_undressed(text)
+
+
+@settings(max_examples=500, deadline=None)
+@given(text=compositions() | st.lists(st.sampled_from(["so", "So", "thus", "Hence", "therefore", " ", "\n", ".", ",", "!",
+                                                       "5", "$", "\u2003", "x" * 70, "abc"]), max_size=14).map("".join))
+def test_closing_statement_matches_the_regex(text: str) -> None:
+    fast, full = hedging.closing_statement(text), hedging.CLOSING_RE.search(text)
+    assert (fast and (fast.span(), fast.group("value"))) == (full and (full.span(), full.group("value")))
 
 
 @pytest.mark.parametrize("name", _CUED)
@@ -234,7 +244,7 @@ def test_the_full_reading_can_disagree() -> None:
     with full_reading():
         full = gsm8k.verify(text, 18)
     saved = gsm8k_hedges._statement_before
-    gsm8k_hedges._statement_before = lambda text, start: None
+    gsm8k_hedges._statement_before = lambda text, start, box: None
     try:
         skipped = gsm8k.verify(text, 18)
     finally:

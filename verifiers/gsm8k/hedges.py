@@ -30,9 +30,9 @@ import re
 from collections.abc import Callable
 from fractions import Fraction
 
-from ..text.hedging import (BOLD_LINE_RE, CHECK_RE, CLOSING_RE, CORRECTION_RE, HEDGE_WORD_RE, STATEMENT_GAP, Review,
-                            alternatives_before, answer_tags, blanked, cue_text, disowned_boxes, is_blank_box, negated_answer,
-                            only_words_between, sentence_end, sentence_start)
+from ..text.hedging import (BOLD_LINE_RE, CHECK_RE, CORRECTION_RE, HEDGE_WORD_RE, STATEMENT_GAP, Review,
+                            alternatives_before, answer_tags, blanked, closing_statement, cue_text, disowned_boxes,
+                            is_blank_box, negated_answer, only_words_between, sentence_end, sentence_start)
 from ..text.labels import is_label
 from ..text.latex import boxed_spans
 from ..text.numbers import NumberMatch, parse_number
@@ -166,7 +166,7 @@ def _statements_after(after: str) -> list[NumberMatch]:
     bold = _last_bold(after)
     if bold is not None and not CORRECTION_RE.search(after):
         found.append(bold)
-    closing = CLOSING_RE.search(after)
+    closing = closing_statement(after)
     if closing and not CORRECTION_RE.search(after[:closing.start()]):
         number = _bare_number(closing.group("value"))
         if number is not None:
@@ -178,68 +178,45 @@ def _has_box(text: str, end: int) -> bool:
     return text.find("\\boxed", 0, end) >= 0 or text.find("\\fbox", 0, end) >= 0
 
 
-def _may_state_before(text: str, start: int) -> bool:
-    """Whether ``text[:start]`` holds what a final statement before ``start`` is read by: a ``####``
-    line, a box, the word "answer" of a phrase, or a bold line's ``**`` in its last characters."""
-    if text.find("####", 0, start) >= 0 or text.find("**", max(0, start - STATEMENT_GAP - 100), start) >= 0 \
-            or ("\\" in text and _has_box(text, start)):
-        return True
-    if text.isascii():  # lower-casing ASCII keeps every index
-        return text.lower().find("answer", 0, start) >= 0
-    lowered = cue_text(text[:start])
-    return lowered is None or "answer" in lowered
+def _last_box(text: str, end: int) -> tuple[int, int, NumberMatch] | None:
+    """``(start, end, number)`` of the last box stating a number in ``text[:end]``."""
+    if not _has_box(text, end):
+        return None
+    head = text[:end]
+    spans = boxed_spans(head)
+    boxed = _last_boxed(head, spans)
+    if boxed is None:
+        return None
+    return boxed[0], next(close for begin, close, _ in spans if begin == boxed[0]), boxed[1].number
 
 
-def _bold_window(start: int) -> int:
-    """Where a bold line that ends right before ``start`` may begin."""
-    return max(0, start - STATEMENT_GAP - 100)
-
-
-def _gap_start(text: str, start: int) -> int:
-    """Where the last line before ``start`` that holds a digit and is no label starts (0: none).
-
-    A statement that ends before it has a digit between it and ``start``
-    (:func:`~referee.verifiers.text.hedging.only_words_between` fails), and a phrase or a ``####``
-    line, which never spans a line break, ends before it when it starts before it.
-    """
-    end = start
-    while end > 0:
-        line_start = text.rfind("\n", 0, end) + 1
-        line = text[line_start:end]
-        if _DIGIT_RE.search(line) is not None and not is_label(line):
-            return line_start
-        end = line_start - 1
-    return 0
-
-
-def _statement_before(text: str, start: int) -> NumberMatch | None:
+def _statement_before(text: str, start: int, box: tuple[int, int, NumberMatch] | None) -> NumberMatch | None:
     """A final statement just before the one read at ``start``, with nothing but a few words between.
 
     An answer phrase, a ``####`` line, a box or a bold number on a line of its own, followed by at
     most 80 characters of words (no digit, no correction; Minerva's "I hope it is correct." is none): ``The answer is 20. Hence \\boxed{15}``,
     ``#### 20`` then ``#### 15``, ``**20**`` then ``The answer is 15.``
+    Each kind is only looked for where the mark it is read by stands ("answer", ``####``, ``**``);
+    ``box``: the last box before ``start`` (:func:`_last_box`).
     """
-    if not _may_state_before(text, start):
-        return None
-    lines = _gap_start(text, start)  # phrases and #### lines are read from here on: none before can qualify
-    window = text[lines:start]
-    found: list[tuple[int, NumberMatch]] = []  # (where the statement ends, its number)
-    lowered = window.lower() if window.isascii() else None
-    phrase = _last_phrase(window, lowered) if lowered is None or "answer" in lowered else None
-    if phrase is not None:
-        stated = window.find(phrase[1].number.text, phrase[0])  # the sentence ends after the number it states
-        found.append((lines + sentence_end(window, stated + len(phrase[1].number.text)), phrase[1].number))
-    line = _last_answer_line(window) if "####" in window else None
-    if line is not None and line.start >= 0:
-        found.append((lines + _line_end(window, line.start), line.number))
     head = text[:start]
-    spans = boxed_spans(head) if _has_box(text, start) else []
-    boxed = _last_boxed(head, spans)
-    if boxed is not None:
-        found.append((next(end for begin, end, _ in spans if begin == boxed[0]), boxed[1].number))
-    tail = _bold_window(start)
-    bolds = BOLD_LINE_RE.finditer(head[tail:]) if "**" in head[tail:] else ()
-    for bold in bolds:  # in a slice: its first line counts as a line
+    lowered = head.lower() if head.isascii() else None  # lower-casing ASCII keeps every index
+    cues = lowered if lowered is not None else cue_text(head)
+    tail = max(0, start - STATEMENT_GAP - 100)  # a bold line right before ``start`` stands in the last characters
+    phrases, lines, bolds = cues is None or "answer" in cues, "####" in head, "**" in head[tail:]
+    if not (phrases or lines or bolds or box):
+        return None
+    found: list[tuple[int, NumberMatch]] = []  # (where the statement ends, its number)
+    phrase = _last_phrase(head, lowered) if phrases else None
+    if phrase is not None:
+        stated = head.find(phrase[1].number.text, phrase[0])  # the sentence ends after the number it states
+        found.append((sentence_end(head, stated + len(phrase[1].number.text)), phrase[1].number))
+    line = _last_answer_line(head) if lines else None
+    if line is not None and line.start >= 0:
+        found.append((_line_end(head, line.start), line.number))
+    if box is not None:
+        found.append((box[1], box[2]))
+    for bold in BOLD_LINE_RE.finditer(head[tail:]) if bolds else ():  # in a slice: its first line counts as a line
         number = None if is_label(bold.group(1)) else _span_answer(bold.group(1))
         if number is not None:
             found.append((tail + bold.end(), number[0]))
@@ -249,12 +226,11 @@ def _statement_before(text: str, start: int) -> NumberMatch | None:
     return None
 
 
-def _box_before(text: str, phrase_start: int) -> NumberMatch | None:
-    """The last box before an answer phrase, with no correction between (``\\boxed{12}. The answer is 15.``)."""
-    boxed = _last_boxed(text[:phrase_start]) if _has_box(text, phrase_start) else None
-    if boxed is None or CORRECTION_RE.search(text[boxed[0]:phrase_start]) or CHECK_RE.search(text[boxed[0]:phrase_start]):
+def _box_before(text: str, phrase_start: int, box: tuple[int, int, NumberMatch] | None) -> NumberMatch | None:
+    """The last box before an answer phrase (``box``), with no correction between (``\\boxed{12}. The answer is 15.``)."""
+    if box is None or CORRECTION_RE.search(text[box[0]:phrase_start]) or CHECK_RE.search(text[box[0]:phrase_start]):
         return None
-    return boxed[1].number
+    return box[2]
 
 
 def _line_end(text: str, start: int) -> int:
@@ -311,9 +287,11 @@ def review(text: str, answer: Extraction | None, read: Callable[[str], Extractio
     line_end = _line_end(text, answer.start)
     others = _statements_after(text[line_end:]) if line_end < len(text) else []
     if answer.source == "answer phrase":
-        others += [found for found in (_box_before(text, answer.start), _statement_before(text, answer.start)) if found]
+        box = _last_box(text, answer.start)
+        others += [found for found in (_box_before(text, answer.start, box), _statement_before(text, answer.start, box))
+                   if found]
     else:  # a "####" line
-        before = _statement_before(text, answer.start)
+        before = _statement_before(text, answer.start, _last_box(text, answer.start))
         others += [before] if before is not None else []
     return _override(answer, others)
 
@@ -321,7 +299,7 @@ def review(text: str, answer: Extraction | None, read: Callable[[str], Extractio
 def _review_bold(text: str, answer: Extraction) -> Review:
     """A bold answer: overridden by a final statement just before it."""
     bolds = list(_BOLD_RE.finditer(text))
-    before = _statement_before(text, bolds[-1].start()) if bolds else None
+    before = _statement_before(text, bolds[-1].start(), _last_box(text, bolds[-1].start())) if bolds else None
     return Review(answer, others=(before,), others_rule="override") \
         if before is not None and before.value != answer.number.value else Review(answer)
 
@@ -343,7 +321,7 @@ def _review_box(text: str, answer: Extraction, spans: list[tuple[int, int, str]]
         if others:
             return Review(answer, others=tuple(others), others_rule="several answers")
     others = _statements_after(text[read_box[1]:])
-    before = _statement_before(text, read_box[0])
+    before = _statement_before(text, read_box[0], _last_box(text, read_box[0]))
     return _override(answer, others + [before] if before is not None else others)
 
 

@@ -36,9 +36,9 @@ from __future__ import annotations
 
 import re
 
-from ..text.hedging import (BOLD_LINE_RE, CHECK_RE, CLOSING_RE, CORRECTION_RE, HEDGE_WORD_RE, MINERVA_TAIL_RE, Review,
-                            alternatives_before, answer_tags, blanked, disowned_boxes, is_blank_box, negated_answer,
-                            only_words_between, same_statement, sentence_end, sentence_start)
+from ..text.hedging import (BOLD_LINE_RE, CHECK_RE, CORRECTION_RE, HEDGE_WORD_RE, MINERVA_TAIL_RE, Review,
+                            alternatives_before, answer_tags, blanked, closing_statement, disowned_boxes, is_blank_box,
+                            negated_answer, only_words_between, same_statement, sentence_end, sentence_start)
 from ..text.labels import is_label, opens_line
 from ..text.latex import boxed_spans, top_level_parts
 from .extract import (_BOLD_RE, Extraction, _last_bold, _last_phrase, answer_under_heading, extract_answer,
@@ -82,7 +82,7 @@ def _statements_after(after: str) -> list[str]:
     bold = _last_bold(after)
     if bold is not None:
         found.append(bold)
-    closing = CLOSING_RE.search(after)
+    closing = closing_statement(after)
     if closing:
         value = closing.group("value").strip().strip("$").strip()
         if value and is_bare_answer(value):

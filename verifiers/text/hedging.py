@@ -25,13 +25,40 @@ _HYPOTHETICAL_RE = re.compile(r"\b(?:if|suppose|supposing|assume|assuming)\b[^.!
                               r"\s*(?:\$|\\\(|\\\[)?\s*$", re.IGNORECASE)
 _HYPOTHETICAL_TAIL_RE = re.compile(r"\b(?:were|would\s+be|had\s+been)\s*(?:\$|\\\(|\\\[)?\s*$", re.IGNORECASE)
 _CUE_CHARS = 40  # a negation or a "were" stands right before the box it disowns
-# A word each of _NEGATED_RE and _HYPOTHETICAL_TAIL_RE needs (same case folding): without one, neither can match.
-_CUE_WORD_RE = re.compile(r"not|never|isn|can|were|would|had", re.IGNORECASE)
+_CUE_WORDS = ("not", "never", "isn", "can", "were", "would", "had")  # one is in every match of _NEGATED_RE and _HYPOTHETICAL_TAIL_RE
 _QUOTES = ('"', "“", "”")
 _BLANK_BOX_RE = re.compile(r"(?:\\[ ,;:!]|\\q?quad|~|\s)*")
 # "guess" hedges as the writer's own ("I guess", "my best guess"), never as a noun of the problem
 # ("the minimum number of guesses needed", "by guessing the corner squares": Sky-T1 traces of AMC 2023).
 _OWN_GUESS = r"(?:a|i(?:'d|'m|\s+would|\s+am)?|my|our|best|educated|wild|rough)\s+guess(?:es|ing)?"
+
+
+def closing_statement(text: str) -> re.Match[str] | None:
+    """``CLOSING_RE.search(text)``: a closing ``Therefore, X.`` that ends the text, read only near its end.
+
+    What follows the word of a match is at most 62 characters but for whitespace and one comma, so
+    no match starts before the point found by stepping back that far from the end.
+
+    Example:
+        >>> closing_statement("So 3 + 4 = 7.\n\nTherefore, 7.").group("value")
+        '7'
+    """
+    body = text.rstrip()
+    if body.endswith("."):
+        body = body[:-1].rstrip()
+    start = _before_blanks(text, max(0, len(body) - 61))  # where the value may start, less the blanks before it
+    start = _before_blanks(text, max(0, start - len("therefore") - 1))
+    return CLOSING_RE.search(text, max(0, start - 2))  # "\n" or ". " before the word
+
+
+def _before_blanks(text: str, end: int) -> int:
+    """Where the run of whitespace and commas that ends at ``end`` starts."""
+    head = text[:end]
+    while True:
+        stripped = head.rstrip().rstrip(",")
+        if len(stripped) == len(head):
+            return end
+        head, end = stripped, len(stripped)
 
 
 def cue_text(text: str) -> str | None:
@@ -100,6 +127,7 @@ CLOSING_RE = re.compile(r"(?:^|\n|[.!?]\s)\s*(?:therefore|thus|hence|so)\s*,?\s*
                         re.IGNORECASE)
 
 BOLD_LINE_RE = re.compile(r"^[ \t]*\*\*(?P<value>[^*\n]{1,40})\*\*[ \t.]*$", re.MULTILINE)  # a bold answer alone on its line
+_DIGIT_RE = re.compile(r"[0-9]")
 MINERVA_TAIL_RE = re.compile(r"I hope it is correct", re.IGNORECASE)  # "Final Answer: ... I hope it is correct."
 STATEMENT_GAP = 80  # characters of words between two final statements that are one after the other
 
@@ -154,9 +182,13 @@ def only_words_between(text: str, end: int, start: int) -> bool:
         >>> only_words_between(text, text.index("20") + 3, text.index(": 15"))
         False
     """
+    if end > start:
+        return False
     gap = "\n".join(line for line in text[end:start].split("\n") if not is_label(line))  # "**Step 3: Final answer**"
-    return (end <= start and len(gap) <= STATEMENT_GAP and re.search(r"[0-9]", gap) is None
-            and CORRECTION_RE.search(MINERVA_TAIL_RE.sub("", gap)) is None)
+    if len(gap) > STATEMENT_GAP or _DIGIT_RE.search(gap) is not None:
+        return False
+    cues = cue_text(gap)
+    return CORRECTION_RE.search(MINERVA_TAIL_RE.sub("", gap) if cues is None or "hope" in cues else gap) is None
 
 
 
@@ -282,7 +314,8 @@ def disowned_boxes(text: str, boxes: list[tuple[int, int, str]] | None = None) -
 
 def _disowning_cue(text: str, start: int) -> str | None:
     """``"negated"`` or ``"hypothetical"`` when the words right before the box at ``start`` disown it."""
-    if _CUE_WORD_RE.search(text, max(0, start - _CUE_CHARS), start) is None:  # neither rule can match
+    cues = cue_text(text[max(0, start - _CUE_CHARS):start])
+    if cues is not None and not any(word in cues for word in _CUE_WORDS):  # neither rule can match
         return None
     before = text[sentence_start(text, start):start]
     if _NEGATED_RE.search(before[-_CUE_CHARS:]):
