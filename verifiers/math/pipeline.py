@@ -63,7 +63,7 @@ from .exact import (
     yes_or_no,
 )
 from .extract import Extraction, after_reasoning, extract_answer, is_bare_answer, is_word_answer
-from .forms import comparable, listed_parts, union_of_alternatives
+from .forms import comparable, listed_parts, named_option, union_of_alternatives
 from .gold import gold_answer
 from .hedges import review
 from .options import CompareOptions, Percent
@@ -150,7 +150,8 @@ def _gold_facts(gold: str, options: CompareOptions) -> tuple[str, ExactNumber | 
     value = float(number.value) if number is not None and not number.percent else _evaluator(options)(gold)
     vouched = number is not None or surely_parses(gold) or exact_elements(gold) is not None \
         or exact_matrix(gold) is not None or exact_names(gold) is not None or answer_words(gold) is not None \
-        or congruence(gold) is not None or is_sentence(gold) or yes_or_no(gold) is not None  # decided in this process
+        or congruence(gold) is not None or _sentence(gold) or yes_or_no(gold) is not None \
+        or named_option(gold) is not None  # decided in this process
     return for_sympy(gold, options.percent), number, value, vouched
 
 
@@ -334,14 +335,17 @@ def _labelled_lists(pair: _Pair) -> Verdict | None:
                                                    f"values of the gold {_short(pair.gold)}")
 
 
+def _sentence(gold: str) -> bool:
+    """Whether the gold is one the gold reader reads only as a sentence (no answer, no word answer in it)."""
+    return is_sentence(gold) and not is_bare_answer(gold) and not is_word_answer(gold.strip().rstrip("."), gold=True)
+
+
 def _sentence_gold(pair: _Pair) -> Verdict | None:
     """A gold said in words: yes or no against yes or no, a named choice (``Petya will receive the last
     token.`` against ``Petya``) or the same sentence; an answer with a number, or naming another, is wrong
     against the first two. Any other answer cannot be judged against a sentence: ``error``, with that reason (a word
     answer such as ``isosceles triangle`` is left to the next checks)."""
-    gold_says = yes_or_no(pair.gold)
-    sentence = is_sentence(pair.gold) and not is_bare_answer(pair.gold) \
-        and not is_word_answer(pair.gold.strip().rstrip("."), gold=True)  # what the gold reader reads only as a sentence
+    gold_says, sentence = yes_or_no(pair.gold), _sentence(pair.gold)
     if gold_says is None and not sentence:
         return None
     says, name, words = yes_or_no(pair.answer), named_choice(pair.gold), sentence_words(pair.answer)
