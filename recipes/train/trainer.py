@@ -37,6 +37,7 @@ from .curriculum import STATE_FILE, CurriculumSettings, PassRatePosterior, draw_
 from .dynamic_sampling import DynamicSampling, classify_groups, group_rows, join_rows, split_groups_problem
 from .loss import BUILTIN_AGGREGATIONS, Aggregation, AggregationContext, get_aggregation
 from .trl_version import check_trl_version
+from .vllm_cpu_server import use_file_sync, without_nccl_on_cpu
 from .vllm_cpu_sync import cpu_engine_start, use_cpu_sync
 
 logger = logging.getLogger("referee.recipes.train")
@@ -137,13 +138,15 @@ class RefereeGRPOTrainer(GRPOTrainer):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         check_trl_version()
-        with cpu_engine_start(lambda: self.model.dtype):
+        with cpu_engine_start(lambda: self.model.dtype), without_nccl_on_cpu():
             super().__init__(*args, **kwargs)
-        #: How a colocated vLLM engine gets the trainer's weights: TRL's own sync, or the CPU reload
-        #: (``referee.recipes.train.vllm_cpu_sync``); ``None`` without vLLM.
+        #: How the vLLM engine gets the trainer's weights: TRL's own sync, the CPU engine's reload
+        #: (``cpu-reload``, ``referee.recipes.train.vllm_cpu_sync``) or, for a server, a file it loads
+        #: (``cpu-file``, ``referee.recipes.train.vllm_cpu_server``); ``None`` without vLLM.
         self.vllm_sync: str | None = None
         if getattr(self, "use_vllm", False):
-            self.vllm_sync = "cpu-reload" if use_cpu_sync(self.vllm_generation) else "trl"
+            self.vllm_sync = "cpu-reload" if use_cpu_sync(self.vllm_generation) else \
+                "cpu-file" if use_file_sync(self.vllm_generation) else "trl"
         self.dynamic_sampling: DynamicSampling | None = None
         self.curriculum: CurriculumSettings | None = None
         settings = getattr(self.args, "dynamic_sampling", None)

