@@ -150,6 +150,24 @@ def test_rational_value_is_exact(numerator: int, denominator: int, exponent: int
     assert value == Fraction(numerator, denominator) + Fraction(1, 3 ** exponent)
 
 
+_TERMS = st.tuples(st.integers(1, 60), st.integers(2, 9), st.integers(-300, 300), st.sampled_from(["+", "-"]))
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(_TERMS, min_size=1, max_size=5))
+def test_rational_value_agrees_with_python_fractions(terms: list[tuple[int, int, int, str]]) -> None:
+    latex, value = "", None
+    for coefficient, base, exponent, operator in terms:
+        term = Fraction(coefficient) * Fraction(base) ** exponent
+        written = rf"\frac{{{coefficient}}}{{{base}^{{{-exponent}}}}}" if exponent < 0 else f"{coefficient}\\times{base}^{{{exponent}}}"
+        if value is None:
+            latex, value = written, term
+        else:
+            latex += f" {operator} {written}"
+            value = value + term if operator == "+" else value - term
+    assert rational_value(latex) == value, latex
+
+
 @pytest.mark.parametrize("hostile", [
     "10^{10^{10}}", "2^{2^{2^{2^{2}}}}", "9^{9^{9}}", "(2^{16000})^{16000}", "2^{16000} - 2^{16000} + 1",
     "+".join(rf"\frac{{1}}{{{p}^{{3000}}}}" for p in (3, 5, 7, 11, 13, 17, 19, 23) * 5),
