@@ -15,7 +15,8 @@ _DESCRIPTION = (
     "are one vote), a bootstrap interval for pass@1, the mean completion length and the truncated share. "
     "Writes all.jsonl (the pre-filter's per-prompt rows with samples, plus pass_at_k and maj_at_k), report.json "
     "and eval.png to --out; finished chunks are saved, so the same command resumes a stopped run. Shards "
-    "(--shard-index/--num-shards) are combined with --merge."
+    "(--shard-index/--num-shards) are combined with --merge. Exits 3 when a reward read no answer in 90% or more "
+    "of the completions (the model never writes what it reads)."
 )
 
 
@@ -79,7 +80,8 @@ def summary_lines(report: dict[str, Any], out: str) -> list[str]:
 
 
 def run_command(args: argparse.Namespace) -> int:
-    """Run (or merge) the evaluation ``args`` describe; 0 on success, 2 for a user error, 130 after Ctrl-C.
+    """Run (or merge) the evaluation ``args`` describe; 0 on success, 2 for a user error, 3 when the reward
+    read no answer in almost every completion, 130 after Ctrl-C.
 
     Example:
         >>> parser = argparse.ArgumentParser()

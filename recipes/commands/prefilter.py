@@ -20,7 +20,8 @@ _DESCRIPTION = (
     "completion's fault, e.g. an unusable gold) is reported per row and left out of the pass-rate "
     "denominator. Writes all.jsonl, kept.jsonl, report.json and pass_rate_hist.png to --out; results "
     "are saved chunk by chunk, so rerunning the same command resumes a stopped run. Shards "
-    "(--shard-index/--num-shards) are combined with --merge."
+    "(--shard-index/--num-shards) are combined with --merge. Exits 3 when a reward read no answer in 90% or more "
+    "of the completions (the model never writes what it reads)."
 )
 
 
@@ -105,8 +106,8 @@ def summary_lines(report: dict[str, Any], out: str) -> list[str]:
 
 
 def run_command(args: argparse.Namespace) -> int:
-    """Run (or merge) the pre-filter ``args`` describe; 0 on success, 2 for a user error, 130
-    after Ctrl-C.
+    """Run (or merge) the pre-filter ``args`` describe; 0 on success, 2 for a user error, 3 when the
+    reward read no answer in almost every completion, 130 after Ctrl-C.
 
     Example:
         >>> parser = argparse.ArgumentParser()
@@ -131,7 +132,8 @@ def run_command(args: argparse.Namespace) -> int:
 def report_run(command: str, out: str, work: Callable[[], dict[str, Any]],
                summary: Callable[[dict[str, Any], str], list[str]]) -> int:
     """Run a chunked run's ``work`` and print its ``summary``: 0, or 2 for a user error (one line), 1
-    when a worker failed or no row could be scored, 130 after Ctrl-C (the chunks done are kept).
+    when a worker failed or no row could be scored, 3 when a reward read no answer in almost every
+    completion (:func:`unread_answers`), 130 after Ctrl-C (the chunks done are kept).
 
     Example:
         >>> def broken():
@@ -158,7 +160,37 @@ def report_run(command: str, out: str, work: Callable[[], dict[str, Any]],
     if problem:
         print(f"referee {command}: {problem}", file=sys.stderr)
         return 1
+    unread = unread_answers(report)
+    if unread:
+        print(f"referee {command}: {unread}", file=sys.stderr)
+        return UNREAD_EXIT
     return 0
+
+
+UNREAD_EXIT = 3  # the run finished, but the reward read no answer in (almost) every completion
+UNREAD_SHARE = 0.9
+
+
+def unread_answers(report: dict[str, Any]) -> str | None:
+    """Why a finished run means nothing: a reward read no answer in at least 90% of the completions
+    (its ``rewards/<name>/no_answer`` share), so the model never writes what the reward reads.
+
+    Example:
+        >>> print(unread_answers({"kept": 0, "reward_metrics": {"rewards/json_answer/no_answer": 1.0,
+        ...                                                      "rewards/json_answer/error": 0.0}}))
+        the reward json_answer read no answer in 100% of the completions: the model never writes what the reward reads, so no pass rate means anything (kept 0 rows); read the samples in all.jsonl and prompt for the format the reward reads (referee audit names it), or pick a reward that reads what the model writes.
+        >>> unread_answers({"reward_metrics": {"rewards/gsm8k_accuracy/no_answer": 0.3}}) is None
+        True
+    """
+    for name, share in sorted((report.get("reward_metrics") or {}).items()):
+        if name.startswith("rewards/") and name.endswith("/no_answer") and share is not None and share >= UNREAD_SHARE:
+            reward = name.removeprefix("rewards/").removesuffix("/no_answer")
+            kept = f" (kept {report['kept']} rows)" if "kept" in report else ""
+            return (f"the reward {reward} read no answer in {share:.0%} of the completions: the model never writes "
+                    f"what the reward reads, so no pass rate means anything{kept}; read the samples in all.jsonl and "
+                    "prompt for the format the reward reads (referee audit names it), or pick a reward that reads "
+                    "what the model writes.")
+    return None
 
 
 def no_row_scored(report: dict[str, Any]) -> str | None:

@@ -118,11 +118,27 @@ class DiagnosticsCallback(TrainerCallback):
         """Feed one log event to the monitor, warn about new findings, add the flags to the logs."""
         for finding in self.monitor.update(state.global_step, logs):
             if state.is_world_process_zero:
-                logger.warning("GRPO diagnostics: %s", finding.message())
+                detail = self._unread_detail() if finding.cause == "reward_never_parses" else ""
+                logger.warning("GRPO diagnostics: %s%s", finding.message(), detail)
         added = {**self.monitor.flags(), **extra}
         logs.update(added)
         if state.log_history and state.log_history[-1].get("step") == state.global_step:
             state.log_history[-1].update(added)
+
+    def _unread_detail(self) -> str:
+        """What the model wrote and what the correctness rewards read: an example completion of the
+        last batch and each reward's declared answer format (``answer_template``)."""
+        batch = self._latest_batch()
+        parts = []
+        if batch and batch["completion"]:
+            example = str(batch["completion"][0])
+            parts.append(f" Example completion: {example[:200] + ('...' if len(example) > 200 else '')!r}.")
+        for func in getattr(self._trainer, "reward_funcs", None) or []:
+            template = getattr(func, "answer_template", None)
+            if getattr(func, "kind", None) == "correctness" and isinstance(template, str):
+                parts.append(f" {getattr(func, '__name__', 'the reward')} reads answers written as "
+                             f"{template.replace('{answer}', 'X')!r}.")
+        return "".join(parts)
 
     def _latest_batch(self) -> dict[str, Any] | None:
         """The trainer's last batch as plain lists, or None when not attached to a GRPOTrainer."""

@@ -38,6 +38,10 @@ SAMPLING_WATCHED = (SHORTFALL, DROPPED_CORRECT, DROPPED_WRONG)
 
 # cause -> the seeds' remedy, one sentence each.
 REMEDIES: dict[str, str] = {
+    "reward_never_parses": "your model never writes what your reward reads, so every group scores alike and "
+                           "nothing is learnt: read completion_samples.jsonl, then prompt the model for the format "
+                           "the reward reads (referee audit names it) or pick a reward that reads what the model "
+                           "writes; pre-filtering cannot help.",
     "degenerate_groups": "most groups score all-equal and give no gradient because the prompts became too easy or "
                          "too hard: pre-filter them by pass rate (referee prefilter) or raise num_generations.",
     "truncated_completions": "completions run into max_completion_length: raise it, or keep "
@@ -75,6 +79,9 @@ class DiagnosticsConfig:
     the newer half of the window with the older half.
 
     - ``window`` (10): log events a check looks back over.
+    - ``no_answer_share_min`` (0.9): a correctness reward's ``rewards/<name>/no_answer`` window
+      mean at or above this means the model never writes what the reward reads (checked before
+      ``degenerate_groups``, whose remedy it would mislead).
     - ``min_points`` (4): values a window check needs before it speaks.
     - ``degenerate_share_max`` (0.5): ``frac_reward_zero_std`` window mean above this is high.
     - ``degenerate_rise`` (0.2): newer-half mean this much above the older half is rising.
@@ -106,6 +113,7 @@ class DiagnosticsConfig:
 
     window: int = 10
     min_points: int = 4
+    no_answer_share_min: float = 0.9
     degenerate_share_max: float = 0.5
     degenerate_rise: float = 0.2
     clipped_share_max: float = 0.2
@@ -172,8 +180,9 @@ class DiagnosticsMonitor:
                  formats: Iterable[str] = ()) -> None:
         self.config = config or DiagnosticsConfig()
         self.correctness = tuple(f"rewards/{name}/mean" for name in correctness)
+        self.unread = tuple(f"rewards/{name}/no_answer" for name in correctness)
         self.formats = tuple(f"rewards/{name}/mean" for name in formats)
-        self._watched = (*WATCHED, *EVAL_WATCHED, *SAMPLING_WATCHED, *self.correctness, *self.formats)
+        self._watched = (*WATCHED, *EVAL_WATCHED, *SAMPLING_WATCHED, *self.correctness, *self.unread, *self.formats)
         self._values = {name: deque(maxlen=self.config.window) for name in self._watched}
         self._evals: deque[tuple[float, float]] = deque(maxlen=self.config.window)
         self._entropy_start: list[float] = []
@@ -205,8 +214,10 @@ class DiagnosticsMonitor:
         return {f"diagnostics/{cause}": float(cause in self._active) for cause in CAUSES}
 
     def _evidence(self) -> dict[str, str | None]:
+        never_parses = self._never_parses()
         return {
-            "degenerate_groups": self._degenerate(),
+            "reward_never_parses": never_parses,
+            "degenerate_groups": None if never_parses else self._degenerate(),
             "truncated_completions": self._above(CLIPPED, self.config.clipped_share_max),
             "policy_clipping": self._above(CLIP_RATIO, self.config.clip_ratio_max),
             "negative_kl": self._negative_kl(),
@@ -226,11 +237,18 @@ class DiagnosticsMonitor:
         middle = len(values) // 2
         return _mean(values[:middle]), _mean(values[middle:])
 
-    def _above(self, name: str, limit: float) -> str | None:
+    def _above(self, name: str, limit: float, *, inclusive: bool = False) -> str | None:
         values = self._values[name]
-        if len(values) < self.config.min_points or _mean(values) <= limit:
+        if len(values) < self.config.min_points or _mean(values) < limit or (_mean(values) == limit and not inclusive):
             return None
         return f"{name} averages {_mean(values):.2f} over the last {len(values)} logs (limit {limit:g})"
+
+    def _never_parses(self) -> str | None:
+        for name in self.unread:
+            high = self._above(name, self.config.no_answer_share_min, inclusive=True)
+            if high:
+                return high
+        return None
 
     def _degenerate(self) -> str | None:
         high = self._above(DEGENERATE, self.config.degenerate_share_max)

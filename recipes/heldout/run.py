@@ -61,14 +61,18 @@ def finalize_eval(store: ChunkStore, chunks: Sequence[int], out: str | Path, *, 
     ks = ks_up_to(num_samples, ks)
     reward, problem = majority_reward(scorer)
     slim: list[dict[str, Any]] = []
+    metrics: dict[str, list[float]] = {}
     with row_writer(out, "all", "jsonl") as add:
         for index in chunks:
-            for record in store.read(index)["rows"]:
+            payload = store.read(index)
+            for name, values in payload.get("reward_metrics", {}).items():
+                metrics.setdefault(name, []).extend(values)
+            for record in payload["rows"]:
                 record = {**record, **prompt_fields(record, ks, reward)}
                 add(record)
                 slim.append({**{k: v for k, v in record.items() if k != "samples"},
                              "samples": [{k: s.get(k) for k in _SAMPLE_FIELDS} for s in record.get("samples") or []]})
-    pass_rates = build_report(slim, keep=KeepBounds(0.0, 1.0), group_size=num_samples, run={})
+    pass_rates = build_report(slim, keep=KeepBounds(0.0, 1.0), group_size=num_samples, run={}, reward_metrics=metrics)
     report = {
         **(run or {}),
         "ks": ks,
@@ -80,6 +84,7 @@ def finalize_eval(store: ChunkStore, chunks: Sequence[int], out: str | Path, *, 
         "pass_rate_histogram": [{"pass_rate": bar["pass_rate"], "rows": bar["rows"]}
                                 for bar in pass_rates["pass_rate_histogram"]],
         "errors": pass_rates["errors"],
+        "reward_metrics": pass_rates["reward_metrics"],
         "files": {"rows": ROWS_FILE, "plot": PLOT_FILE},
     }
     write_json(out / REPORT_FILE, report)

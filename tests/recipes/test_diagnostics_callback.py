@@ -156,3 +156,27 @@ def test_sample_rows_tolerate_short_columns_and_nan():
     assert [row["completion"] for row in rows] == ["a", "b", "c"]
     assert [row["rewards"]["r"] for row in rows] == [None, 1.0, None]
     assert sample_rows(2, {**batch, "completion": []}, 3) == []
+
+
+def test_the_never_parses_warning_shows_a_completion_and_the_format_the_reward_reads(caplog):
+    from types import SimpleNamespace
+
+    from transformers.trainer_callback import CallbackHandler
+
+    from referee.rewards import get_reward
+
+    reward = get_reward("gsm8k_accuracy")
+    trainer = SimpleNamespace(callback_handler=CallbackHandler([], None, None, None, None), reward_funcs=[reward],
+                              _logs={"prompt": ["2 + 2 ="] * 2, "completion": ["<answer>4</answer>"] * 2,
+                                     "rewards": {}, "advantages": [0.0, 0.0], "extra": {}})
+    callback = DiagnosticsCallback(DiagnosticsConfig(samples_every=0)).attach(trainer)
+    args = TrainingArguments(output_dir="/tmp/unused", report_to="none")
+    with caplog.at_level(logging.WARNING, logger="referee.recipes.diagnostics"):
+        for step in range(1, 6):
+            callback.on_log(args, _state(step), TrainerControl(),
+                            logs={"frac_reward_zero_std": 1.0, "reward_std": 0.0, "reward": 0.0,
+                                  "rewards/gsm8k_accuracy/no_answer": 1.0})
+    messages = [record.getMessage() for record in caplog.records if "reward_never_parses" in record.getMessage()]
+    assert len(messages) == 1
+    assert "Example completion: '<answer>4</answer>'." in messages[0]
+    assert "gsm8k_accuracy reads answers written as 'The answer is X.\\n#### X'." in messages[0]

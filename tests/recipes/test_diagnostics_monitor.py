@@ -179,3 +179,27 @@ def test_any_stream_reports_each_cause_at_most_once_and_flags_stay_binary(stream
     causes = [finding.cause for finding in monitor.reported]
     assert len(causes) == len(set(causes))
     assert all(not math.isnan(float(f.step)) for f in monitor.reported)
+
+
+def _unread_stream(monitor, no_answer, logs=8):
+    """A run whose every group scores 0 (no spread) while the reward reads no answer in ``no_answer``."""
+    fired = []
+    for t in range(logs):
+        fired += monitor.update(10 * (t + 1), {"frac_reward_zero_std": 1.0, "reward": 0.0, "reward_std": 0.1,
+                                               "rewards/accuracy/mean": 0.0, "rewards/accuracy/no_answer": no_answer})
+    return fired
+
+
+def test_a_reward_that_never_parses_is_named_instead_of_degenerate_groups():
+    monitor = DiagnosticsMonitor(correctness=["accuracy"])
+    fired = _unread_stream(monitor, 1.0)
+    assert [finding.cause for finding in fired] == ["reward_never_parses"]
+    assert "rewards/accuracy/no_answer averages 1.00" in fired[0].evidence
+    assert "never writes what your reward reads" in fired[0].message() and "pre-filtering cannot help" in fired[0].message()
+    assert monitor.flags()["diagnostics/degenerate_groups"] == 0.0
+
+
+def test_a_reward_that_reads_most_answers_leaves_the_degenerate_diagnosis():
+    monitor = DiagnosticsMonitor(correctness=["accuracy"])
+    assert [finding.cause for finding in _unread_stream(monitor, 0.5)] == ["degenerate_groups"]
+    assert [finding.cause for finding in _unread_stream(DiagnosticsMonitor(), 1.0)] == ["degenerate_groups"]

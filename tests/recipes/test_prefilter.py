@@ -361,3 +361,24 @@ def test_degenerate_share_is_a_share_and_least_at_even_odds(rates, group_size):
     share = degenerate_share(rates, group_size)
     assert 0.0 <= share <= 1.0 + 1e-12
     assert share >= degenerate_share([0.5] * len(rates), group_size) - 1e-12
+
+
+@pytest.mark.parametrize(("writes", "exit_code"), [("<answer>nine</answer>", 3), ("#### 9", 0)])
+def test_a_reward_that_reads_no_answer_fails_the_run_with_its_own_exit_code(tmp_path, tokenizer, capsys, writes,
+                                                                              exit_code):
+    """The demo model writes '#### N'; a reward that reads something else pays 0 everywhere and keeps no row:
+    the run says why and exits 3 instead of 0 (the same for eval, which shares report_run)."""
+    from referee.recipes.commands.prefilter import report_run, summary_lines, unread_answers
+    from referee.recipes.heldout import EvalConfig, run_eval
+
+    data = write_jsonl(tmp_path / "rows.jsonl", [{"prompt": f"{k} + 4 =", "answer": str(k + 4)} for k in range(3)])
+    backend = ScriptedBackend(tokenizer, lambda prompt: [writes] * 4)
+    config = config_for(tmp_path, data, ["gsm8k_accuracy"], num_generations=4, keep=KeepBounds(0.25, 0.75))
+    code = report_run("prefilter", config.out, lambda: run_prefilter(config, backend=backend, tokenizer=tokenizer),
+                      summary_lines)
+    err = capsys.readouterr().err
+    assert code == exit_code
+    assert ("the reward gsm8k_accuracy read no answer in 100% of the completions" in err) == (exit_code == 3)
+    report = run_eval(EvalConfig(model="unused", data=data, out=str(tmp_path / "eval"), rewards=("gsm8k_accuracy",),
+                                 num_generations=4, progress=False), backend=backend, tokenizer=tokenizer)
+    assert (unread_answers(report) is not None) == (exit_code == 3)
