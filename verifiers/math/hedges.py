@@ -47,7 +47,7 @@ from .values import closed_form_value
 
 _HASH_LINE_RE = re.compile(r"^[ \t]*####[ \t]*(?P<value>[^\n]+?)[ \t]*$", re.MULTILINE)  # GSM8K's answer line
 _FINAL_RE = re.compile(r"\bfinal\s+answer\b", re.IGNORECASE)
-_ANSWER_WORD_RE = re.compile(r"\banswer\b", re.IGNORECASE)
+_ANSWER_WORD_RE = re.compile(r"\banswer\b|答案|答\s*[:：]", re.IGNORECASE)
 _CHAIN_END_RE = re.compile(r"[0-9}][^=\n]{0,40}=[\s$]*$")  # "1+6=" right before a box: the result of a working
 
 
