@@ -94,7 +94,7 @@ _HYPOTHESIS_RE = re.compile(r"\b(?:suppose|assume|assuming|if|guess|maybe|perhap
 # After a plain "answer is" only maths counts ("so our answer is correct" is not an answer).
 _MATHS_START_RE = re.compile(r"[-+\u2212$\\(\[{0-9.]")
 # Where the answer after a phrase ends; a bold sentence's close too ("**The answer is 9.** This means 2007 ...").
-_PHRASE_TAIL_RE = re.compile(r"(?:\.\s|\n|\.?\s*I hope it is correct|\.$|[。；，]|(?<=\S)\.?\*\*(?=\s|$))", re.IGNORECASE)
+_PHRASE_TAIL_RE = re.compile(r"(?:\.\s|\n|\.?\s*I hope it is correct|\.$|[。；，]|(?<=\S)\.\*\*(?=\s|$))", re.IGNORECASE)
 _PHRASE_SPAN_LIMIT = 300
 _MAX_PHRASES = 64  # the last answer phrases tried: a text of thousands of unreadable ones has none
 
