@@ -77,9 +77,20 @@ def resolve_reward(spec: str, /, **options: Any) -> RewardFunction:
         return get_reward(spec, **options)
     module_name, _, attr = spec.partition(":")
     try:
-        target = getattr(_import_from_here(module_name), attr)
-    except (ImportError, AttributeError) as exc:
-        raise ValueError(f"Cannot load reward {spec!r} ({exc}); write it as package.module:attribute.") from None
+        module = _import_from_here(module_name)
+    except ModuleNotFoundError as exc:
+        if exc.name and module_name.startswith(exc.name):  # the reward's own module, not one it imports
+            raise ValueError(f"Cannot load reward {spec!r}: no module {exc.name!r} in the current folder "
+                             f"({os.getcwd()}) or on PYTHONPATH; run from the folder that holds "
+                             f"{exc.name.replace('.', '/')}.py, or add its folder to PYTHONPATH.") from None
+        raise ValueError(f"Cannot load reward {spec!r}: its module imports {exc.name!r}, which is not installed "
+                         f"({exc}).") from None
+    except ImportError as exc:
+        raise ValueError(f"Cannot load reward {spec!r} ({exc}).") from None
+    if not hasattr(module, attr):
+        raise ValueError(f"Cannot load reward {spec!r}: module {module_name!r} has no attribute {attr!r}; write it as "
+                         "module:attribute, the attribute being the reward function.")
+    target = getattr(module, attr)
     if options:
         target = target(**options)
     if not callable(target):

@@ -49,6 +49,7 @@ def assert_golden(reward: str | Callable[..., Any], case: GoldenCase, *, toleran
           completion: #### 17
           reason:     17 (####) differs from the gold 18
     """
+    __tracebackhide__ = True  # pytest shows the failing case, not this function's source
     function = parse_reward_sum(reward) if isinstance(reward, str) else reward
     result = check_golden(function, [case])[0]
     if result.ok(tolerance):

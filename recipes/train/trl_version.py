@@ -7,6 +7,7 @@ package metadata only: it imports neither TRL nor torch.
 
 from __future__ import annotations
 
+import warnings
 from importlib import metadata
 
 PINNED_TRL_VERSION = "1.16.0"
@@ -37,9 +38,29 @@ def check_trl_version(installed: str | None = None) -> None:
     """
     found = installed if installed is not None else installed_trl_version()
     if found == PINNED_TRL_VERSION:
+        silence_pinned_trl_warnings()
         return
     what = "TRL is not installed" if found is None else f"TRL {found} is installed"
     raise RuntimeError(
         f"referee is pinned to TRL {PINNED_TRL_VERSION} but {what}; "
         f"run pip install 'trl=={PINNED_TRL_VERSION}' (or pip install 'referee[train]')."
     )
+
+
+def silence_pinned_trl_warnings() -> None:
+    """Ignore the warnings the pinned TRL's own code raises at every step, which no user can act on:
+    TRL 1.16 reads transformers' deprecated ``is_gradient_checkpointing`` each time it generates,
+    and from transformers 5.23 that is a ``FutureWarning`` printed into the progress bar. Only that
+    exact message is filtered.
+
+    Example:
+        >>> import warnings
+        >>> silence_pinned_trl_warnings()
+        >>> with warnings.catch_warnings(record=True) as caught:
+        ...     warnings.simplefilter("default")
+        ...     silence_pinned_trl_warnings()
+        ...     warnings.warn("`is_gradient_checkpointing` is deprecated and will be removed in v6.", FutureWarning)
+        >>> caught
+        []
+    """
+    warnings.filterwarnings("ignore", message=r"`is_gradient_checkpointing` is deprecated", category=FutureWarning)

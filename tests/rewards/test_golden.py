@@ -59,7 +59,7 @@ def test_check_weighted_sums_options_and_module_paths(tmp_path):
     assert main(["check", "gsm8k_accuracy + 0.25*think_format", str(weighted)]) == 0
     assert main(["check", "gsm8k_accuracy + 0.5*think_format", str(weighted)]) == 1
     other_column = write_jsonl(tmp_path / "final.jsonl", [{"completion": "The answer is 72.", "final": "72", "expected": 1}])
-    assert main(["check", "gsm8k_accuracy", str(other_column)]) == 1
+    assert main(["check", "gsm8k_accuracy", str(other_column)]) == 2  # the column the reward reads is missing: named, exit 2
     assert main(["check", "gsm8k_accuracy", str(other_column), "-O", "gold_column=final"]) == 0
     ids = write_jsonl(tmp_path / "ids.jsonl", [
         {"completion": "x", "completion_ids": [1] * 9, "expected": -0.8},
@@ -162,3 +162,42 @@ def test_check_a_module_that_raises_at_import_is_exit_2_with_its_error(tmp_path,
 def test_check_a_golden_folder_is_exit_2(tmp_path, capsys):
     assert main(["check", "gsm8k_accuracy", str(tmp_path)]) == 2
     assert "is a folder" in capsys.readouterr().err
+
+
+def test_check_a_golden_file_without_the_rewards_column_is_exit_2_naming_it(tmp_path, monkeypatch, capsys):
+    # a user's reward with a column argument used to raise TypeError on every case, reported as mismatches (exit 1)
+    (tmp_path / "final_rewards.py").write_text(
+        "def acc(completions, final, **kwargs):\n    return [float(c.endswith(f)) for c, f in zip(completions, final)]\n")
+    monkeypatch.chdir(tmp_path)
+    golden = write_jsonl(tmp_path / "g.jsonl", [{"completion": "#### 18", "answer": "18", "expected": 1}])
+    assert main(["check", "final_rewards:acc", str(golden)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "line 1 has no column 'final', which the reward acc reads (the case has: answer)" in err
+    assert main(["check", "gsm8k_accuracy", str(golden), "-O", "gold_column=final"]) == 2
+    assert "no column 'final', which the reward gsm8k_accuracy reads" in capsys.readouterr().err
+    assert main(["check", "gsm8k_accuracy", str(golden)]) == 0
+
+
+def test_check_a_module_not_on_the_path_says_where_it_looked(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    golden = write_jsonl(tmp_path / "g.jsonl", [{"completion": "#### 18", "answer": "18", "expected": 1}])
+    assert main(["check", "somewhere_else_rewards:acc", str(golden)]) == 2
+    err = capsys.readouterr().err
+    assert f"no module 'somewhere_else_rewards' in the current folder ({tmp_path}) or on PYTHONPATH" in err
+    assert "run from the folder that holds somewhere_else_rewards.py, or add its folder to PYTHONPATH" in err
+
+
+def test_an_assert_golden_failure_shows_the_case_not_the_librarys_source(tmp_path):
+    import subprocess
+    import sys
+
+    (tmp_path / "test_mine.py").write_text(
+        "from referee.rewards.golden import GoldenCase\n"
+        "from referee.rewards.testing import assert_golden\n\n"
+        "def test_case():\n"
+        "    assert_golden('gsm8k_accuracy', GoldenCase('#### 17', 1.0, {'answer': '18'}, source='g.jsonl', line=4))\n")
+    result = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(tmp_path / "test_mine.py")],
+                            capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    assert result.returncode == 1
+    assert "g.jsonl line 4: gsm8k_accuracy gave 0.0, expected 1.0" in result.stdout
+    assert "check_golden(function, [case])" not in result.stdout and "raise AssertionError(" not in result.stdout
