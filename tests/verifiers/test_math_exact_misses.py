@@ -238,6 +238,7 @@ PROSE = [
     ("Therefore, there are **1679 distinct** arrangements of the 1680 beads.", "1680", "wrong"),
     ("**The answer is 2007.** This means 9 works.", "9", "wrong"),
     ("Hence the answer is 2007, which means 9 works.", "9", "wrong"),
+    ("The answer is 9, which means the answer is actually 10.", "9", "wrong"),  # a correction, not commentary
     ("The answer is **5** or **7**.", "5", "wrong"),  # bold alternatives stay a hedge
     ("So the answer is **5** or maybe **7**.", "5", "wrong"),
     ("**The answer is 5** or 7.", "5", "wrong"),

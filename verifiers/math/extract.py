@@ -76,9 +76,10 @@ _OTHER_LANGUAGE_HINTS = ("答", "ponse", "PONSE", "ntwort", "NTWORT", "espuesta"
                          "isposta", "ISPOSTA")
 _CHOICE_RE = re.compile(r"^(?!I\s+[a-z])\(?[A-J]\)?(?:[\s.:,;]|$)")
 # "The answer is 1, no matter how ...": the value that leads the last sentence, followed by an
-# elaboration (never "or", "no", "then": alternatives, corrections and hypotheses stay unread).
+# elaboration (never "or", "no", "then": alternatives, corrections and hypotheses stay unread; "which means"
+# only where no correction follows: "9, which means the answer is actually 10" is not 9).
 _LEADING_VALUE_RE = re.compile(r"^(?P<value>[-+\u2212]?(?:\\?\$)?[0-9]+(?:,[0-9]{3})*(?:\.[0-9]+)?(?:/[0-9]+)?(?:\s?\\?%)?)"
-                               r"(?=,?\s+(?:because|since|which\s+is|which\s+means|no\s+matter)\b)")
+                               r"(?=,?\s+(?:because|since|which\s+is|no\s+matter|which\s+means(?![^.]*\b(?:actually|wrong|incorrect|instead|not|mistake|answer)\b))\b)")
 # A choice letter that leads the answer: "B", "(B)", "B) 12", "C because ...".
 _LEADING_CHOICE_RE = re.compile(r"^(?P<choice>\(?[A-J]\)?)(?=$|[.,;:)]|\s+(?:because|since|as|as\s+\w+|which|\S*[0-9]))")
 _YES_NO_RE = re.compile(r"(?i:yes|no)(?=$|[.,;:!](?:\s|$))")  # a yes or no that leads an answer, not "no longer"
