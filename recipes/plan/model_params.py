@@ -9,9 +9,12 @@ token, which ``referee plan`` needs.
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from .known_models import known_config
 
 
 @dataclass(frozen=True)
@@ -216,8 +219,10 @@ def kv_cache_bytes_per_token(shape: ModelShape, bytes_per_value: int = 2) -> int
 
 
 def read_model_config(name_or_path: str | Path, *, revision: str | None = None) -> dict[str, Any]:
-    """A model's ``config.json`` as a dict: from a local folder (or the file itself), else
-    from the Hugging Face hub cache, else from the hub (needs network access).
+    """A model's ``config.json`` as a dict: from a local folder (or the file itself), else, for
+    the models of the shipped recipes, from the sizes referee carries (no network), else from the
+    Hugging Face hub cache, else from the hub (needs network access; never tried when
+    ``HF_HUB_OFFLINE`` is set).
 
     Example:
         >>> import json, tempfile
@@ -234,12 +239,18 @@ def read_model_config(name_or_path: str | Path, *, revision: str | None = None) 
         return _parse_config(path)
     if Path(name_or_path).exists() or str(name_or_path).startswith((".", "/", "~")):
         raise ValueError(f"{str(name_or_path)!r} has no config.json; give a model folder or --params N.")
+    known = known_config(str(name_or_path)) if revision is None else None
+    if known is not None:
+        return known
+    offline = os.environ.get("HF_HUB_OFFLINE", "").lower() in ("1", "true", "yes", "on")
     try:
         from huggingface_hub import hf_hub_download
 
         try:
             downloaded = hf_hub_download(str(name_or_path), "config.json", revision=revision, local_files_only=True)
-        except Exception:  # not in the local hub cache: ask the hub
+        except Exception:  # not in the local hub cache: ask the hub, unless told to stay offline
+            if offline:
+                raise
             downloaded = hf_hub_download(str(name_or_path), "config.json", revision=revision)
     except Exception as exc:  # offline, unknown repo, gated repo, no huggingface_hub: one message for all
         raise ValueError(

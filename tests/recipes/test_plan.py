@@ -126,8 +126,42 @@ def test_hub_failure_is_one_clear_error(monkeypatch):
         raise OSError("offline")
 
     monkeypatch.setattr(huggingface_hub, "hf_hub_download", offline)
-    with pytest.raises(ValueError, match="could not read config.json of 'Qwen/Qwen2.5-1.5B-Instruct'.*--params"):
-        read_model_config("Qwen/Qwen2.5-1.5B-Instruct")
+    with pytest.raises(ValueError, match="could not read config.json of 'Qwen/Qwen2.5-7B-Instruct'.*--params"):
+        read_model_config("Qwen/Qwen2.5-7B-Instruct")
+
+
+def test_every_shipped_recipe_plans_without_weights_or_network(monkeypatch, capsys):
+    import huggingface_hub
+
+    from referee.recipes.train.shipped import shipped_recipes
+
+    def no_hub(*args, **kwargs):
+        raise AssertionError("the hub was asked")
+
+    monkeypatch.setattr(huggingface_hub, "hf_hub_download", no_hub)
+    for recipe in shipped_recipes():
+        assert main(["plan", recipe.stem, "--json"]) in (0, 1), recipe.stem
+        assert json.loads(capsys.readouterr().out)["params"] > 1_500_000_000
+    # the sizes carried are the ones a real Qwen2.5-1.5B config gives
+    assert count_parameters(model_shape(read_model_config("Qwen/Qwen2.5-1.5B-Instruct"))) == 1_543_714_304
+    assert count_parameters(model_shape(read_model_config("deepseek-ai/DeepSeek-R1-Distill-Qwen-1.5B"))) == \
+        1_543_714_304 + 151936 * 1536  # its own output head
+
+
+def test_an_unknown_model_offline_never_asks_the_hub(monkeypatch):
+    import huggingface_hub
+
+    asked = []
+
+    def hub(*args, local_files_only=False, **kwargs):
+        asked.append(local_files_only)
+        raise OSError("not cached")
+
+    monkeypatch.setattr(huggingface_hub, "hf_hub_download", hub)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    with pytest.raises(ValueError, match="could not read config.json of 'my/model'"):
+        read_model_config("my/model")
+    assert asked == [True]  # the local cache only
 
 
 # The seeds' worked numbers (seed 000 "Where the memory goes" / "Where the GPU time goes",
