@@ -155,7 +155,10 @@ def _statements_after(after: str) -> list[NumberMatch]:
     if _DIGIT_RE.search(after) is None:  # each of them states a number
         return []
     check = CHECK_RE.search(after)
-    after = after[:check.start()] if check else after
+    if check is not None:
+        after = after[:check.start()]
+        if _DIGIT_RE.search(after) is None:
+            return []
     found = []
     boxed = _last_boxed(after)
     if boxed is not None and not CORRECTION_RE.search(after[:boxed[0]]):

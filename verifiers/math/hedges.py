@@ -212,14 +212,15 @@ def review(text: str, answer: Extraction | None) -> Review:
             return Review(answer, "disowned", f"it says its answer is not {negated}: no answer is stated as final")
     if answer.source == "answer tag":
         return _review_answer_tags(text, answer)
-    disowned = disowned_boxes(text)
+    spans = boxed_spans(text)
+    disowned = disowned_boxes(text, spans)
     if disowned:
         text = blanked(text, [(start, end) for start, end, _ in disowned])
         answer = extract_answer(text)
         if answer is None or answer.source in ("last number", "math span"):
             kinds = ", ".join(sorted({why for _, _, why in disowned}))
             return Review(answer, "disowned", f"its only boxed answer is disowned ({kinds}): no answer is stated as final")
-    spans = boxed_spans(text)
+        spans = boxed_spans(text)
     boxes = [span for span in spans if not is_blank_box(span[2])]
     real = set(boxes)
     if boxes and any(span[0] > boxes[-1][0] for span in spans if span not in real) and answer.source == "boxed":

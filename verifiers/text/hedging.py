@@ -43,22 +43,22 @@ def closing_statement(text: str) -> re.Match[str] | None:
         >>> closing_statement("So 3 + 4 = 7.\n\nTherefore, 7.").group("value")
         '7'
     """
-    body = text.rstrip()
-    if body.endswith("."):
-        body = body[:-1].rstrip()
-    start = _before_blanks(text, max(0, len(body) - 61))  # where the value may start, less the blanks before it
-    start = _before_blanks(text, max(0, start - len("therefore") - 1))
-    return CLOSING_RE.search(text, max(0, start - 2))  # "\n" or ". " before the word
+    end = _before_blanks(text, len(text))
+    if text.endswith(".", 0, end):
+        end = _before_blanks(text, end - 1)
+    start = _before_blanks(text, max(0, end - 61))  # where the value may start, less the blanks before it
+    start = max(0, _before_blanks(text, max(0, start - len("therefore") - 1)) - 2)  # "\n" or ". " before the word
+    cues = cue_text(text[start:])
+    if cues is not None and not ("so" in cues or "thus" in cues or "hence" in cues or "therefore" in cues):
+        return None
+    return CLOSING_RE.search(text, start)
 
 
 def _before_blanks(text: str, end: int) -> int:
     """Where the run of whitespace and commas that ends at ``end`` starts."""
-    head = text[:end]
-    while True:
-        stripped = head.rstrip().rstrip(",")
-        if len(stripped) == len(head):
-            return end
-        head, end = stripped, len(stripped)
+    while end > 0 and (text[end - 1].isspace() or text[end - 1] == ","):
+        end -= 1
+    return end
 
 
 def cue_text(text: str) -> str | None:
