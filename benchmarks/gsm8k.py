@@ -8,6 +8,12 @@ wrong number (label: wrong). Every checker judges every case; the table gives ac
 precision and recall of "correct", and cases per second in this one process.
 
     python -m benchmarks.gsm8k --data ../shared/data/gsm8k_test.jsonl [--limit N] [--json OUT]
+
+With ``--baseline-src DIR`` (a checkout of an earlier release, ``git worktree add ../before
+6b9d912^``) it also times referee from this tree and from ``DIR`` on the same cases, each in a fresh
+process (:mod:`benchmarks.baseline`), interleaved with math-verify (parse per call) in this one,
+``--rounds`` times; medians, each as a multiple of math-verify's speed in the same run. This tree's
+process also times the hedge stage (``review``) apart from reading the answer: its share of the time.
 """
 
 from __future__ import annotations
@@ -16,6 +22,8 @@ import argparse
 import json
 import random
 import re
+import statistics
+import tempfile
 import time
 from collections.abc import Callable
 from fractions import Fraction
@@ -23,6 +31,8 @@ from pathlib import Path
 
 from referee.verifiers import gsm8k
 from referee.verifiers.text.numbers import format_number
+
+from benchmarks import baseline
 
 
 def _commas(value: Fraction) -> str:
@@ -153,12 +163,96 @@ def evaluate(name: str, check: Callable[[str, str], bool], cases: list[dict]) ->
     }
 
 
+_TIMED_MODES = ("auto", "strict")
+
+
+def measure(cases_path: str, stages: bool) -> dict[str, float]:
+    """Seconds this process's referee takes for one pass over the cases in each timed mode (``auto`` first,
+    from a cold start); with ``stages``, a warm ``auto`` pass and its two stages apart: reading the
+    answer and the hedge stage (``review``)."""
+    cases = json.loads(Path(cases_path).read_text())
+    completions, golds = [c["completion"] for c in cases], [c["gold"] for c in cases]
+    seconds = {}
+    for mode in _TIMED_MODES:
+        started = time.perf_counter()
+        [gsm8k.verify(completion, gold, mode=mode).correct for completion, gold in zip(completions, golds)]
+        seconds[mode] = time.perf_counter() - started
+    return {**seconds, **(_stage_seconds(completions, golds) if stages else {})}
+
+
+def _stage_seconds(completions: list[str], golds: list[str]) -> dict[str, float]:
+    from referee.verifiers.gsm8k import extract, hedges
+    from referee.verifiers.text.hedging import after_reasoning
+
+    read = extract._extractor("auto")
+    started = time.perf_counter()
+    [gsm8k.verify(completion, gold).correct for completion, gold in zip(completions, golds)]
+    warm = time.perf_counter() - started
+    texts = [text for text in map(after_reasoning, completions) if text is not None]
+    started = time.perf_counter()
+    found = [read(text) for text in texts]
+    reading = time.perf_counter() - started
+    started = time.perf_counter()
+    [hedges.review(text, answer, read) for text, answer in zip(texts, found)]
+    return {"auto_warm": warm, "reading": reading, "review": time.perf_counter() - started}
+
+
+def beside_baseline(cases: list[dict], src: str, rounds: int) -> dict:
+    """This tree and the release in ``src``, each in fresh processes, interleaved with math-verify here."""
+    before = baseline.check_source(src)
+    math_verify = make_math_verify(cache_gold=False)
+    runs: dict[str, list[dict[str, float]]] = {"this tree": [], "baseline": []}
+    anchor = []
+    with tempfile.NamedTemporaryFile("w", suffix=".json") as file:
+        json.dump([{"completion": c["completion"], "gold": c["gold"]} for c in cases], file)
+        file.flush()
+        for _ in range(rounds):
+            for name, source, extra in (("this tree", baseline.ROOT, ["--stages"]), ("baseline", before, [])):
+                output = baseline.run_module("benchmarks.gsm8k", ["--measure", file.name, *extra], source)
+                runs[name].append(json.loads(output))
+            started = time.perf_counter()
+            [math_verify(case["completion"], case["gold"]) for case in cases]
+            anchor.append(time.perf_counter() - started)
+    anchor_speed = len(cases) / statistics.median(anchor)
+    rows = [{"checker": "math-verify (parse per call)", "cases_per_s": anchor_speed, "speed_vs_math_verify": 1.0,
+             "runs_s": anchor}]
+    for mode in _TIMED_MODES:
+        for name in runs:
+            speed = len(cases) / statistics.median(run[mode] for run in runs[name])
+            rows.append({"checker": f"referee {mode}, {name}", "cases_per_s": speed,
+                         "speed_vs_math_verify": speed / anchor_speed, "runs_s": [run[mode] for run in runs[name]]})
+    stages = {key: statistics.median(run[key] for run in runs["this tree"]) for key in ("auto_warm", "reading", "review")}
+    return {"baseline": baseline.describe(before), "rounds": rounds, "rows": rows,
+            "review_share": stages["review"] / stages["auto_warm"], "reading_share": stages["reading"] / stages["auto_warm"]}
+
+
+def print_beside_baseline(result: dict) -> None:
+    """The table of :func:`beside_baseline`."""
+    print(f"\nbeside the baseline {result['baseline']} (fresh processes, interleaved, median of {result['rounds']})\n")
+    print("| checker | cases/s | x math-verify |")
+    print("|---|---:|---:|")
+    for row in result["rows"]:
+        print(f"| {row['checker']} | {row['cases_per_s']:,.0f} | {row['speed_vs_math_verify']:.1f}x |")
+    print(f"\nthis tree, auto, warm: the hedge stage (review) takes {result['review_share']:.0%} of the time, "
+          f"reading the answer {result['reading_share']:.0%}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--data", required=True, help="GSM8K-format JSONL (question, answer ending in '#### N')")
+    parser.add_argument("--data", help="GSM8K-format JSONL (question, answer ending in '#### N'); required")
     parser.add_argument("--limit", type=int, default=0, help="use the first N rows (0: all)")
     parser.add_argument("--json", default="benchmarks/results/gsm8k.json", help="where to write the results")
+    parser.add_argument("--baseline-src", metavar="DIR",
+                        help="a checkout of an earlier release: time it beside this tree (see above)")
+    parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds beside the baseline (median)")
+    parser.add_argument("--measure", help=argparse.SUPPRESS)
+    parser.add_argument("--stages", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.measure:
+        print(json.dumps(measure(args.measure, args.stages)))
+        return
+    if not args.data:
+        parser.error("--data is required")
 
     rows = [json.loads(line) for line in Path(args.data).read_text(encoding="utf-8").splitlines() if line.strip()]
     rows = rows[: args.limit] if args.limit else rows
@@ -184,8 +278,12 @@ def main() -> None:
     for r in results:
         if r["shapes_missed"]:
             print(f"{r['checker']} misses some correct answers of shape: {', '.join(r['shapes_missed'])}")
+    beside = beside_baseline(cases, args.baseline_src, args.rounds) if args.baseline_src else None
+    if beside is not None:
+        print_beside_baseline(beside)
     Path(args.json).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.json).write_text(json.dumps({"rows": len(rows), "cases": len(cases), "results": results}, indent=2))
+    Path(args.json).write_text(json.dumps({"rows": len(rows), "cases": len(cases), "results": results,
+                                           "beside_baseline": beside}, indent=2))
 
 
 if __name__ == "__main__":

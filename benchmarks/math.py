@@ -14,6 +14,13 @@ against math-verify called directly, cold and warm (see ``benchmarks.throughput`
 worker pool against pebble's ProcessPool (when pebble is installed) on the same sympy jobs.
 
     python -m benchmarks.math --data ../shared/data/math500_test.jsonl [--json OUT]
+
+With ``--baseline-src DIR`` (a checkout of an earlier release, ``git worktree add ../before 6b9d912^``)
+the GRPO batch is also timed with referee from this tree and from ``DIR`` (:mod:`benchmarks.baseline`),
+each in fresh processes, interleaved with math-verify, ``--repeats`` rounds: cold (the clock starts
+before the import) and started (the pool started by one sympy check, then 2 s idle), each as a
+multiple of math-verify's speed from the same start; and the hedge stage's own share of this
+tree's time on the batch (``review`` timed apart from reading the answer).
 """
 
 from __future__ import annotations
@@ -39,6 +46,7 @@ from referee.verifiers.math.exact import assignment_value, canonical, exact_numb
 from referee.verifiers.math.gold import gold_answer
 from referee.verifiers.text.numbers import format_number
 
+from benchmarks import baseline
 from benchmarks.throughput import math_verify_checker, print_throughput, throughput
 
 logging.disable(logging.WARNING)  # math-verify logs every timeout and parse failure
@@ -196,6 +204,65 @@ def grpo_batch(rows: list[dict], cases: list[dict], prompts: int, group: int, se
     return [by_row[row][j % len(by_row[row])] for row in chosen for j in range(group)]
 
 
+def beside_baseline(batch_path: str, size: int, src: str, rounds: int, workers: tuple[int, ...] = (1, 2)) -> dict:
+    """The batch with referee from this tree and from ``src``, cold and started, interleaved with math-verify."""
+    before = baseline.check_source(src)
+    trees = {"this tree": baseline.ROOT, "baseline": before}
+    times: dict[tuple[str, str], list[float]] = {}
+    for _ in range(rounds):
+        for start in ("cold", "started"):
+            anchor = ["--checker", "math-verify", "--start", "cold" if start == "cold" else "warm", "--batch", batch_path]
+            times.setdefault(("math-verify", start), []).append(
+                float(baseline.run_module("benchmarks.throughput", anchor, baseline.ROOT)))
+            for name, tree in trees.items():
+                for count in workers:
+                    args = (["--checker", "referee", "--start", "cold", "--workers", str(count), "--batch", batch_path]
+                            if start == "cold" else ["--measure-started", batch_path, "--workers", str(count)])
+                    module = "benchmarks.throughput" if start == "cold" else "benchmarks.baseline"
+                    times.setdefault((f"referee, {name}, {count} worker{'s' * (count > 1)}", start), []).append(
+                        float(baseline.run_module(module, args, tree)))
+    rows = []
+    for (checker, start), runs in times.items():
+        seconds = statistics.median(runs)
+        anchor = statistics.median(times["math-verify", start])
+        rows.append({"checker": checker, "start": start, "seconds": seconds, "completions_per_s": size / seconds,
+                     "speedup": anchor / seconds, "runs": runs})
+    return {"baseline": baseline.describe(before), "rounds": rounds, "rows": rows, "review_share": review_share(batch_path)}
+
+
+def review_share(batch_path: str) -> dict[str, float]:
+    """This tree's seconds for the batch (warm, in this process, 1 worker), and those of its two reading
+    stages apart: the answer read (``extract_answer``) and the hedge stage (``review``)."""
+    from referee.verifiers.math import extract, hedges
+    from referee.verifiers.text.hedging import after_reasoning
+
+    batch = json.loads(Path(batch_path).read_text())
+    completions, golds = [c["completion"] for c in batch], [c["gold"] for c in batch]
+    referee_math.verify_batch(completions, golds, workers=1)
+    started = time.perf_counter()
+    referee_math.verify_batch(completions, golds, workers=1)
+    whole = time.perf_counter() - started
+    texts = [after_reasoning(completion) or "" for completion in completions]
+    started = time.perf_counter()
+    answers = [extract.extract_answer(text) for text in texts]
+    reading = time.perf_counter() - started
+    started = time.perf_counter()
+    [hedges.review(text, answer) for text, answer in zip(texts, answers)]
+    return {"batch_s": whole, "reading_s": reading, "review_s": time.perf_counter() - started}
+
+
+def print_beside_baseline(result: dict) -> None:
+    """The table of :func:`beside_baseline`."""
+    print(f"\nGRPO batch beside the baseline {result['baseline']} (fresh processes, interleaved, "
+          f"median of {result['rounds']})")
+    print(f"{'checker':36} {'start':>7} {'seconds':>8} {'completions/s':>13} {'x math-verify':>13}")
+    for r in result["rows"]:
+        print(f"{r['checker']:36} {r['start']:>7} {r['seconds']:8.3f} {r['completions_per_s']:13.0f} {r['speedup']:12.1f}x")
+    share = result["review_share"]
+    print(f"this tree, warm, 1 worker: the hedge stage (review) takes {share['review_s'] / share['batch_s']:.0%} of the "
+          f"batch's {share['batch_s']:.3f} s, reading the answer {share['reading_s'] / share['batch_s']:.0%}")
+
+
 def _in_fresh_process(*args: str) -> Any:
     command = [sys.executable, "-m", "benchmarks.math", *args]
     return json.loads(subprocess.run(command, capture_output=True, text=True, check=True).stdout)
@@ -311,6 +378,8 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3, help="timed repetitions of the GRPO batch (median)")
     parser.add_argument("--deadline", type=float, default=2.0, help="per-answer deadline for the adversarial inputs")
     parser.add_argument("--anchor-cap", type=float, default=20.0, help="seconds before an anchor is stopped")
+    parser.add_argument("--baseline-src", metavar="DIR",
+                        help="a checkout of an earlier release: time the GRPO batch with it beside this tree (see above)")
     args = parser.parse_args()
     if args.measure == "pools":
         print(json.dumps(pool_comparison(args.batch, args.deadline)))
@@ -345,6 +414,9 @@ def main() -> None:
     speed = throughput(str(batch_path), len(batch), args.repeats)
     print(f"\nGRPO-shaped batch: 64 prompts x 8 completions, {deadline_pool.default_workers()} cores")
     print_throughput(speed)
+    beside = beside_baseline(str(batch_path), len(batch), args.baseline_src, args.repeats) if args.baseline_src else None
+    if beside is not None:
+        print_beside_baseline(beside)
 
     attacks = adversarial(args.deadline, args.anchor_cap)
     print(f"\nadversarial answers, called from a worker thread (referee deadline {args.deadline} s; "
@@ -366,7 +438,8 @@ def main() -> None:
             print(f"{r['pool']:42} {r['sympy_jobs']:5d} {r['seconds']:8.3f} {r['hang_plus_20_jobs_s']:16.3f}")
 
     Path(args.json).write_text(json.dumps({"rows": len(rows), "cases": len(cases), "accuracy": accuracy,
-                                           "throughput": speed, "adversarial": attacks, "pools": pools,
+                                           "throughput": speed, "beside_baseline": beside, "adversarial": attacks,
+                                           "pools": pools,
                                            "referee_disagreements": disagreements}, indent=2))
     print(f"\nwrote {args.json}")
 
