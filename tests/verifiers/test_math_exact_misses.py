@@ -236,6 +236,8 @@ PROSE = [
     # never paid: the bold or the answer states another number
     ("There are **2 distinct** arrangements, not 1680.", "1680", "wrong"),
     ("Therefore, there are **1679 distinct** arrangements of the 1680 beads.", "1680", "wrong"),
+    ("Therefore, there are **1680 distinct** arrangements of the 2 letters. Actually, it is 1679.", "1680", "wrong"),
+    ("If there are **1680 distinct** ways, then we get 12.", "1680", "wrong"),
     ("**The answer is 2007.** This means 9 works.", "9", "wrong"),
     ("Hence the answer is 2007, which means 9 works.", "9", "wrong"),
     ("The answer is 9, which means the answer is actually 10.", "9", "wrong"),  # a correction, not commentary

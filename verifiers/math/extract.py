@@ -408,7 +408,7 @@ def _last_bold(text: str) -> str | None:
         if is_bare_answer(content):
             return content
         count = _BOLD_COUNT_RE.fullmatch(content)
-        if count and "\n\n" not in text[bold.end():].rstrip() \
+        if count and "\n\n" not in text[bold.end():].rstrip() and _concludes_at(text, bold.start(), bold.end()) \
                 and _CONCLUDING_RE.search(text, _sentence_start_before(text, bold.start()), bold.start()):
             return count.group("number")  # "Therefore, there are **1680 distinct** arrangements of the 2 ..."
         if bold.end() >= len(closing.rstrip(".")) - 1:  # a bold sentence that ends the text states the answer
