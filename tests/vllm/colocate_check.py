@@ -18,21 +18,8 @@ from typing import Any
 
 import torch
 from transformers import TrainerCallback
-from vllm_checks import fixed_ids, model_logprobs  # beside this script
 
-def engine_logprobs(trainer: Any, ids: list[int], prompt_length: int) -> torch.Tensor:
-    """vLLM's log-probs of ``ids[prompt_length:]`` given what precedes each (prompt log-probs)."""
-    from vllm import SamplingParams
-
-    llm = trainer.vllm_generation.llm
-    output = llm.generate([{"prompt_token_ids": ids}], SamplingParams(max_tokens=1, prompt_logprobs=0, temperature=1.0),
-                          use_tqdm=False)[0]
-    return torch.tensor([output.prompt_logprobs[i][ids[i]].logprob for i in range(prompt_length, len(ids))])
-
-
-def trainer_logprobs(trainer: Any, ids: list[int], prompt_length: int) -> torch.Tensor:
-    """The trainer's log-probs of the same tokens."""
-    return model_logprobs(trainer.model, ids, prompt_length)
+from referee.recipes.train.sync_check import completion_ids, model_logprobs, sync_gap
 
 
 class SyncCheck(TrainerCallback):
@@ -41,20 +28,19 @@ class SyncCheck(TrainerCallback):
 
     def __init__(self, trainer: Any) -> None:
         self.trainer = trainer
-        self.ids, self.prompt_length = fixed_ids(trainer.processing_class)
+        self.ids, self.prompt_length = completion_ids(trainer.processing_class)
         self.steps: list[dict[str, float]] = []
         self.controls: dict[str, float] = {}
         self.dtype = str(trainer.model.dtype)
-        self._last = trainer_logprobs(trainer, self.ids, self.prompt_length)
+        self._last = model_logprobs(trainer.model, self.ids, self.prompt_length)
         self.start = self._last.tolist()
 
     def gap(self) -> float:
-        ours = trainer_logprobs(self.trainer, self.ids, self.prompt_length)
-        return float((engine_logprobs(self.trainer, self.ids, self.prompt_length) - ours).abs().max())
+        return sync_gap(self.trainer, self.ids, self.prompt_length)
 
     def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
         self.trainer.vllm_generation.sync_weights()
-        now = trainer_logprobs(self.trainer, self.ids, self.prompt_length)
+        now = model_logprobs(self.trainer.model, self.ids, self.prompt_length)
         self.steps.append({"step": state.global_step, "gap": self.gap(),
                            "moved": float((now - self._last).abs().max())})
         self._last = now

@@ -85,15 +85,6 @@ def run_python(engine_env):
 
 
 @pytest.fixture(scope="session")
-def vllm_checks():
-    """tests/vllm/vllm_checks.py (the fixed completion and its log-probs), shared with colocate_check.py."""
-    spec = importlib.util.spec_from_file_location("vllm_checks", Path(__file__).with_name("vllm_checks.py"))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-@pytest.fixture(scope="session")
 def sums_jsonl(tmp_path_factory):
     """16 sums in GSM8K's columns (``question``, ``answer`` ending ``#### N``)."""
     path = tmp_path_factory.mktemp("data") / "sums.jsonl"

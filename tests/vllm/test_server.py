@@ -24,6 +24,7 @@ from transformers import AutoModelForCausalLM
 
 from referee.recipes.common.loading import load_tokenizer
 from referee.recipes.train.recipe import write_recipe
+from referee.recipes.train.sync_check import completion_ids, model_logprobs
 from referee.recipes.train.vllm_cpu_server import EXTENSION
 
 pytestmark = pytest.mark.slow
@@ -76,7 +77,7 @@ def server_logprobs(port: int, model: str, ids: list[int], prompt_length: int) -
 
 
 def test_server_mode_trains_and_the_server_gets_each_steps_weights(tmp_path, model_dir, sums_jsonl, server,
-                                                                     run_referee, vllm_checks):
+                                                                     run_referee):
     out = tmp_path / "out"
     recipe = write_recipe(
         tmp_path / "recipe.yaml", model_name_or_path=model_dir, dataset_name=str(sums_jsonl), dataset_format="gsm8k",
@@ -94,12 +95,12 @@ def test_server_mode_trains_and_the_server_gets_each_steps_weights(tmp_path, mod
     assert len(history) == 3
     assert all(entry["sampling/sampling_logp_difference/max"] < TOLERANCE for entry in history)
 
-    ids, prompt_length = vllm_checks.fixed_ids(load_tokenizer(model_dir))
+    ids, prompt_length = completion_ids(load_tokenizer(model_dir))
     served = server_logprobs(server, model_dir, ids, prompt_length)
 
     def gap(folder) -> float:
         model = AutoModelForCausalLM.from_pretrained(folder, dtype=torch.float32)
-        return float((served - vllm_checks.model_logprobs(model, ids, prompt_length)).abs().max())
+        return float((served - model_logprobs(model, ids, prompt_length)).abs().max())
 
     assert gap(out / "checkpoint-2") < TOLERANCE  # the weights of the last sync (before step 3's generation)
     assert gap(model_dir) > 100 * TOLERANCE  # the server did not keep the starting weights
