@@ -46,13 +46,12 @@ def full_answer_tags(text: str) -> list[tuple[int, int, str]]:
     return [(tag.start(), tag.end(), tag.group("content")) for tag in hedging._ANSWER_TAG_RE.finditer(text)]
 
 
-def full_negated_answer(text: str) -> str | None:
-    found = None
-    for found in hedging._NEGATED_ANSWER_RE.finditer(text):
-        pass
-    if found is None or re.search(r"[0-9]", text[found.end():]) or found.group("value").lower() in ("a", "an", "the"):
+def full_disowned_answer(text: str) -> str | None:
+    found = max((match for pattern in (hedging._NEGATED_ANSWER_RE, hedging._SUPPOSED_ANSWER_RE)
+                 for match in pattern.finditer(text)), key=lambda match: match.start(), default=None)
+    if found is None or found.group("value").lower() in ("a", "an", "the"):
         return None
-    return found.group("value")
+    return None if re.search(r"[0-9]", hedging._NEGATION_RE.sub("", text[found.end():])) else found.group("value")
 
 
 def full_disowned_boxes(text: str, boxes: list[tuple[int, int, str]] | None = None) -> list[tuple[int, int, str]]:
@@ -129,13 +128,13 @@ def full_statement_before(text: str, start: int, box: object = None):
 def full_reading() -> Iterator[None]:
     """Every shortcut of the hedge stage replaced by the full reading it stands for."""
     patches = [(hedging, "sentence_start", full_sentence_start), (labels, "_undressed", full_undressed),
-               (hedging, "answer_tags", full_answer_tags), (hedging, "negated_answer", full_negated_answer),
+               (hedging, "answer_tags", full_answer_tags), (hedging, "disowned_answer", full_disowned_answer),
                (hedging, "disowned_boxes", full_disowned_boxes),
                (gsm8k_hedges, "_statement_before", full_statement_before),
                (gsm8k_hedges, "_statements_after", full_statements_after)]
     for module in (gsm8k_hedges, math_hedges):
         patches.append((module, "closing_statement", hedging.CLOSING_RE.search))
-        for name in ("sentence_start", "answer_tags", "negated_answer", "disowned_boxes"):
+        for name in ("sentence_start", "answer_tags", "disowned_answer", "disowned_boxes"):
             if hasattr(module, name):
                 patches.append((module, name, globals()["full_" + name]))
     for module in (hedging, gsm8k_hedges, math_hedges):

@@ -31,8 +31,8 @@ from collections.abc import Callable
 from fractions import Fraction
 
 from ..text.hedging import (BOLD_LINE_RE, CHECK_RE, CORRECTION_RE, HEDGE_WORD_RE, STATEMENT_GAP, Review,
-                            alternatives_before, answer_tags, blanked, closing_statement, cue_text, disowned_boxes,
-                            is_blank_box, negated_answer, only_words_between, sentence_end, sentence_start)
+                            alternatives_before, answer_tags, blanked, closing_statement, cue_text, disowned_answer,
+                            disowned_boxes, is_blank_box, only_words_between, sentence_end, sentence_start)
 from ..text.labels import is_label
 from ..text.latex import boxed_spans
 from ..text.numbers import NumberMatch, parse_number
@@ -261,10 +261,11 @@ def review(text: str, answer: Extraction | None, read: Callable[[str], Extractio
     """
     if answer is None:
         return _NO_ANSWER
-    if answer.source == "last number":  # "The answer is not 24.", "<answer>The answer is not 24</answer>"
-        negated = negated_answer(text)
-        if negated is not None and parse_number(negated) == answer.number.value:
-            return Review(answer, "disowned", f"it says its answer is not {negated}: no answer is stated as final")
+    if answer.source == "last number":  # "The answer is not 24.", "If the answer were 24, ...", in a tag too
+        disowned = disowned_answer(text)
+        if disowned is not None and parse_number(disowned) == answer.number.value:
+            return Review(answer, "disowned", f"it says {disowned} is not its answer, or only supposes it: "
+                                              "no answer is stated as final")
     tags = answer_tags(text)
     if len(tags) > 1:  # "<answer>25</answer><answer>24</answer>": each tag after the last correction is an answer
         others = [found.number for start, end, content in tags[:-1] if not CORRECTION_RE.search(text[end:tags[-1][0]])
@@ -294,14 +295,37 @@ def review(text: str, answer: Extraction | None, read: Callable[[str], Extractio
         others += [found for found in (_box_before(text, answer.start, box), _statement_before(text, answer.start, box))
                    if found]
     else:  # a "####" line
-        before = _statement_before(text, answer.start, _last_box(text, answer.start))
+        before = _other_statement_before(text, answer.start, answer.number.value)
         others += [before] if before is not None else []
     return _override(answer, others)
 
 
+_BOLD_ALTERNATIVE_RE = re.compile(r"\s*(?:,|/|or|either)?\s*(?:or\s*)?", re.IGNORECASE)  # "**73** or **72**"
+_RESTATEMENTS = 3  # restatements of the answer looked past for an earlier, different one
+
+
+def _other_statement_before(text: str, start: int, value: Fraction) -> NumberMatch | None:
+    """The final statement just before ``start`` (:func:`_statement_before`), looking past lines that
+    restate ``value``: ``The answer is 73.`` / ``#### 73`` / ``The answer is 72.`` / ``#### 72``
+    states 73 as well, however often 72 is said between."""
+    for _ in range(_RESTATEMENTS + 1):
+        before = _statement_before(text, start, _last_box(text, start))
+        if before is None or before.value != value:
+            return before
+        start = text[:start].rstrip().rfind("\n") + 1  # the line of the restatement
+        if start == 0:
+            return None
+    return None
+
+
 def _review_bold(text: str, answer: Extraction) -> Review:
-    """A bold answer: overridden by a final statement just before it."""
+    """A bold answer: one of several offered together (``**73** or **72**``), or overridden by a
+    final statement just before it."""
     bolds = list(_BOLD_RE.finditer(text))
+    if len(bolds) > 1 and _BOLD_ALTERNATIVE_RE.fullmatch(text, bolds[-2].end(), bolds[-1].start()):
+        offered = _span_answer(bolds[-2].group(1))
+        if offered is not None and offered[0].value != answer.number.value:
+            return Review(answer, others=(offered[0],), others_rule="several answers")
     before = _statement_before(text, bolds[-1].start(), _last_box(text, bolds[-1].start())) if bolds else None
     return Review(answer, others=(before,), others_rule="override") \
         if before is not None and before.value != answer.number.value else Review(answer)

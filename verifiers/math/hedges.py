@@ -37,8 +37,9 @@ from __future__ import annotations
 import re
 
 from ..text.hedging import (BOLD_LINE_RE, CHECK_RE, CORRECTION_RE, HEDGE_WORD_RE, MINERVA_TAIL_RE, Review,
-                            alternatives_before, answer_tags, blanked, closing_statement, disowned_boxes, is_blank_box,
-                            negated_answer, only_words_between, same_statement, sentence_end, sentence_start)
+                            alternatives_before, answer_tags, blanked, closing_statement, disowned_answer,
+                            disowned_boxes, is_blank_box, only_words_between, same_statement, sentence_end,
+                            sentence_start)
 from ..text.labels import is_label, opens_line
 from ..text.latex import boxed_spans, top_level_parts
 from .extract import (_BOLD_RE, Extraction, _last_bold, _last_phrase, answer_under_heading, extract_answer,
@@ -207,9 +208,10 @@ def review(text: str, answer: Extraction | None) -> Review:
     if answer is None or answer.source == "bare":
         return Review(answer)
     if answer.source in ("answer tag", "last number", "math span"):
-        negated = negated_answer(text)
-        if negated is not None and same_statement(negated, answer.text):
-            return Review(answer, "disowned", f"it says its answer is not {negated}: no answer is stated as final")
+        disowned = disowned_answer(text)
+        if disowned is not None and same_statement(disowned, answer.text):
+            return Review(answer, "disowned", f"it says {disowned} is not its answer, or only supposes it: "
+                                              "no answer is stated as final")
     if answer.source == "answer tag":
         return _review_answer_tags(text, answer)
     spans = boxed_spans(text)

@@ -134,6 +134,9 @@ STATEMENT_GAP = 80  # characters of words between two final statements that are 
 
 _ANSWER_TAG_RE = re.compile(r"<answer>(?P<content>.*?)(?:</answer>|$)", re.IGNORECASE | re.DOTALL)
 # "The answer is not 24.", "the answer isn't $24$", "Answer: not **24**": a value the text says is not its answer.
+_SUPPOSED_ANSWER_RE = re.compile(r"\b(?:if|suppose|supposing|assuming)\b[^.\n]{0,30}?\banswers?\s+(?:were|was|is|would\s+be)"
+                                 r"\s*(?:\$|\\\(|\*\*)?\s*(?P<value>[^\s$*,;:!?()<]+?)\.?(?=[\s$*,;:!?()<]|$)", re.IGNORECASE)
+_NEGATION_RE = re.compile(r"\b(?:not|never)\s+\S+", re.IGNORECASE)  # "#### not 24" after "The answer is not 24."
 _NEGATED_ANSWER_RE = re.compile(r"\banswers?\b(?:\s+(?:is|was|would\s+be|will\s+be|:)|\s*:)?\s*(?:not|never|isn['’]t|wasn['’]t)"
                                 r"\s*(?:\$|\\\(|\*\*)?\s*(?P<value>[^\s$*,;:!?()<]+?)\.?(?=[\s$*,;:!?()<]|$)", re.IGNORECASE)
 
@@ -150,23 +153,26 @@ def answer_tags(text: str) -> list[tuple[int, int, str]]:
     return [(tag.start(), tag.end(), tag.group("content")) for tag in _ANSWER_TAG_RE.finditer(text)]
 
 
-def negated_answer(text: str) -> str | None:
-    """The value ``text`` says last that its answer is *not*, when nothing is stated after it
-    (``The answer is not 24.``): a value read there is disowned, as a negated box is.
+def disowned_answer(text: str) -> str | None:
+    """The value ``text`` says last that its answer is *not* (``The answer is not 24.``) or offers
+    only as a supposition (``If the answer were 24, ...``), when nothing is stated after it but
+    other negations (``#### not 24``): a value read there is disowned, as a negated or
+    hypothetical box is.
 
     Example:
-        >>> negated_answer("20 + 4 = 24. The answer is not 24."), negated_answer("The answer is not 24 but 25.")
+        >>> disowned_answer("20 + 4 = 24. The answer is not 24."), disowned_answer("The answer is not 24 but 25.")
         ('24', None)
+        >>> disowned_answer("If the answer were 24, the check would pass, but it does not.")
+        '24'
     """
     lowered = cue_text(text)
     if lowered is not None and "answer" not in lowered:  # the word every match holds
         return None
-    found = None
-    for found in _NEGATED_ANSWER_RE.finditer(text):
-        pass
-    if found is None or re.search(r"[0-9]", text[found.end():]) or found.group("value").lower() in ("a", "an", "the"):
+    found = max((match for pattern in (_NEGATED_ANSWER_RE, _SUPPOSED_ANSWER_RE) for match in pattern.finditer(text)),
+                key=lambda match: match.start(), default=None)
+    if found is None or found.group("value").lower() in ("a", "an", "the"):
         return None
-    return found.group("value")
+    return None if re.search(r"[0-9]", _NEGATION_RE.sub("", text[found.end():])) else found.group("value")
 
 
 def only_words_between(text: str, end: int, start: int) -> bool:
