@@ -293,9 +293,7 @@ def _label(words: str) -> str:
 
 
 def _labelled_value(part: str) -> tuple[ExactNumber, str | None] | None:
-    """One element of a list: an exact value with its label (``None``: none written), else ``None``."""
-    from .values import rational_value  # values reads with this module's canonical: imported where used
-
+    """One element of a list: an exact number with its label (``None``: none written), else ``None``."""
     label = None
     for pattern in (_LABEL_AFTER_RE, _LABEL_BEFORE_RE):
         found = pattern.search(part)
@@ -304,10 +302,7 @@ def _labelled_value(part: str) -> tuple[ExactNumber, str | None] | None:
             part = part[:found.start()] + part[found.end():]
             break
     number = exact_number(part) if part.strip() else None
-    if number is None or number.percent:
-        value = rational_value(part)
-        number = None if value is None else ExactNumber(value, False, _places(part))
-    return None if number is None or label == "" else (number, label)
+    return None if number is None or number.percent or label == "" else (number, label)
 
 
 def may_be_labelled(text: str) -> bool:
@@ -334,7 +329,7 @@ def labelled_values(text: str) -> tuple[str, tuple[tuple[ExactNumber, str | None
         ...     return kind, [(str(number.value), label) for number, label in elements]
         >>> shown(r"3 \\text{ apples}, 5 \\text{ Pears}"), shown(r"\\text{Alice: } 1,000, \\text{Bob: } \\frac{1}{2}")
         (('list', [('3', 'apple'), ('5', 'pear')]), ('list', [('1000', 'alice'), ('1/2', 'bob')]))
-        >>> shown(r"3 \\text{ apples and } 5 \\text{ pears}") == shown("3 apples and 5 pears"), shown(r"\\{2^{10}, 3\\}")
+        >>> shown(r"3 \\text{ apples and } 5 \\text{ pears}") == shown("3 apples and 5 pears"), shown(r"\\{1024, 3\\}")
         (True, ('set', [('1024', None), ('3', None)]))
         >>> labelled_values("2x, 3y"), labelled_values(r"\\sqrt{2} \\text{ cm}, 1")
         (None, None)
