@@ -261,7 +261,7 @@ def review(text: str, answer: Extraction | None, read: Callable[[str], Extractio
     """
     if answer is None:
         return _NO_ANSWER
-    if answer.source == "last number":  # "The answer is not 24.", "If the answer were 24, ...", in a tag too
+    if answer.source in ("last number", "bold"):  # "The answer is not 24.", "If the answer were 24, ...", in a tag too
         disowned = disowned_answer(text)
         if disowned is not None and parse_number(disowned) == answer.number.value:
             return Review(answer, "disowned", f"it says {disowned} is not its answer, or only supposes it: "

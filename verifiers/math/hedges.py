@@ -207,7 +207,7 @@ def review(text: str, answer: Extraction | None) -> Review:
     """
     if answer is None or answer.source == "bare":
         return Review(answer)
-    if answer.source in ("answer tag", "last number", "math span"):
+    if answer.source in ("answer tag", "last number", "math span", "bold"):
         disowned = disowned_answer(text)
         if disowned is not None and same_statement(disowned, answer.text):
             return Review(answer, "disowned", f"it says {disowned} is not its answer, or only supposes it: "

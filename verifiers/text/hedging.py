@@ -134,11 +134,14 @@ STATEMENT_GAP = 80  # characters of words between two final statements that are 
 
 _ANSWER_TAG_RE = re.compile(r"<answer>(?P<content>.*?)(?:</answer>|$)", re.IGNORECASE | re.DOTALL)
 # "The answer is not 24.", "the answer isn't $24$", "Answer: not **24**": a value the text says is not its answer.
+# What may stand between the cue and the value: maths delimiters, bold, an answer tag ("were <answer>24</answer>").
+_VALUE_OPENING = r"[ \t*_]*(?:\$|\\\(|<answer>)?[ \t*_]*"
 _SUPPOSED_ANSWER_RE = re.compile(r"\b(?:if|suppose|supposing|assuming)\b[^.\n]{0,30}?\banswers?\s+(?:were|was|is|would\s+be)"
-                                 r"\s*(?:\$|\\\(|\*\*)?\s*(?P<value>[^\s$*,;:!?()<]+?)\.?(?=[\s$*,;:!?()<]|$)", re.IGNORECASE)
+                                 rf"{_VALUE_OPENING}(?P<value>[^\s$*,;:!?()<]+?)\.?(?=[\s$*,;:!?()<]|$)", re.IGNORECASE)
 _NEGATION_RE = re.compile(r"\b(?:not|never)\s+\S+", re.IGNORECASE)  # "#### not 24" after "The answer is not 24."
-_NEGATED_ANSWER_RE = re.compile(r"\banswers?\b(?:\s+(?:is|was|would\s+be|will\s+be|:)|\s*:)?\s*(?:not|never|isn['’]t|wasn['’]t)"
-                                r"\s*(?:\$|\\\(|\*\*)?\s*(?P<value>[^\s$*,;:!?()<]+?)\.?(?=[\s$*,;:!?()<]|$)", re.IGNORECASE)
+_NEGATED_ANSWER_RE = re.compile(r"\banswers?\b(?:\s+(?:is|was|would\s+be|will\s+be|:)|\s*:)?[\s*_]*"
+                                r"(?:not|never|isn['’]t|wasn['’]t)"
+                                rf"{_VALUE_OPENING}(?P<value>[^\s$*,;:!?()<]+?)\.?(?=[\s$*,;:!?()<]|$)", re.IGNORECASE)
 
 
 def answer_tags(text: str) -> list[tuple[int, int, str]]:
