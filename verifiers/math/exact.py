@@ -610,7 +610,7 @@ def never_a_number(text: str) -> bool:
         return True
     if _ANY_RELATION_RE.search(text) or may_end_in_unit(raw) or may_end_in_unit(text):
         return False
-    bare = re.sub(r"\\[A-Za-z]+", "", _TEXT_BLOCK_RE.sub("", text))
+    bare = re.sub(r"\\[A-Za-z]+", " ", _TEXT_BLOCK_RE.sub("", text))  # a space: the 0 of "0\\pi2x" stays a zero
     variables = re.findall(r"[A-Za-df-hj-z]", bare)  # letters other than e and i
     return bool(variables) and len(set(variables)) == len(variables) and not _ZERO_RE.search(bare)
 

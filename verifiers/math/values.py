@@ -74,6 +74,12 @@ def _real(value: Value) -> Fraction | float:
     return value
 
 
+def _log2_size(value: Fraction) -> float:
+    """log2 of the larger of ``value``'s numerator and denominator: the bits each power of it adds."""
+    largest = max(abs(value.numerator), value.denominator)
+    return math.log2(largest) if largest > 1 else 0.0
+
+
 class _Parser:
     """Recursive descent: expression := term (+|- term)*, term := signed (*|/ signed)*, product := power+."""
 
@@ -167,7 +173,7 @@ class _Parser:
             raise _Unsupported
         if isinstance(base, Fraction) and isinstance(exponent, Fraction) and exponent.denominator == 1:
             # exact: bounded by the bits of the result, counted before it is built
-            if abs(exponent) * max(base.numerator.bit_length(), base.denominator.bit_length()) > self.max_bits:
+            if abs(exponent) * _log2_size(base) > self.max_bits:
                 raise _Unsupported
             return self.checked(base ** int(exponent))
         if abs(exponent) > _MAX_EXPONENT:
