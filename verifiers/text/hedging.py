@@ -40,7 +40,7 @@ def closing_statement(text: str) -> re.Match[str] | None:
     no match starts before the point found by stepping back that far from the end.
 
     Example:
-        >>> closing_statement("So 3 + 4 = 7.\n\nTherefore, 7.").group("value")
+        >>> closing_statement("So 3 + 4 = 7.\\n\\nTherefore, 7.").group("value")
         '7'
     """
     end = _before_blanks(text, len(text))
