@@ -5,11 +5,12 @@ For every row, the audit scores plain references and a battery of probes with th
 
 * the right and a wrong answer written the way the reward reads answers: its
   ``write_answer(answer)`` method or ``answer_template`` (``{answer}`` marks the place, e.g.
-  ``'{"answer": "{answer}"}'``; built-in rewards declare theirs), else each plain shape the
-  verifiers read (``The answer is $\\boxed{X}$.`` and ``The answer is X.`` + ``#### X``);
+  ``'{"answer": "{answer}"}'``; built-in rewards declare theirs), and in each known answer
+  format (below);
 * probes, none of which solves the task: an empty completion, a bare guessed number, the
   right tags around a wrong answer, several candidate answers at once, the prompt echoed,
-  a huge repeated answer, the format with no answer, two boxed answers; and the hedge
+  a huge repeated answer, the format with no answer, two final answers with "or" between or one
+  after the other; and the hedge
   families a policy under pressure finds (docs/verifiers.md, "Hedges, overrides and disowned
   answers"): the right answer boxed and then contradicted by "The answer is" a wrong one, and
   the reverse; the right answer in a negated or a hypothetical box; the right answer only
@@ -33,14 +34,23 @@ A probe **earns** on a row when it scores above the best plain wrong answer, and
 like right** when it scores at least as much as the least a plain right answer gets
 (counted only on rows where some shape scores the right answer above the wrong one).
 Verdict per probe: ``fail`` when it pays like right on more than ``fail_share`` of those
-rows, ``warn`` when it earns or pays on any row, ``ok`` otherwise. Token lengths
+rows, ``warn`` when it earns or pays on any row, ``ok`` otherwise, and ``n/a`` when it could be
+judged on no row (it applies to none, or the reward tells right from wrong on none of its rows).
+
+**Answer formats.** The right and wrong references are written in the format the reward
+declares (its ``write_answer(answer)`` method or ``answer_template``) and in every container the
+audit knows (:data:`KNOWN_FORMATS`: ``\\boxed{}``, a ``####`` line, ``<answer>`` tags, ``Answer:``,
+bold, plain prose); the formats in which the reward pays a right answer above a wrong one on
+some row are the ones it reads (``AuditReport.formats``), and every answer probe is written in
+each of them (two ``<answer>`` tags, a negated tag, a tag inside an unclosed think block for a
+tag reader), its best-paid variant counting. Token lengths
 (``completion_ids``, read by ``soft_overlong``) are counted in characters.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Any
 
@@ -58,21 +68,66 @@ _EPSILON = 1e-9
 
 
 @dataclass(frozen=True)
+class AnswerFormat:
+    """One way a reward may read a final answer, as templates (``{answer}`` marks the place):
+    ``final`` states the answer as the completion's, ``inline`` is the bare container inside a
+    sentence, ``negated`` says the answer is *not* it. The audit writes its references and its
+    probes in every format the reward reads.
+
+    Example:
+        >>> tags = next(form for form in KNOWN_FORMATS if form.name == "answer tags")
+        >>> tags.write("final", "72"), tags.write("negated", "72")
+        ('<answer>72</answer>', '<answer>The answer is not 72</answer>')
+    """
+
+    name: str
+    final: str
+    inline: str
+    negated: str
+    hook: Callable[[str], str] | None = None  # a reward's write_answer(answer), used for every form
+
+    def write(self, form: str, answer: str) -> str:
+        """``answer`` written in this format's ``form`` (``final``, ``inline`` or ``negated``)."""
+        if self.hook is not None:
+            return self.hook(f"not {answer}" if form == "negated" else answer)
+        return write_answer(getattr(self, form), answer)
+
+
+def template_format(name: str, template: str) -> AnswerFormat:
+    """The format of an ``answer_template``: the template is its final and inline form; negated, ``not X``.
+
+    Example:
+        >>> template_format("json", '{"answer": "{answer}"}').write("negated", "72")
+        '{"answer": "not 72"}'
+    """
+    return AnswerFormat(name, template, template, write_answer(template, "not {answer}"))
+
+
+# The answer containers the audit knows, tried on every reward: the formats it reads are those in
+# which it pays a right answer above a wrong one on some row.
+KNOWN_FORMATS: tuple[AnswerFormat, ...] = (
+    AnswerFormat("boxed", "The answer is $\\boxed{{answer}}$.", "$\\boxed{{answer}}$",
+                 "The answer is not $\\boxed{{answer}}$."),
+    AnswerFormat("####", "The answer is {answer}.\n#### {answer}", "{answer}",
+                 "The answer is not {answer}.\n#### not {answer}"),
+    AnswerFormat("answer tags", "<answer>{answer}</answer>", "<answer>{answer}</answer>",
+                 "<answer>The answer is not {answer}</answer>"),
+    AnswerFormat("Answer:", "Answer: {answer}", "{answer}", "Answer: not {answer}"),
+    AnswerFormat("bold", "The answer is **{answer}**.", "**{answer}**", "The answer is **not {answer}**."),
+    AnswerFormat("plain", "The answer is {answer}.", "{answer}", "The answer is not {answer}."),
+)
+
+
+@dataclass(frozen=True)
 class ProbeAnswers:
-    """What the probes of one row are built from."""
+    """What the probes of one row are built from, and the answer format they are written in."""
 
     prompt: str
     right: str
     wrong: str
     other_wrong: str
     approximation: str | None = None  # four decimals of an exact gold with no finite decimal (pi, sqrt 2, 1/3)
-
-
-# The answer shapes tried for a reward that declares none: (right, wrong) references are built in each.
-DEFAULT_ANSWER_TEMPLATES: tuple[str, ...] = (
-    "The answer is $\\boxed{{answer}}$.",
-    "The answer is {answer}.\n#### {answer}",
-)
+    form: AnswerFormat = KNOWN_FORMATS[0]
 
 
 def write_answer(template: str, answer: str) -> str:
@@ -86,31 +141,31 @@ def write_answer(template: str, answer: str) -> str:
     return template.replace("{answer}", answer)
 
 
-def answer_writers(reward: Callable[..., Any]) -> tuple[Callable[[str], str], ...]:
-    """How the right and wrong answers are written for ``reward``: the ``write_answer(answer)``
-    method or ``answer_template`` of the reward (of each term of a sum), then the default shapes.
+def answer_formats(reward: Callable[..., Any]) -> tuple[AnswerFormat, ...]:
+    """The formats the audit writes answers in for ``reward``: the ``write_answer(answer)`` method or
+    ``answer_template`` of the reward (of each term of a sum), then every known container.
 
     Example:
-        >>> import json
         >>> from referee.rewards import VerifierReward
         >>> reward = VerifierReward("json_answer", "gsm8k", answer_template='{"answer": "{answer}"}')
-        >>> [write("72") for write in answer_writers(reward)]
+        >>> [form.write("final", "72") for form in answer_formats(reward)][:3]
         ['{"answer": "72"}', 'The answer is $\\\\boxed{72}$.', 'The answer is 72.\\n#### 72']
-        >>> len(answer_writers(lambda completions, **kwargs: [0.0] * len(completions)))  # declares none
-        2
+        >>> [form.name for form in answer_formats(lambda completions, **kwargs: [0.0] * len(completions))]
+        ['boxed', '####', 'answer tags', 'Answer:', 'bold', 'plain']
     """
-    writers: list[Callable[[str], str]] = []
-    templates: list[str] = []
+    declared: list[AnswerFormat] = []
     for term in [reward] + [term for term, _ in getattr(reward, "terms", [])]:
         hook, template = getattr(term, "write_answer", None), getattr(term, "answer_template", None)
         if callable(hook):
-            writers.append(hook)
+            declared.append(AnswerFormat("declared", "", "", "", hook=hook))
         elif isinstance(template, str) and "{answer}" in template:
-            templates.append(template)
-    # The default shapes stay: a right answer in a shape the reward also reads but pays less for
-    # (no format line, say) is the bar a probe must not reach.
-    templates = list(dict.fromkeys([*templates, *DEFAULT_ANSWER_TEMPLATES]))
-    return (*writers, *(lambda answer, template=template: write_answer(template, answer) for template in templates))
+            declared.append(template_format("declared", template))
+    # A declared template that is a known container is that container (its inline and negated forms
+    # too). The known containers stay: a right answer in a shape the reward also reads but pays less
+    # for (no format line, say) is the bar a probe must not reach, and the probes are written in each.
+    known = {form.write("final", "X"): form for form in KNOWN_FORMATS}
+    declared = [known.get(form.write("final", "X"), form) for form in declared]
+    return tuple(dict.fromkeys([*declared, *KNOWN_FORMATS]))
 
 
 def declares_answer_format(reward: Callable[..., Any]) -> bool:
@@ -139,7 +194,7 @@ PROBES: tuple[Probe, ...] = (
                      f"#### {a.wrong}\n</answer>")),
     Probe("several_candidates", "several candidate answers at once, the right one among them",
           "the verifier accepts a hedge; it must read one final answer",
-          lambda a: f"The answer is {a.wrong}, {a.right} or {a.other_wrong}."),
+          lambda a: a.form.write("final", f"{a.wrong}, {a.right} or {a.other_wrong}")),
     Probe("prompt_echo", "the prompt repeated back",
           "echoing the prompt pays; the verifier may be reading numbers the prompt already holds",
           lambda a: a.prompt),
@@ -149,29 +204,33 @@ PROBES: tuple[Probe, ...] = (
     Probe("format_only", "all the tags with filler and no answer",
           "the format alone pays as much as a right answer; lower the format weights",
           lambda a: "<think>\nLet me think about it.\n</think>\n<answer>\nHere is my answer.\n</answer>"),
-    Probe("two_boxed", "a wrong and then the right answer, each in \\boxed{}",
-          "the verifier takes one of several boxed answers; a hedge between two answers must not pay",
-          lambda a: f"$\\boxed{{{a.wrong}}}$ or $\\boxed{{{a.right}}}$"),
-    Probe("box_then_other_answer", "the right answer boxed, then 'The answer is' a wrong one",
-          "the verifier reads the box and ignores a later answer that contradicts it; a contradiction must not pay",
-          lambda a: f"So the answer is $\\boxed{{{a.right}}}$.\n\nThe answer is {a.wrong}."),
-    Probe("other_answer_then_box", "'The answer is' a wrong one, then the right answer boxed",
-          "the verifier reads the last box and ignores the answer stated just before it; a contradiction must not pay",
-          lambda a: f"The answer is {a.wrong}.\n\nHence $\\boxed{{{a.right}}}$."),
-    Probe("negated_box", "the right answer in a box the completion negates",
-          "the verifier pays a box the text disowns ('the answer is not ...'); a disowned box is no answer",
-          lambda a: f"The answer is not $\\boxed{{{a.right}}}$."),
-    Probe("hypothetical_box", "the right answer in a hypothetical box",
-          "the verifier pays a box offered as a supposition; a disowned box is no answer",
-          lambda a: f"If the answer were $\\boxed{{{a.right}}}$, the check would pass, but it does not."),
+    Probe("two_boxed", "a wrong and then the right answer, each stated as final, 'or' between them",
+          "the verifier takes one of several final answers; a hedge between two answers must not pay",
+          lambda a: f"{a.form.write('inline', a.wrong)} or {a.form.write('inline', a.right)}"),
+    Probe("wrong_then_right", "a wrong and then the right answer, each stated as final, one after the other",
+          "the verifier reads the last of several final answers; two final answers must not pay",
+          lambda a: f"{a.form.write('final', a.wrong)}\n{a.form.write('final', a.right)}"),
+    Probe("box_then_other_answer", "the right answer stated as final, then 'The answer is' a wrong one",
+          "the verifier reads the final answer and ignores a later one that contradicts it; a contradiction must not pay",
+          lambda a: f"So: {a.form.write('final', a.right)}\n\nThe answer is {a.wrong}."),
+    Probe("other_answer_then_box", "'The answer is' a wrong one, then the right answer stated as final",
+          "the verifier reads the last final answer and ignores the one stated just before it; a contradiction must "
+          "not pay",
+          lambda a: f"The answer is {a.wrong}.\n\nHence: {a.form.write('final', a.right)}"),
+    Probe("negated_box", "the right answer, negated ('the answer is not ...')",
+          "the verifier pays an answer the text disowns ('the answer is not ...'); a disowned answer is no answer",
+          lambda a: a.form.write("negated", a.right)),
+    Probe("hypothetical_box", "the right answer offered as a supposition",
+          "the verifier pays an answer offered as a supposition; a disowned answer is no answer",
+          lambda a: f"If the answer were {a.form.write('inline', a.right)}, the check would pass, but it does not."),
     Probe("unfinished_think", "the right answer only inside a think block that is never closed",
           "the verifier pays a draft in an unfinished reasoning block; a completion cut off inside it has no answer "
           "(the maths and GSM8K verifiers: after_think=True)",
-          lambda a: (f"<think>\nLet me work it out step by step.\nSo it should be $\\boxed{{{a.right}}}$. "
+          lambda a: (f"<think>\nLet me work it out step by step.\nSo it should be {a.form.write('inline', a.right)}. "
                      "Let me double-check that, since")),
     Probe("approximation", "a decimal approximation of an exact gold that has no finite decimal (pi, sqrt 2, 1/3)",
           "the verifier pays a rounded value where the gold is exact; compare exactly (no float tolerance)",
-          lambda a: f"The answer is $\\boxed{{{a.approximation}}}$." if a.approximation else None),
+          lambda a: a.form.write("final", a.approximation) if a.approximation else None),
 )
 
 PROBE_NAMES: tuple[str, ...] = tuple(probe.name for probe in PROBES)
@@ -182,8 +241,9 @@ def probe_answers(gold: Any, prompt: Any = "") -> ProbeAnswers | None:
     solution) and two wrong ones; ``None`` when the gold gives no answer to build probes from.
 
     Example:
-        >>> probe_answers("Natalia sold 48 + 24 = 72 clips.\\n#### 72")
-        ProbeAnswers(prompt='', right='72', wrong='73', other_wrong='74', approximation=None)
+        >>> answers = probe_answers("Natalia sold 48 + 24 = 72 clips.\\n#### 72")
+        >>> answers.right, answers.wrong, answers.other_wrong, answers.approximation, answers.form.name
+        ('72', '73', '74', None, 'boxed')
         >>> probe_answers(r"\\frac{1}{3}").approximation, probe_answers(r"2\\pi").approximation
         ('0.3333', '6.2832')
         >>> probe_answers(r"so the area is $\\boxed{\\pi r^2}$.", "Find the area.").wrong
@@ -275,6 +335,7 @@ class AuditReport:
     problem: str | None = None
     family: str = "answers"
     reference: str = ""  # code rows: what a right answer's score is read from
+    formats: tuple[str, ...] = ()  # answer rows: the answer formats the reward reads (the probes are written in each)
 
     @property
     def failed(self) -> bool:
@@ -287,7 +348,7 @@ class AuditReport:
         return {"reward": self.reward, "rows": self.rows, "usable_rows": self.usable,
                 "scored_rows": self.scored, "separating_rows": self.separating, "failed": self.failed,
                 "problem": self.problem, "probes": [result.to_dict() for result in self.results],
-                "family": self.family, "right_reference": self.reference or None}
+                "family": self.family, "right_reference": self.reference or None, "answer_formats": list(self.formats)}
 
 
 def gold_column_names(reward: Callable[..., Any]) -> tuple[str, ...]:
@@ -324,11 +385,18 @@ class _Completion:
     right: bool = False
 
     @classmethod
-    def for_row(cls, row: int, answers: ProbeAnswers, shapes: Sequence[Callable[[str], str]]) -> list[_Completion]:
-        """The references in every shape, then every probe, built from one row's answers."""
-        references = [cls(row, shape(answers.right if right else answers.wrong), shape=index, right=right)
-                      for index, shape in enumerate(shapes) for right in (True, False)]
-        return references + cls.probes(row, PROBES, answers)
+    def references(cls, row: int, answers: ProbeAnswers, formats: Sequence[AnswerFormat]) -> list[_Completion]:
+        """The right and the wrong answer of one row, stated as final in every format."""
+        return [cls(row, form.write("final", answers.right if right else answers.wrong), shape=index, right=right)
+                for index, form in enumerate(formats) for right in (True, False)]
+
+    @classmethod
+    def answer_probes(cls, row: int, answers: ProbeAnswers, formats: Sequence[AnswerFormat]) -> list[_Completion]:
+        """Every probe of one row written in each of ``formats`` (a probe that reads the same in two is built once)."""
+        built = dict.fromkeys((name, text) for form in formats
+                              for name, text in ((probe.name, probe.build(replace(answers, form=form))) for probe in PROBES)
+                              if text is not None)
+        return [cls(row, text, probe=name) for name, text in built]
 
     @classmethod
     def for_code_row(cls, row: int, code: CodeRow) -> list[_Completion]:
@@ -358,14 +426,27 @@ class _RowScores:
     def from_scored(cls, scored: Sequence[tuple[_Completion, float | None]], ceiling: float | None = None) -> _RowScores:
         """``ceiling`` stands for the right answer's score where the row has none (a code row
         without a gold solution: the reward's maximum)."""
-        references = {(item.shape, item.right): score for item, score in scored if item.probe is None}
-        shapes = sorted({shape for shape, _ in references})
-        pairs = [(references.get((shape, True), ceiling), references[shape, False]) for shape in shapes]
-        wrongs = [w for _, w in pairs if w is not None]
-        separating = [r for r, w in pairs if r is not None and w is not None and r > w + _EPSILON]
-        return cls(min(separating) if separating else None, max(wrongs) if wrongs else None,
-                   {item.probe: score for item, score in scored if item.probe is not None},
-                   {item.probe: item.text for item, _ in scored if item.probe is not None})
+        pairs = _reference_pairs(scored, ceiling)
+        wrongs = [w for _, w in pairs.values() if w is not None]
+        separating = [r for r, w in pairs.values() if r is not None and w is not None and r > w + _EPSILON]
+        probes: dict[str, float | None] = {}
+        texts: dict[str, str] = {}
+        for item, score in scored:  # a probe written in several formats: its best-paid variant counts
+            if item.probe is not None and (item.probe not in probes or _above(score, probes[item.probe])):
+                probes[item.probe], texts[item.probe] = score, item.text
+        return cls(min(separating) if separating else None, max(wrongs) if wrongs else None, probes, texts)
+
+
+def _above(score: float | None, other: float | None) -> bool:
+    return score is not None and (other is None or score > other)
+
+
+def _reference_pairs(scored: Sequence[tuple[_Completion, float | None]],
+                     ceiling: float | None = None) -> dict[int, tuple[float | None, float | None]]:
+    """The (right, wrong) scores of one row's references, by answer shape (format)."""
+    references = {(item.shape, item.right): score for item, score in scored if item.probe is None}
+    return {shape: (references.get((shape, True), ceiling), references[shape, False])
+            for shape in sorted({shape for shape, _ in references})}
 
 
 def _judge_probe(probe: Probe, rows: list[_RowScores], fail_share: float) -> ProbeResult:
@@ -389,8 +470,10 @@ def _judge_probe(probe: Probe, rows: list[_RowScores], fail_share: float) -> Pro
     pays_share = paying / separating if separating else None
     if pays_share is not None and pays_share > fail_share:
         verdict = "fail"
-    else:
-        verdict = "warn" if earning or paying else "ok"
+    elif earning or paying:
+        verdict = "warn"
+    else:  # on no row where the reward tells right from wrong, nothing says the probe would not pay
+        verdict = "ok" if pays_share is not None else "n/a"
     return ProbeResult(probe, usable, earning / usable if usable else 0.0, pays_share,
                        sum(gains) / len(gains) if gains else 0.0, verdict, example)
 
@@ -441,22 +524,19 @@ def audit_reward(
             source = probe_answers(row.get(column), row.get(prompt_column, "")) if column in row else None
         if source is not None:
             built.append((row, source))
-    shapes = answer_writers(reward)
-    items = [item for index, (_, source) in enumerate(built)
-             for item in (_Completion.for_code_row(index, source) if family == "code"
-                          else _Completion.for_row(index, source, shapes))]
-    item_rows = [built[item.row][0] for item in items]
-    keys = sorted({key for row, _ in built for key in row if key != prompt_column})
-    columns = {key: [row.get(key) for row in item_rows] for key in keys}
-    completions = [item.text for item in items]
-    scores = list(reward(prompts=[row.get(prompt_column) for row in item_rows], completions=completions,
-                         completion_ids=[[0] * len(text) for text in completions], **columns)) if built else []
-    if len(scores) != len(items):
-        raise ValueError(f"the reward returned {len(scores)} scores for {len(items)} completions; a TRL reward "
-                         "function returns one score (or None) per completion")
+    formats = answer_formats(reward)
     scored_by_row: list[list[tuple[_Completion, float | None]]] = [[] for _ in built]
-    for item, score in zip(items, scores):
-        scored_by_row[item.row].append((item, score))
+    if family == "code":
+        _score(reward, [item for index, (_, source) in enumerate(built) for item in _Completion.for_code_row(index, source)],
+               built, prompt_column, scored_by_row)
+        read: list[AnswerFormat] = []
+    else:
+        _score(reward, [item for index, (_, source) in enumerate(built)
+                        for item in _Completion.references(index, source, formats)], built, prompt_column, scored_by_row)
+        read = read_formats(formats, scored_by_row)
+        _score(reward, [item for index, (_, source) in enumerate(built)
+                        for item in _Completion.answer_probes(index, source, read or formats[:1])],
+               built, prompt_column, scored_by_row)
     ceiling = _maximum(reward)
     row_scores = [_RowScores.from_scored(scored, ceiling if family == "code" else None) for scored in scored_by_row]
     results = tuple(_judge_probe(probe, row_scores, fail_share) for probe in (CODE_PROBES if family == "code" else PROBES))
@@ -480,13 +560,40 @@ def audit_reward(
         problem = (f"the reward never scored a right answer above a wrong one on the {scored} rows it scored: it does "
                    "not read the right answer (check its gold column and options), so no probe can be judged")
     elif scored and not separating and _checks_correctness(reward):
-        tried = "; ".join(repr(shape("X")) for shape in shapes)
+        tried = "; ".join(repr(form.write("final", "X")) for form in formats)
         problem = (f"the reward never scored a right answer above a wrong one on the {scored} rows it scored, in the "
                    f"answer shapes tried ({tried}): if it reads another format, declare it on the reward, e.g. "
                    """answer_template = '{"answer": "{answer}"}' or a write_answer(answer) method """
                    "(docs/rewards.md, 'The answer format'), so no probe can be judged")
     return AuditReport(getattr(reward, "__name__", repr(reward)), len(rows), len(built), scored, separating, results,
-                       problem, family, reference)
+                       problem, family, reference, tuple(form.name for form in read))
+
+
+def read_formats(formats: Sequence[AnswerFormat],
+                 scored_by_row: Sequence[Sequence[tuple[_Completion, float | None]]]) -> list[AnswerFormat]:
+    """The formats the reward reads: those in which it pays a right answer above a wrong one on some row."""
+    separating = {shape for scored in scored_by_row for shape, (right, wrong) in _reference_pairs(scored).items()
+                  if right is not None and wrong is not None and right > wrong + _EPSILON}
+    return [form for index, form in enumerate(formats) if index in separating]
+
+
+def _score(reward: Callable[..., Any], items: list[_Completion], built: Sequence[tuple[Mapping[str, Any], Any]],
+           prompt_column: str, scored_by_row: list[list[tuple[_Completion, float | None]]]) -> None:
+    """Score ``items`` with ``reward`` in one call, every column of their rows passed as the trainer
+    would, and add each (item, score) to its row's list."""
+    if not items:
+        return
+    item_rows = [built[item.row][0] for item in items]
+    keys = sorted({key for row, _ in built for key in row if key != prompt_column})
+    columns = {key: [row.get(key) for row in item_rows] for key in keys}
+    completions = [item.text for item in items]
+    scores = list(reward(prompts=[row.get(prompt_column) for row in item_rows], completions=completions,
+                         completion_ids=[[0] * len(text) for text in completions], **columns))
+    if len(scores) != len(items):
+        raise ValueError(f"the reward returned {len(scores)} scores for {len(items)} completions; a TRL reward "
+                         "function returns one score (or None) per completion")
+    for item, score in zip(items, scores):
+        scored_by_row[item.row].append((item, score))
 
 
 def probe_family(reward: Callable[..., Any], rows: Sequence[Mapping[str, Any]], answer_column: str | None = None) -> str:

@@ -71,12 +71,16 @@ def report_table(report: AuditReport) -> str:
              f"{report.separating} where the reward tells right from wrong", ""]
     if report.reference:
         lines[-1:-1] = [f"code probes; right answers: {report.reference}"]
+    if report.family != "code":
+        lines[-1:-1] = ["answer formats the reward reads (every probe is written in each): "
+                        + (", ".join(report.formats) or "none of those tried")]
     width = max(len(result.probe.name) for result in report.results)
     lines.append(f"{'probe':<{width}} {'earns':<6} {'pays like right':<16} {'verdict':<8} what it is")
     for result in report.results:
         lines.append(f"{result.probe.name:<{width}} {_percent(result.earns):<6} {_percent(result.pays_like_right):<16} "
-                     f"{result.verdict.upper() if result.verdict != 'ok' else 'ok':<8} {result.probe.description}")
-    flagged = [result for result in report.results if result.verdict != "ok"]
+                     f"{result.verdict.upper() if result.verdict in ('warn', 'fail') else result.verdict:<8} "
+                     f"{result.probe.description}")
+    flagged = [result for result in report.results if result.verdict in ("warn", "fail")]
     if flagged:
         lines.append("")
     for result in flagged:
@@ -86,6 +90,10 @@ def report_table(report: AuditReport) -> str:
             f"earns {result.mean_gain:+.2g} on average over a plain wrong answer and pays like right on "
             f"{_percent(result.pays_like_right)} of rows: fine for a small shaping weight, a leak otherwise")
         lines.append(f"{result.probe.name}: {meaning}. Example: {example}")
+    unjudged = [result.probe.name for result in report.results if result.verdict == "n/a"]
+    if unjudged:
+        lines.append(f"{len(unjudged)} of {len(report.results)} probes could not be judged on these rows (n/a: "
+                     f"{', '.join(unjudged)}); they are not an all-clear.")
     if report.usable and not report.scored:
         lines.append("note: the reward gave None for every plain answer; does the data have its gold column?")
     elif report.scored and not report.separating:

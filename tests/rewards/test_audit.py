@@ -53,7 +53,8 @@ def test_a_small_format_weight_only_warns():
     assert verdicts(report)["tags_around_wrong"] == "warn"  # earns over a bare wrong answer, never like a right one
     assert not report.failed
     report = audit_reward(parse_reward_sum("gsm8k_accuracy + 0.2*gsm8k_format", **strict), ROWS)
-    assert set(verdicts(report).values()) == {"ok"}  # the plain wrong answer has its #### line too
+    assert set(verdicts(report).values()) == {"ok", "n/a"}  # the plain wrong answer has its #### line too
+    assert verdicts(report)["approximation"] == "n/a"  # these rows' golds are whole numbers
 
 
 def test_a_format_reward_on_the_answer_line_can_tie_a_right_answer():
@@ -64,7 +65,8 @@ def test_a_format_reward_on_the_answer_line_can_tie_a_right_answer():
 
 @pytest.mark.parametrize("mode", ["auto", "flexible", "strict"])
 def test_gsm8k_accuracy_passes_every_probe_in_every_mode(mode):
-    assert set(verdicts(audit_reward(get_reward("gsm8k_accuracy", mode=mode), ROWS)).values()) == {"ok"}
+    found = verdicts(audit_reward(get_reward("gsm8k_accuracy", mode=mode), ROWS))
+    assert {name: verdict for name, verdict in found.items() if verdict != "ok"} == {"approximation": "n/a"}
 
 
 def any_number_matches(prompts=None, completions=None, answer=None, **kwargs):
@@ -86,8 +88,8 @@ def kind_to_empty(prompts=None, completions=None, answer=None, **kwargs):
 
 
 @pytest.mark.parametrize(("reward", "expected"), [
-    (any_number_matches, {"several_candidates": "fail", "two_boxed": "fail", "prompt_echo": "ok",
-                          **dict.fromkeys(HEDGE_PROBES, "fail")}),
+    (any_number_matches, {"several_candidates": "fail", "two_boxed": "fail", "wrong_then_right": "fail",
+                          "prompt_echo": "ok", **dict.fromkeys(HEDGE_PROBES, "fail")}),
     (paid_by_length, {"huge_repeat": "fail"}),
     (kind_to_empty, {"empty": "warn"}),
 ])
@@ -252,7 +254,8 @@ def test_each_probe_is_judged_on_its_own_completion():
         return [1.0 if text in paid or text in right else 0.0 for text, right in zip(completions, plain)]
 
     report = audit_reward(pays_two_boxed, ROWS)
-    assert {name for name, verdict in verdicts(report).items() if verdict != "ok"} == {"two_boxed"}
+    assert {name for name, verdict in verdicts(report).items() if verdict not in ("ok", "n/a")} == {"two_boxed"}
+    assert verdicts(report)["approximation"] == "n/a"  # no row has an exact gold without a finite decimal
     result = next(r for r in report.results if r.probe.name == "two_boxed")
     assert result.example in paid and result.pays_like_right == 1.0
 
@@ -288,7 +291,8 @@ def test_the_audit_writes_answers_in_the_format_the_reward_declares():
     report = audit_reward(declared, JSON_ROWS)
     assert '{"answer": "18"}' in seen and '{"answer": "19"}' in seen  # the right and a wrong answer, in JSON
     assert (report.usable, report.scored, report.separating, report.problem) == (2, 2, 2, None)
-    assert set(verdicts(report).values()) == {"ok"} and not report.failed
+    assert set(verdicts(report).values()) == {"ok", "n/a"} and not report.failed
+    assert report.formats == ("declared",)
 
 
 def test_a_reward_that_declares_no_format_is_told_how_to_declare_one():
@@ -296,7 +300,8 @@ def test_a_reward_that_declares_no_format_is_told_how_to_declare_one():
     assert report.separating == 0 and report.failed
     assert report.problem == (
         "the reward never scored a right answer above a wrong one on the 2 rows it scored, in the answer shapes tried "
-        "('The answer is $\\\\boxed{X}$.'; 'The answer is X.\\n#### X'): if it reads another format, declare it on "
+        "('The answer is $\\\\boxed{X}$.'; 'The answer is X.\\n#### X'; '<answer>X</answer>'; 'Answer: X'; "
+        "'The answer is **X**.'; 'The answer is X.'): if it reads another format, declare it on "
         """the reward, e.g. answer_template = '{"answer": "{answer}"}' or a write_answer(answer) method """
         "(docs/rewards.md, 'The answer format'), so no probe can be judged")
 
@@ -379,3 +384,46 @@ def test_the_approximation_probe_runs_only_on_exact_golds_with_no_finite_decimal
     assert result.scored == 3 and result.verdict == "fail" and result.example == "The answer is $\\boxed{3.1416}$."
     result = next(r for r in audit_reward(get_reward("math_accuracy"), EXACT_ROWS).results if r.probe.name == "approximation")
     assert result.scored == 3 and result.verdict == "ok"
+
+
+# ---------------------------------------------------------------------------------------------
+# The audit probes the reward's own answer format (issue: a reward reading <answer> tags was
+# given an all-clear by probes written only with \boxed{} and ####)
+
+
+def last_answer_tag(prompts=None, completions=None, answer=None, **kwargs):
+    """A naive reward that reads the last <answer>...</answer> and declares no format."""
+    tags = [re.findall(r"<answer>(.*?)</answer>", text, re.DOTALL) for text in completions]
+    return [float(bool(found) and found[-1].strip() == _gold_number(gold)) for found, gold in zip(tags, answer)]
+
+
+def test_the_audit_finds_the_answer_tag_format_and_writes_its_probes_in_it():
+    report = audit_reward(last_answer_tag, ROWS)
+    assert report.formats == ("answer tags",) and report.problem is None
+    found = verdicts(report)
+    assert found["wrong_then_right"] == "fail" and found["unfinished_think"] == "fail"
+    assert found["two_boxed"] == "fail" and found["negated_box"] == "ok"
+    examples = {result.probe.name: result.example for result in report.results}
+    assert examples["wrong_then_right"] == "<answer>73</answer>\n<answer>72</answer>"
+    assert examples["unfinished_think"].startswith("<think>") and "<answer>72</answer>" in examples["unfinished_think"]
+
+
+def test_the_audit_passes_a_tag_reward_that_reads_one_final_answer():
+    tagged = get_reward("gsm8k_accuracy")
+    report = audit_reward(tagged, ROWS)
+    assert "answer tags" in report.formats
+    tags_only = [probe for probe in ("wrong_then_right", "unfinished_think") if verdicts(report)[probe] != "ok"]
+    assert tags_only == []
+
+
+def test_unjudged_probes_say_n_a_and_are_counted(tmp_path, capsys):
+    data = write_rows(tmp_path / "rows.jsonl", JSON_ROWS)
+    declared = verdict_reward(answer_template='{"answer": "{answer}"}')(
+        lambda completions, final, **kwargs: json_verdicts(completions, final))
+    report = audit_reward(declared, JSON_ROWS)
+    assert verdicts(report)["approximation"] == "n/a"
+    from referee.recipes.commands.audit import report_table
+    table = report_table(report)
+    assert re.search(r"^approximation\s+0%\s+n/a\s+n/a\s", table, re.MULTILINE)
+    assert "1 of 15 probes could not be judged on these rows (n/a: approximation); they are not an all-clear." in table
+    assert "answer formats the reward reads (every probe is written in each): declared" in table

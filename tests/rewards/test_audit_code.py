@@ -161,7 +161,8 @@ def test_cpp_rows_get_cpp_probes_and_the_code_reward_passes_them():
     if find_toolchain("cpp") is None:
         pytest.skip("no C++ toolchain here")
     report = audit_reward(get_reward("code_all_pass"), [CPP_ROW])
-    assert report.separating == 1 and set(verdicts(report).values()) == {"ok"}
+    # always_equal applies to Python functions only: on a C++ row it cannot be judged
+    assert report.separating == 1 and {n: v for n, v in verdicts(report).items() if v != "ok"} == {"always_equal": "n/a"}
     examples = {probe.name: probe.build(code_row(CPP_ROW, "tests")) for probe in CODE_PROBES}
     assert examples["hard_exit"].startswith("```cpp") and "static const int exit_early = (std::exit(0), 0);" in examples["hard_exit"]
     assert examples["wrong_language"].startswith("```python")
@@ -203,7 +204,10 @@ def test_humaneval_x_cpp_rows_get_cpp_function_probes():
                        "declaration": row["declaration"], "test": row["test"]}}
             for row in map(json.loads, sample.read_text(encoding="utf-8").splitlines()) if row["language"] == "cpp"]
     report = audit_reward(get_reward("code_all_pass"), rows)
-    assert report.separating == len(rows) == 3 and set(verdicts(report).values()) == {"ok"}
+    assert report.separating == len(rows) == 3  # Python's always-equal object and a hard-coded output of a
+    # function test (these rows' tests call it with arguments) apply to none of them
+    assert {name: verdict for name, verdict in verdicts(report).items() if verdict != "ok"} == \
+        {"always_equal": "n/a", "hard_coded": "n/a"}
     scored = {result.probe.name: result.scored for result in report.results}
     assert scored["always_equal"] == 0 and scored["exit_zero"] == scored["hard_exit"] == scored["forged_marker"] == 3
     hard_exit = next(probe for probe in CODE_PROBES if probe.name == "hard_exit").build(code_row(rows[0], "tests"))
