@@ -213,7 +213,7 @@ def qualifies_its_number(text: str) -> bool:
 
 def _last_line_hedge(text: str) -> Extraction | None:
     """Two numbers offered on the last line (``5 or 6``, ``**Either 5 or 6.**``), as a hedge."""
-    lines = _TAG_RE.sub("", text).rstrip().rsplit("\n", 1)
+    lines = (_TAG_RE.sub("", text) if "<" in text else text).rstrip().rsplit("\n", 1)
     match = _LAST_LINE_HEDGE_RE.match(lines[-1])
     if match is None:
         return None
