@@ -67,6 +67,11 @@ LABELLED = [
     (r"\boxed{3}", r"3 \text{ hours } 7 \text{ minutes}", "wrong"),
     (r"\boxed{3 \text{ hours } 7 \text{ minutes}}", r"3 \text{ hours } 7 \text{ minutes}", "correct"),
     (r"\boxed{3 \text{ cm}^2}", "3", "correct"),  # a unit's power is no second quantity
+    (r"\boxed{\text{3 apples and 5 pears}}", APPLES, "correct"),
+    (r"\boxed{5 pears \text{ and } 3 apples}", APPLES, "correct"),
+    (r"\boxed{\text{Apples: } 3}", r"3 \text{ apples}", "correct"),
+    (r"\boxed{27 cm}", r"27 \text{ cm}, 35 \text{ minutes}", "wrong"),  # math-verify reads the gold as 27
+    (r"\boxed{27 \text{ cm}, 35 \text{ hours}}", r"27 \text{ cm}, 35 \text{ minutes}", "wrong"),
     (r"\boxed{3\;\text{cm}}", "3", "correct"),
 ]
 
@@ -93,6 +98,27 @@ def test_labelled_lists_pay_any_order_and_refuse_any_changed_value(values: list[
     first_only = rf"{values[0]} \text{{ {nouns[0]}}}"
     verdicts = maths.verify_batch([rf"\boxed{{{same}}}", rf"\boxed{{{other}}}", rf"\boxed{{{first_only}}}"], [gold] * 3)
     assert [v.status for v in verdicts] == ["correct", "wrong", "wrong"], (gold, [v.reason for v in verdicts])
+
+
+_STYLES = [r"{v} \text{{ {n}}}", "{v} {n}", r"\text{{{N}: }} {v}", r"{v}\,\mathrm{{{n}}}"]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 99), st.sampled_from(_NOUNS + ["cm", "hours", "red balls"])), min_size=2,
+                max_size=4, unique_by=lambda pair: pair[1]),
+       st.sampled_from(_STYLES), st.sampled_from([", ", "; ", r" \text{ and } ", r"\quad ", " and "]), st.integers(0, 2),
+       st.randoms(use_true_random=False))
+def test_a_labelled_list_in_any_style_pays_only_with_every_value_and_label(elements, style, separator, change, rng):
+    gold = ", ".join(rf"{v} \text{{ {n}}}" for v, n in elements)
+    written = list(elements)
+    if change == 1:
+        written[0] = (written[0][0] + 1, written[0][1])  # another value
+    elif change == 2:
+        written = written[:-1]  # one element left out
+    rng.shuffle(written)
+    answer = separator.join(style.format(v=v, n=n, N=n.capitalize()) for v, n in written)
+    verdict = maths.verify(rf"So the result is $\boxed{{{answer}}}$.", gold)
+    assert verdict.correct == (change == 0), (answer, gold, verdict.reason)
 
 
 @settings(max_examples=200, deadline=None)

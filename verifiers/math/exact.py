@@ -269,9 +269,11 @@ def counted(text: str) -> tuple[Fraction, str] | None:
 # A label after a value: "\text{ apples}", "\mathrm{cm}^2", or a bare word of three letters or more after a
 # space ("3 apples"; "2x" and "3 ab" are products); before a value, with a colon: "\text{Apples: } 3", "Apples: 3".
 _LABEL_AFTER_RE = re.compile(rf"(?:{TEXT_COMMAND}\s*\{{\s*(?P<text>[A-Za-z][A-Za-z .'/-]*?)\s*\}}"
-                             r"|(?<=\s)(?P<word>[A-Za-z]{3,}(?:\s+[A-Za-z]{3,}){0,2}))(?:\^\{?[23]\}?)?\s*\.?\s*$")
+                             r"|(?<=\s)(?P<word>[A-Za-z]{3,}(?:\s+[A-Za-z]{3,}){0,2}|(?:cm|mm|km|kg|mg|ml|m|g|s|h|ft|lb|oz)))"
+                             r"(?:\^\{?[23]\}?)?\s*\.?\s*$")
 _LABEL_BEFORE_RE = re.compile(rf"^\s*(?:{TEXT_COMMAND}\s*\{{\s*(?P<text>[A-Za-z][A-Za-z .'/-]*?)\s*(?::\s*\}}|\}}\s*:)"
                               r"|(?P<word>[A-Za-z]{2,}(?:\s+[A-Za-z]{2,}){0,2})\s*:)\s*")
+_WHOLE_TEXT_RE = re.compile(rf"{TEXT_COMMAND}\s*\{{([^{{}}]*[0-9][^{{}}]*)\}}")
 _LIST_AND_RE = re.compile(rf"\s*(?:,\s*)?(?:{TEXT_COMMAND}\s*\{{\s*and\s*\}}|(?<![A-Za-z\\])and(?![A-Za-z]))\s*")
 _AND_IN_LABEL_RE = re.compile(r"(?<=[A-Za-z])\s+and\s*\}")  # "3 \text{ apples and } 5 \text{ pears}"
 # Other separators of quantities: "3 \text{ apples}; 5 \text{ pears}", "\quad", and none ("3 \text{ hours } 7 \text{ minutes}").
@@ -302,7 +304,7 @@ def _labelled_value(part: str) -> tuple[ExactNumber, str | None] | None:
             part = part[:found.start()] + part[found.end():]
             break
     number = exact_number(part) if part.strip() else None
-    return None if number is None or number.percent or label == "" else (number, label)
+    return None if number is None or label == "" else (number, label)
 
 
 def may_be_labelled(text: str) -> bool:
@@ -335,13 +337,15 @@ def labelled_values(text: str) -> tuple[str, tuple[tuple[ExactNumber, str | None
         (None, None)
     """
     kind, text = "list", strip_math_delimiters(text).strip().rstrip(".")
+    wrapped = _WHOLE_TEXT_RE.fullmatch(text)  # "\text{3 apples and 5 pears}"
+    text = wrapped.group(1).strip() if wrapped else text
     text = _THOUSANDS_COMMA_RE.sub(lambda m: m.group(1) + m.group(2).replace(",", ""), text)
     for opening, closing, shape in (("\\{", "\\}", "set"), ("(", ")", "tuple")):
         if text.startswith(opening) and text.endswith(closing) and len(top_level_parts(text)) == 1:
             kind, text = shape, text[len(opening):-len(closing)]
             break
-    text = _LABEL_BEFORE_NUMBER_RE.sub(r"\1, ", _LIST_SEPARATOR_RE.sub(",", _AND_IN_LABEL_RE.sub("},", text)))
-    parts = top_level_parts(_LIST_AND_RE.sub(", ", text))
+    text = _LIST_SEPARATOR_RE.sub(",", _LIST_AND_RE.sub(", ", _AND_IN_LABEL_RE.sub("},", text)))
+    parts = top_level_parts(_LABEL_BEFORE_NUMBER_RE.sub(r"\1, ", text))
     if len(parts) > _MAX_LABELLED:
         return None
     values = [_labelled_value(part) for part in parts]

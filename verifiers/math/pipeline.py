@@ -320,13 +320,19 @@ def _labelled_lists(pair: _Pair) -> Verdict | None:
             or gold is None and answer is not None and len(answer[1]) == 1 and states_several_quantities(pair.gold):
         return _decided(pair.item, False, "elements", f"{pair.shown} and the gold {_short(pair.gold)} state different "
                                                        "numbers of quantities")
+    if answer is None and gold is not None and len(gold[1]) > 1 and any(label for _, label in gold[1]):
+        return _decided(pair.item, False, "elements", f"{pair.shown} is not a list of the labelled values the gold "
+                                                       f"{_short(pair.gold)} lists")  # math-verify: the gold's first number
     if answer is None or gold is None:
         return None
     (kind, elements), (gold_kind, gold_elements) = answer, gold
     gold_labelled = any(label for _, label in gold_elements)
-    if not (gold_labelled or any(label for _, label in elements)) or max(len(elements), len(gold_elements)) < 2 \
-            or gold_kind == "tuple" and not gold_labelled:  # "(3, 5)" may be an interval
-        return None
+    if len(elements) == len(gold_elements) == 1:  # one value: the same value under the same label pays ("\text{Cars: } 7")
+        (number, label), (gold_number, gold_label) = elements[0], gold_elements[0]
+        same = label is not None and label == gold_label and numbers_match(number, gold_number, pair.options)
+        return _decided(pair.item, True, "elements", f"{pair.shown} states the gold's {_short(pair.gold)}") if same else None
+    if not (gold_labelled or any(label for _, label in elements)) or gold_kind == "tuple" and not gold_labelled:
+        return None  # "(3, 5)" may be an interval
     paired = _label_pairs(elements, gold_elements, "set" in (kind, gold_kind)) if len(elements) == len(gold_elements) else None
     equal = paired is not None and all(
         numbers_match(number, gold_number, pair.options) and (None in (label, gold_label) or label == gold_label)
