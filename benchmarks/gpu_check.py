@@ -70,6 +70,9 @@ MODEL_SIZES: dict[str, dict[str, int]] = {
              "intermediate_size": 6144, "max_positions": 4096},
     "tiny": {"hidden_size": 32, "num_layers": 1, "num_heads": 2, "num_kv_heads": 1,
              "intermediate_size": 64, "max_positions": 4096},
+    # The vLLM arm's tiny model: vLLM's CPU attention refuses heads of 16 dimensions (it takes 32).
+    "tiny-vllm": {"hidden_size": 64, "num_layers": 1, "num_heads": 2, "num_kv_heads": 1,
+                  "intermediate_size": 128, "max_positions": 4096},
 }
 # The runs: (name, shipped recipe, overrides). The recipes carry bf16, activation
 # checkpointing, dapo, mask_truncated_completions, G=8, epsilon 0.2 / 0.28.
@@ -547,10 +550,12 @@ def measure_run(name: str, recipe_name: str, run_overrides: dict[str, Any], sett
         warnings.filterwarnings("ignore", message="Reward digit_share does not say what it checks")
         trainer = build_trainer(parse_recipe(str(recipe_path(recipe_name)), command_line(keys)))
     tokenizer = trainer.processing_class
-    stops = stop_characters("".join(ch for ch in tokenizer.get_vocab() if len(ch) == 1 and ch.isprintable()),
-                            settings.max_completion_length)
-    trainer.eos_token_ids = [tokenizer.eos_token_id, *tokenizer.convert_tokens_to_ids(list(stops))]
-    trainer.generation_config.eos_token_id = trainer.eos_token_ids
+    stops = None  # a vLLM engine stops at the model's own end-of-sequence tokens only
+    if not trainer.args.use_vllm:
+        stops = stop_characters("".join(ch for ch in tokenizer.get_vocab() if len(ch) == 1 and ch.isprintable()),
+                                settings.max_completion_length)
+        trainer.eos_token_ids = [tokenizer.eos_token_id, *tokenizer.convert_tokens_to_ids(list(stops))]
+        trainer.generation_config.eos_token_id = trainer.eos_token_ids
     loaded = torch.cuda.memory_allocated() - baseline if settings.cuda else None
     timings = _Timings(trainer, synchronizer(settings.cuda))
     with contextlib.redirect_stdout(io.StringIO()):  # the trainer prints its logs
@@ -631,6 +636,8 @@ def measure_vllm(settings: CheckSettings, model_dir: Path, data: Path, folder: P
     if reason is not None:
         return {"recipe": VLLM_RUN[1], "skipped": {"run": reason}}
     name, recipe, overrides = VLLM_RUN
+    if settings.size == "tiny":
+        model_dir = save_model(folder / "model-vllm", "tiny-vllm", settings.cuda)
     try:
         return measure_run(name, recipe, overrides, settings, model_dir, data, folder, with_overhead=False,
                            after_training=sync_figures)
