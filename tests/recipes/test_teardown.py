@@ -65,3 +65,33 @@ def test_without_a_process_group_the_block_just_runs():
     with holding_process_group():
         ran.append(True)
     assert ran == [True]
+
+
+# A colocated vLLM engine's groups live inside the default group; its shutdown destroys them again at exit.
+VLLM_SCRIPT = textwrap.dedent("""
+    import os, sys, tempfile, types
+    import torch.distributed as dist
+    from referee.recipes.train.teardown import holding_process_group
+
+    calls = []
+    state = types.ModuleType("vllm.distributed.parallel_state")  # stands in for vLLM's own
+    state.destroy_model_parallel = lambda: calls.append("model_parallel")
+    def destroy_distributed_environment():
+        calls.append("environment")
+        dist.destroy_process_group()  # vLLM's world group holds the default group
+    state.destroy_distributed_environment = destroy_distributed_environment
+    sys.modules["vllm.distributed.parallel_state"] = state
+
+    dist.init_process_group("gloo", init_method="file://" + os.path.join(tempfile.mkdtemp(), "store"),
+                            rank=0, world_size=1)
+    with holding_process_group():
+        pass
+    print(calls, dist.is_initialized())
+""")
+
+
+@pytest.mark.slow
+def test_a_colocated_vllm_engines_groups_go_through_vllm_first():
+    done = subprocess.run([sys.executable, "-c", VLLM_SCRIPT], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "['model_parallel', 'environment'] False"
