@@ -286,6 +286,7 @@ _UNIT_POWER_RE = re.compile(r"\^\s*(?:\{\s*-?[0-9]+\s*\}|-?[0-9])")  # "\text{ c
 _BRACKETED_RE = re.compile(r"\([^()]*\)")
 _THOUSANDS_COMMA_RE = re.compile(r"(?<![0-9])([0-9]{1,3})((?:,[0-9]{3})+)(?![0-9])")  # "1,000 apples": one number
 _MAX_LABELLED = 64
+_BARE_LETTER_RE = re.compile(r"(?<![\\A-Za-z])[A-Za-z]")  # a letter that starts no command's name
 _LABEL_HINT_RE = re.compile(rf"{TEXT_COMMAND}|(?<![\\A-Za-z])[A-Za-z]{{2,}}")  # a word that is no command's name
 
 
@@ -294,8 +295,9 @@ def _label(words: str) -> str:
     return " ".join(re.sub(r"(?<=[^s])s$", "", word) for word in words.lower().split() if word not in _ARTICLES)
 
 
-def _labelled_value(part: str) -> tuple[ExactNumber, str | None] | None:
-    """One element of a list: an exact number with its label (``None``: none written), else ``None``."""
+def _labelled_value(part: str) -> tuple[str, str | None] | None:
+    """One element of a list: its value as written with its label (``None``: none written), else ``None``
+    (a value with a bare letter, ``2x``, is an expression, not a labelled value)."""
     label = None
     for pattern in (_LABEL_AFTER_RE, _LABEL_BEFORE_RE):
         found = pattern.search(part)
@@ -303,8 +305,10 @@ def _labelled_value(part: str) -> tuple[ExactNumber, str | None] | None:
             label = _label(found.group("text") or found.group("word"))
             part = part[:found.start()] + part[found.end():]
             break
-    number = exact_number(part) if part.strip() else None
-    return None if number is None or label == "" else (number, label)
+    value = part.strip()
+    if not value or label == "" or exact_number(value) is None and _BARE_LETTER_RE.search(value):
+        return None
+    return value, label
 
 
 def may_be_labelled(text: str) -> bool:
@@ -318,23 +322,21 @@ def may_be_labelled(text: str) -> bool:
 
 
 @lru_cache(maxsize=4096)  # a gold is asked for again with each of its completions
-def labelled_values(text: str) -> tuple[str, tuple[tuple[ExactNumber, str | None], ...]] | None:
+def labelled_values(text: str) -> tuple[str, tuple[tuple[str, str | None], ...]] | None:
     """A value, or a list, tuple or set of values, any of them labelled (``3 \\text{ apples}, 5 \\text{ pears}``),
-    as ``(kind, ((number, label), ...))``: kind ``"set"`` for ``\\{...\\}`` (order free), ``"tuple"`` for
-    ``(...)``, else ``"list"`` (``None`` labels where none is written); ``None`` when an element is no exact value.
+    as ``(kind, ((value, label), ...))``: kind ``"set"`` for ``\\{...\\}`` (order free), ``"tuple"`` for
+    ``(...)``, else ``"list"``; each value as written, each label in one spelling (``None`` where none is
+    written); ``None`` when an element is an expression in a variable (``2x``) or empty.
 
     math-verify reads such a list as its first number; these are compared element by element instead.
 
     Example:
-        >>> def shown(text):
-        ...     kind, elements = labelled_values(text)
-        ...     return kind, [(str(number.value), label) for number, label in elements]
-        >>> shown(r"3 \\text{ apples}, 5 \\text{ Pears}"), shown(r"\\text{Alice: } 1,000, \\text{Bob: } \\frac{1}{2}")
-        (('list', [('3', 'apple'), ('5', 'pear')]), ('list', [('1000', 'alice'), ('1/2', 'bob')]))
-        >>> shown(r"3 \\text{ apples and } 5 \\text{ pears}") == shown("3 apples and 5 pears"), shown(r"\\{1024, 3\\}")
-        (True, ('set', [('1024', None), ('3', None)]))
-        >>> labelled_values("2x, 3y"), labelled_values(r"\\sqrt{2} \\text{ cm}, 1")
-        (None, None)
+        >>> labelled_values(r"3 \\text{ apples}, 5 \\text{ Pears}"), labelled_values(r"\\text{Alice: } 1,000, \\text{Bob: } 7")
+        (('list', (('3', 'apple'), ('5', 'pear'))), ('list', (('1000', 'alice'), ('7', 'bob'))))
+        >>> labelled_values(r"3 \\text{ apples and } 5 \\text{ pears}") == labelled_values("3 apples and 5 pears")
+        True
+        >>> labelled_values(r"\\{1024, 3\\}"), labelled_values(r"\\sqrt{2} \\text{ cm}, 1"), labelled_values("2x, 3y")
+        (('set', (('1024', None), ('3', None))), ('list', (('\\\\sqrt{2}', 'cm'), ('1', None))), None)
     """
     kind, text = "list", strip_math_delimiters(text).strip().rstrip(".")
     wrapped = _WHOLE_TEXT_RE.fullmatch(text)  # "\text{3 apples and 5 pears}"

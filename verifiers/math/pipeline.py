@@ -292,7 +292,12 @@ def _qualified_gold(pair: _Pair) -> Verdict | None:
     return None
 
 
-_Element = tuple[ExactNumber, str | None]  # a value and its label (None: none written)
+_Element = tuple[str, str | None]  # a value as written and its label (None: none written)
+
+
+def _sort_key(element: _Element) -> tuple[int, float, str]:
+    value = closed_form_value(element[0])
+    return (0, value.real, "") if value is not None else (1, 0.0, canonical(element[0]))
 
 
 def _label_pairs(elements: tuple[_Element, ...], gold_elements: tuple[_Element, ...],
@@ -306,13 +311,29 @@ def _label_pairs(elements: tuple[_Element, ...], gold_elements: tuple[_Element, 
         by_label = {element[1]: element for element in elements}
         return [(by_label[element[1]], element) for element in gold_elements]
     if unordered:
-        elements, gold_elements = (tuple(sorted(side, key=lambda e: e[0].value)) for side in (elements, gold_elements))
+        elements, gold_elements = tuple(sorted(elements, key=_sort_key)), tuple(sorted(gold_elements, key=_sort_key))
     return list(zip(elements, gold_elements))
+
+
+def _same_value(answer: str, gold: str, options: CompareOptions) -> bool | None:
+    """Whether two values of labelled lists are equal: exact numbers and rational closed forms exactly, any
+    two closed forms unequal when far apart, the same text equal; ``None`` when only sympy could tell."""
+    number, gold_number = exact_number(answer), exact_number(gold)
+    if number is not None and gold_number is not None:
+        return numbers_match(number, gold_number, options)
+    if canonical(answer) == canonical(gold):
+        return True
+    value, gold_value = rational_value(answer), rational_value(gold)
+    if value is not None and gold_value is not None:
+        return value == gold_value
+    value, gold_value = closed_form_value(answer), closed_form_value(gold)
+    return False if value is not None and gold_value is not None and far_apart(value, gold_value, options) else None
 
 
 def _labelled_lists(pair: _Pair) -> Verdict | None:
     """Lists whose values carry labels (``3 \\text{ apples}, 5 \\text{ pears}``), compared element by element
-    with their labels: math-verify reads such a list as its first number."""
+    with their labels: math-verify reads such a list as its first number. First values only sympy could
+    tell apart (``\\frac{\\sqrt{12}}{2}`` against ``\\sqrt{3}``) leave the pair to it; other such values are not paid."""
     if not (may_be_labelled(pair.answer) or may_be_labelled(pair.gold)):
         return None
     answer, gold = labelled_values(pair.answer), labelled_values(pair.gold)
@@ -327,16 +348,20 @@ def _labelled_lists(pair: _Pair) -> Verdict | None:
         return None
     (kind, elements), (gold_kind, gold_elements) = answer, gold
     gold_labelled = any(label for _, label in gold_elements)
-    if len(elements) == len(gold_elements) == 1:  # one value: the same value under the same label pays ("\text{Cars: } 7")
-        (number, label), (gold_number, gold_label) = elements[0], gold_elements[0]
-        same = label is not None and label == gold_label and numbers_match(number, gold_number, pair.options)
+    if len(elements) == len(gold_elements) == 1:  # one value: the same value under the same label pays ("\\text{Cars: } 7")
+        (value, label), (gold_value, gold_label) = elements[0], gold_elements[0]
+        same = label is not None and label == gold_label and _same_value(value, gold_value, pair.options)
         return _decided(pair.item, True, "elements", f"{pair.shown} states the gold's {_short(pair.gold)}") if same else None
     if not (gold_labelled or any(label for _, label in elements)) or gold_kind == "tuple" and not gold_labelled:
         return None  # "(3, 5)" may be an interval
     paired = _label_pairs(elements, gold_elements, "set" in (kind, gold_kind)) if len(elements) == len(gold_elements) else None
-    equal = paired is not None and all(
-        numbers_match(number, gold_number, pair.options) and (None in (label, gold_label) or label == gold_label)
-        for (number, label), (gold_number, gold_label) in paired)
+    same = [] if paired is None else [
+        _same_value(value, gold_value, pair.options) if None in (label, gold_label) or label == gold_label else False
+        for (value, label), (gold_value, gold_label) in paired]
+    if paired is not None and None in same and False not in same and all(same[1:]) \
+            and paired[0] == (elements[0], gold_elements[0]):
+        return None  # sympy reads each list as its first value: it may tell only those apart
+    equal = paired is not None and all(same)
     return _decided(pair.item, equal, "elements", f"{pair.shown} {'has' if equal else 'does not have'} the labelled "
                                                    f"values of the gold {_short(pair.gold)}")
 
