@@ -49,7 +49,6 @@ from referee.verifiers.text.numbers import format_number
 from benchmarks import baseline
 from benchmarks.throughput import math_verify_checker, print_throughput, throughput
 
-logging.disable(logging.WARNING)  # math-verify logs every timeout and parse failure
 
 FORMATS = ("boxed", "minerva", "answer tag", "boxed")
 ADVERSARIAL = {
@@ -370,6 +369,7 @@ def pool_comparison(batch_path: str, deadline: float) -> list[dict] | None:
 
 
 def main() -> None:
+    logging.disable(logging.WARNING)  # math-verify logs every timeout and parse failure; not at import
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data", help="MATH-500 JSONL (problem, solution, answer, ...)")
     parser.add_argument("--measure", choices=("pools",), help=argparse.SUPPRESS)

@@ -34,7 +34,6 @@ from benchmarks.throughput import math_verify_checker, print_throughput, through
 from referee.verifiers import deadline_pool
 from referee.verifiers import math as referee_math
 
-logging.disable(logging.WARNING)  # math-verify logs every parse failure
 
 
 def load(path: str) -> list[dict]:
@@ -108,6 +107,7 @@ def print_rule_effects(table: list[dict]) -> None:
 
 
 def main() -> None:
+    logging.disable(logging.WARNING)  # math-verify logs every parse failure; not at import (tests import it)
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data", required=True, help="JSONL of labelled completions (completion, gold, label)")
     parser.add_argument("--json", default="benchmarks/results/math_real.json", help="where to write the results")
