@@ -273,8 +273,8 @@ _LABEL_AFTER_RE = re.compile(rf"(?:{TEXT_COMMAND}\s*\{{\s*(?P<text>[A-Za-z][A-Za
                              r"(?:\^\{?[23]\}?)?\s*\.?\s*$")
 _LABEL_BEFORE_RE = re.compile(rf"^\s*(?:{TEXT_COMMAND}\s*\{{\s*(?P<text>[A-Za-z][A-Za-z .'/-]*?)\s*(?::\s*\}}|\}}\s*:)"
                               r"|(?P<word>[A-Za-z]{2,}(?:\s+[A-Za-z]{2,}){0,2})\s*:)\s*")
-_WHOLE_TEXT_RE = re.compile(rf"{TEXT_COMMAND}\s*\{{([^{{}}]*[0-9][^{{}}]*)\}}")
-_LIST_AND_RE = re.compile(rf"\s*(?:,\s*)?(?:{TEXT_COMMAND}\s*\{{\s*and\s*\}}|(?<![A-Za-z\\])and(?![A-Za-z]))\s*")
+_WHOLE_TEXT_RE = re.compile(rf"{TEXT_COMMAND}\s*\{{([^{{}}]*)\}}")
+_LIST_AND_RE = re.compile(rf"(?<!\s)\s*(?:,\s*)?(?:{TEXT_COMMAND}\s*\{{\s*and\s*\}}|(?<![A-Za-z\\])and(?![A-Za-z]))\s*")
 _AND_IN_LABEL_RE = re.compile(r"(?<=[A-Za-z])\s+and\s*\}")  # "3 \text{ apples and } 5 \text{ pears}"
 # Other separators of quantities: "3 \text{ apples}; 5 \text{ pears}", "\quad", and none ("3 \text{ hours } 7 \text{ minutes}").
 _LIST_SEPARATOR_RE = re.compile(r"(?<!\\);|\\q?quad(?![A-Za-z])")
@@ -340,7 +340,7 @@ def labelled_values(text: str) -> tuple[str, tuple[tuple[str, str | None], ...]]
     """
     kind, text = "list", strip_math_delimiters(text).strip().rstrip(".")
     wrapped = _WHOLE_TEXT_RE.fullmatch(text)  # "\text{3 apples and 5 pears}"
-    text = wrapped.group(1).strip() if wrapped else text
+    text = wrapped.group(1).strip() if wrapped and re.search(r"[0-9]", wrapped.group(1)) else text
     text = _THOUSANDS_COMMA_RE.sub(lambda m: m.group(1) + m.group(2).replace(",", ""), text)
     for opening, closing, shape in (("\\{", "\\}", "set"), ("(", ")", "tuple")):
         if text.startswith(opening) and text.endswith(closing) and len(top_level_parts(text)) == 1:

@@ -115,9 +115,9 @@ _CHOICE_GOLD_RE = re.compile(r"^\s*\(?\s*(?P<letter>[A-J])\s*\)?\s*\.?\s*$")
 _CHOICE_ANSWER_RE = re.compile(  # "C. x = 42", "(C)", "\text{(E) Hyperbola}"
     rf"^\s*(?:{STYLED_TEXT_COMMAND}\s*\{{\s*)?" r"\(?\s*(?P<letter>[A-J])\s*(?:\)|\.|:|\}|$)")
 # A choice with what it names: "(C) Parabola", "\textbf{(B) }12", "C. Parabola", "Option C".
-_OPTION_RE = re.compile(r"^\s*(?:(?i:option|choice)\s*)?\(\s*(?P<letter>[A-J])\s*\)\s*[.:]?\s*(?P<value>.*?)\s*\.?\s*$"
-                        r"|^\s*(?i:option|choice)\s+(?P<named>[A-J])\s*[.:]?\s*(?P<named_value>.*?)\s*\.?\s*$"
-                        r"|^\s*(?P<dotted>[A-J])\s*[.:)]\s+(?P<dotted_value>.+?)\s*\.?\s*$", re.DOTALL)
+_OPTION_RE = re.compile(r"^\s*(?:(?i:option|choice)\s*)?\(\s*(?P<letter>[A-J])\s*\)\s*[.:]?(?P<value>.*)$"
+                        r"|^\s*(?i:option|choice)\s+(?P<named>[A-J])\s*[.:]?(?P<named_value>.*)$"
+                        r"|^\s*(?P<dotted>[A-J])\s*[.:)]\s(?P<dotted_value>.*\S.*)$", re.DOTALL)  # values stripped after
 _ANOTHER_CHOICE_RE = re.compile(r"\(\s*[A-J]\s*\)|(?:(?<![A-Za-z])(?i:and|or)|&|[,;])\s*\(?\s*[A-J](?![A-Za-z])")
 _ORDINAL_RE = re.compile(
     rf"(?<=[0-9])\s*(?:\^\s*\{{?\s*(?:{TEXT_COMMAND}\s*\{{\s*)?(?:st|nd|rd|th)\s*\}}?\s*\}}?"
@@ -443,7 +443,8 @@ def named_option(text: str) -> tuple[str, str] | None:
     if found is None:
         return None
     letter = found.group("letter") or found.group("named") or found.group("dotted")
-    value = found.group("value") or found.group("named_value") or found.group("dotted_value") or ""
+    value = (found.group("value") or found.group("named_value") or found.group("dotted_value") or "").strip()
+    value = value[:-1].rstrip() if value.endswith(".") else value
     if not value and found.group("named") is None or _ANOTHER_CHOICE_RE.search(f" {value}"):
         return None
     return letter, value
