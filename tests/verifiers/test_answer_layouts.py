@@ -202,3 +202,9 @@ def test_a_box_that_closes_a_working_is_not_contradicted_by_the_value_it_came_fr
               "thus $m+n=1+6=\\boxed{7}$.")
     assert maths.verify(worked, "7").correct
     assert not maths.verify("The answer is $\\frac{1}{6}$. So the answer is $\\boxed{7}$.", "7").correct
+
+
+def test_a_phrase_that_runs_into_its_own_box_is_no_earlier_statement():
+    """MATH-500's solution style: the phrase, a working and the box are one statement."""
+    assert maths.verify("Adding them, our answer is $7+(-2)+0=\\boxed{5}$.", "5").correct
+    assert not maths.verify("Our answer is $7$.\n\nSo our answer is $\\boxed{5}$.", "5").correct

@@ -125,8 +125,10 @@ def _statements_before(text: str, start: int) -> list[str]:
     phrase = _last_phrase(head)
     if phrase is not None:
         stated = head.find(phrase[1], phrase[0])
-        end = sentence_end(head, stated + len(phrase[1]) if stated >= 0 else phrase[0] + 1)
-        if "\\boxed" not in head[phrase[0]:end]:  # "The final answer is $\boxed{X}$": the box states it (below)
+        end = sentence_end(text, stated + len(phrase[1]) if stated >= 0 else phrase[0] + 1)
+        # "The final answer is $\boxed{X}$": the box states it (below); "our answer is $7+(-2)+0=" runs on
+        # into the statement at ``start``: it is that statement's own phrase
+        if "\\boxed" not in head[phrase[0]:end] and end < start:
             found.append((end, phrase[1]))
     heading = answer_under_heading(head)
     if heading is not None and head.find(heading[1], heading[0]) >= 0:  # "# Answer" over a value
