@@ -208,3 +208,12 @@ def test_a_phrase_that_runs_into_its_own_box_is_no_earlier_statement():
     """MATH-500's solution style: the phrase, a working and the box are one statement."""
     assert maths.verify("Adding them, our answer is $7+(-2)+0=\\boxed{5}$.", "5").correct
     assert not maths.verify("Our answer is $7$.\n\nSo our answer is $\\boxed{5}$.", "5").correct
+
+
+@pytest.mark.parametrize("text, gold", [
+    ("\\boxed{\\text{No}}\n\nWait, actually yes. The answer is yes.", "No"),
+    ("So the answer is $\\boxed{12}$. Wait, that is wrong; the answer is 15.", "12"),
+])
+def test_a_box_the_completion_takes_back_never_pays(text, gold):
+    """A correction after the final box and a different answer: the box is no longer the final answer."""
+    assert not maths.verify(text, gold).correct

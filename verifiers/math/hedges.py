@@ -78,7 +78,7 @@ def _statements_after(after: str) -> list[str]:
     check = CHECK_RE.search(after)
     after = after[:check.start()] if check else after
     phrase = _last_phrase(after)
-    if phrase is not None and not CORRECTION_RE.search(after[:phrase[0]]):
+    if phrase is not None:
         found.append(phrase[1])
     bold = _last_bold(after)
     if bold is not None:
