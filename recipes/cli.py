@@ -54,7 +54,25 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.debug:
             raise
         print(f"referee {args.command}: {_one_line(exc)} (rerun with --debug for the traceback)", file=sys.stderr)
+        for problem in _stack_problems(exc):
+            print(f"referee {args.command}: known not to work here: {problem}", file=sys.stderr)
         return 2
+
+
+def _stack_problems(exc: BaseException) -> list[str]:
+    """For a failed import (transformers and TRL wrap theirs in ``RuntimeError``), the training stack's
+    pairs known not to work, which usually explain it (a CUDA torchvision beside a CPU torch, say).
+
+    Example:
+        >>> _stack_problems(ValueError("not an import"))
+        []
+    """
+    if not isinstance(exc, (ImportError, RuntimeError)) or "import" not in str(exc).lower():
+        return []
+    from referee.recipes.common.stack import installed_versions, known_problems, requirement_problems
+
+    installed = installed_versions()
+    return requirement_problems(installed) + known_problems(installed)
 
 
 def _one_line(exc: BaseException) -> str:
