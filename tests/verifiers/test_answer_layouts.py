@@ -202,6 +202,7 @@ def test_a_box_that_closes_a_working_is_not_contradicted_by_the_value_it_came_fr
               "thus $m+n=1+6=\\boxed{7}$.")
     assert maths.verify(worked, "7").correct
     assert not maths.verify("The answer is $\\frac{1}{6}$. So the answer is $\\boxed{7}$.", "7").correct
+    assert not maths.verify("The answer is 15. So $3+9=\\boxed{12}$.", "12").correct  # a working from elsewhere
 
 
 def test_a_phrase_that_runs_into_its_own_box_is_no_earlier_statement():

@@ -50,6 +50,7 @@ _HASH_LINE_RE = re.compile(r"^[ \t]*####[ \t]*(?P<value>[^\n]+?)[ \t]*$", re.MUL
 _FINAL_RE = re.compile(r"\bfinal\s+answer\b", re.IGNORECASE)
 _ANSWER_WORD_RE = re.compile(r"\banswer\b|答案|答\s*[:：]", re.IGNORECASE)
 _CHAIN_END_RE = re.compile(r"[0-9}][^=\n]{0,40}=[\s$]*$")  # "1+6=" right before a box: the result of a working
+_NUMBER_RE = re.compile(r"[0-9]+(?:\.[0-9]+)?")
 
 
 def _false_equation(content: str) -> bool:
@@ -97,12 +98,15 @@ def _statements_after(after: str) -> list[str]:
     return found
 
 
-def _statement_start(text: str, box: int) -> int:
-    """Where the final statement of the box at ``box`` starts: its sentence, unless the box closes a
-    chain of working in that sentence (``thus $m+n=1+6=\\boxed{7}$``), whose numbers part it from
-    anything stated before (``**Final Answer**: The fraction is $\\frac{1}{6}$. ...``)."""
-    start = sentence_start(text, box)
-    return box if _CHAIN_END_RE.search(text, start, box) else start
+def _worked_from(text: str, box: int, value: str) -> bool:
+    """Whether the box at ``box`` closes a working in its own sentence that starts from ``value``, an
+    earlier statement (``**Final Answer**: The fraction is $\\frac{1}{6}$. ... $m=1$ and $n=6$, thus
+    $m+n=1+6=\\boxed{7}$``): every number of ``value`` is used in that working, so it is a step, not
+    a second answer. ``The answer is 15. So $3+9=\\boxed{12}$`` is two answers."""
+    sentence = text[sentence_start(text, box):box]
+    numbers = _NUMBER_RE.findall(value)
+    return bool(numbers) and _CHAIN_END_RE.search(sentence) is not None and all(
+        re.search(rf"(?<![0-9.]){re.escape(number)}(?![0-9.])", sentence) for number in numbers)
 
 
 def _stated_box(text: str, start: int) -> bool:
@@ -268,5 +272,6 @@ def review(text: str, answer: Extraction | None) -> Review:
         return Review(answer)
     stated = _statements_after(text[last[1]:])
     if not several:
-        stated += _statements_before(text, _statement_start(text, last[0]))
+        stated += [value for value in _statements_before(text, sentence_start(text, last[0]))
+                   if not _worked_from(text, last[0], value)]
     return _override(answer, stated, last[2])
