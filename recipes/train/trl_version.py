@@ -27,7 +27,8 @@ def installed_trl_version() -> str | None:
 
 
 def check_trl_version(installed: str | None = None) -> None:
-    """Raise ``RuntimeError`` unless ``installed`` (default: the installed TRL) is the pinned release.
+    """Raise ``RuntimeError`` unless ``installed`` (default: the installed TRL) is the pinned release;
+    on the pinned release, also filter the warnings its own code raises (:func:`silence_pinned_trl_warnings`).
 
     Example:
         >>> check_trl_version()
