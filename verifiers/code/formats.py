@@ -2,7 +2,10 @@
 
 * ``humaneval``: ``{"format": "humaneval", "test": "def check(candidate): ...", "entry_point": "f",
   "prompt": "..."}``; ``prompt`` (optional) is the dataset's trusted prompt, run on the trusted
-  side first for the helpers the test uses (HumanEval/32's ``poly``). One test. With a
+  side first for the helpers the test uses (HumanEval/32's ``poly``). One test. A test that ends by
+  calling its check itself (HumanEval-X's ``check(f)``, MultiPL-E's ``test_check()``) runs that
+  call as the test, with ``f`` already bound to the program; ``entry_point`` may then be left out
+  (the name its ``check(f)`` passes). With a
   ``language`` other than Python (HumanEval-X: ``cpp``, ``java``, ``javascript``, ``go``, ``rust``)
   the rows' ``declaration`` (or ``prompt``) and ``test`` are compiled with the program by
   :mod:`.humaneval_x`; ``entry_point`` may then be left out (the declaration's last function), and
@@ -20,6 +23,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any, Union
+
+from .own_run import own_check_target
 
 FORMATS: tuple[str, ...] = ("humaneval", "asserts", "call", "stdio")
 
@@ -138,6 +143,8 @@ def parse_tests(tests: Any) -> TestSpec:
     kind = tests.get("format")
     if kind == "humaneval":
         other_language = tests.get("language") not in (None, "python", "py", "python3")
+        if tests.get("entry_point") is None and not other_language:  # the name its own check(f) passes, if any
+            tests = {**tests, "entry_point": own_check_target(_text(tests, "test"))}
         entry = "" if other_language and tests.get("entry_point") is None else _identifier(tests, "entry_point")
         return HumanEvalTests(_text(tests, "test"), entry, _text(tests, "prompt", required=False),
                               _text(tests, "declaration", required=False), _text(tests, "test_setup", required=False))

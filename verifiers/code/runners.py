@@ -23,6 +23,7 @@ from typing import Any
 
 from .formats import AssertTests, CallTests, HumanEvalTests, StdioTests, TestsError, TestSpec, count_tests
 from .outputs import call_output_matches, first_difference, short_repr, stdout_matches
+from .own_run import own_check_target, split_own_run
 from .session import CandidateFailure, Outcome, ProgramSession
 from .wire import WireError
 
@@ -164,14 +165,28 @@ def _humaneval(session: ProgramSession, spec: HumanEvalTests, timeout: float) ->
         return [Outcome(False, "load", f"the program defines no function {spec.entry_point}")]
     namespace: dict[str, Any] = {"__name__": "__test__", "__builtins__": builtins}
     _exec_trusted(spec.prompt, "<prompt>", namespace)
-    _exec_trusted(spec.test, "<test>", namespace)
-    check = namespace.get("check")
-    if not callable(check):
-        raise TestsError("tests['test'] defines no check(candidate) function; fix the dataset row.")
-    clock = _Clock(time.monotonic() + timeout)
+    clock = _Clock()
     candidate = Candidate(session, spec.entry_point, clock)
-    namespace[spec.entry_point] = candidate
-    return [_run_one(session, functools.partial(check, candidate), {"<test>": spec.test, "<prompt>": spec.prompt})[0]]
+    namespace[spec.entry_point] = candidate  # before any code of the test runs: the prompt's stub is never called
+    definitions, own_run = split_own_run(spec.test)
+    _exec_trusted(definitions, "<test>", namespace)
+    if own_run:  # HumanEval-X, MultiPL-E: the test ends by calling its check itself
+        target = own_check_target(spec.test)
+        if target is not None and namespace.get(target) is not candidate:
+            raise TestsError(f"tests['test'] ends with check({target}), which is not the entry point "
+                             f"{spec.entry_point}; fix the dataset row.")
+        unbound = sorted(_free_names(own_run, "<test>") - set(namespace) - set(dir(builtins)))
+        if unbound:
+            raise TestsError(f"tests['test'] ends with code that uses {', '.join(unbound)}, which it never defines; "
+                             "fix the dataset row.")
+        test = functools.partial(exec, _compile(own_run, "<test>"), namespace)
+    else:
+        check = namespace.get("check")
+        if not callable(check):
+            raise TestsError("tests['test'] defines no check(candidate) function; fix the dataset row.")
+        test = functools.partial(check, candidate)
+    clock.deadline = time.monotonic() + timeout
+    return [_run_one(session, test, {"<test>": spec.test, "<prompt>": spec.prompt})[0]]
 
 
 def _asserts(session: ProgramSession, spec: AssertTests, timeout: float) -> list[Outcome]:
