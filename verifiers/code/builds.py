@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import re
 import signal
 import time
 from collections import OrderedDict
@@ -36,6 +37,8 @@ ARTEFACT_BYTES = 64 << 20
 _EXIT_GRACE = 0.5
 _CACHE_ENTRIES = 64
 _COMPILER_LINES = 8
+# A line of a compiler's or linker's output that carries an error (g++, javac, rustc, node, ld; Go's file:line:col:).
+_ERROR_LINE = re.compile(r"(?i)\berror\b|error:|undefined reference|cannot find -l|^\S+\.go:\d+:\d+: ")
 # What each verdict is as an outcome kind (the Python formats' words), for Verdict.details["tests"].
 KINDS = {"OK": "passed", "WA": "wrong", "TLE": "timeout", "MLE": "memory", "RE": "crashed", "OLE": "output",
          "CE": "compile"}
@@ -119,9 +122,22 @@ def _job(sandbox: Sandbox, request: dict[str, Any], wall: float) -> tuple[dict[s
     return report, timed_out
 
 
-def _first_lines(text: str) -> str:
-    lines = [line.rstrip() for line in text.strip().splitlines()][:_COMPILER_LINES]
-    return "\n".join(lines)[:800]
+def first_error_lines(text: str) -> str:
+    """What a compiler or linker said, from its first error line on (the line that carries the cause:
+    a link error after pages of notes, Go's ``imported and not used`` after ``# command-line-arguments``),
+    at most :data:`_COMPILER_LINES` lines and 800 characters; from the start when no line reads as an error.
+
+    Example:
+        >>> print(first_error_lines("main.cpp: In function 'int f()':\\nnote: candidate\\n/usr/bin/ld: main.o: in function `f':\\n"
+        ...                         "main.cpp:(.text+0x1): undefined reference to `MD5_Init'\\ncollect2: error: ld returned 1"))
+        main.cpp:(.text+0x1): undefined reference to `MD5_Init'
+        collect2: error: ld returned 1
+        >>> first_error_lines("# command-line-arguments\\n./main.go:4:2: 'fmt' imported and not used")
+        "./main.go:4:2: 'fmt' imported and not used"
+    """
+    lines = [line.rstrip() for line in text.strip().splitlines()]
+    start = next((at for at, line in enumerate(lines) if _ERROR_LINE.search(line)), 0)
+    return "\n".join(lines[start:start + _COMPILER_LINES])[:800]
 
 
 def build(sandbox: Sandbox, language: Language, toolchain: Toolchain, code: str,
@@ -139,7 +155,6 @@ def build(sandbox: Sandbox, language: Language, toolchain: Toolchain, code: str,
         >>> first.ok, build(sandbox, cpp, find_toolchain("cpp"), "int main() { return 0; }").cached
         (True, True)
         >>> print(build(sandbox, cpp, find_toolchain("cpp"), "int main() { return x; }").message)
-        main.cpp: In function ...int main()...:
         main.cpp:1:21: error: ...x... was not declared in this scope
         ...
         >>> sandbox.close()
@@ -161,7 +176,7 @@ def build(sandbox: Sandbox, language: Language, toolchain: Toolchain, code: str,
     request = _exec_request(argv, {**extra, **source}, limits, COMPILE_SECONDS, collect=language.artifacts,
                             merge_stderr=True)
     report, timed_out = _job(sandbox, request, COMPILE_SECONDS)
-    said = _first_lines(report["stdout"].decode("utf-8", "replace"))
+    said = first_error_lines(report["stdout"].decode("utf-8", "replace"))
     if timed_out or report["killed"] == "deadline" or report["signal"] == signal.SIGXCPU:
         result = Build(None, f"the compiler ran past its {COMPILE_SECONDS:g} s")
     elif report["killed"] in ("output", "disk") or report["signal"] == signal.SIGXFSZ:

@@ -214,7 +214,8 @@ def judge_native(sandbox: Sandbox, task: dict[str, Any]) -> dict[str, Any]:
                 outcomes, jobs = judge_calls(sandbox, task, spec, language, toolchain, limits)
             else:
                 outcomes, jobs = _judge_tests(sandbox, task, spec, language, toolchain, limits, checker)
-            result = {"outcomes": outcomes, "jobs": jobs, "details": {**details, "build": task["build"]}}
+            result = {"outcomes": outcomes, "jobs": jobs,
+                      "details": {**details, "build": task["build"], **task.get("assembled", {})}}
             if subtasks is not None:
                 result["score"], result["details"]["subtasks"] = subtask_score(subtasks, [o["passed"] for o in outcomes])
             return result

@@ -70,6 +70,7 @@ def judge_function_tests(sandbox: Sandbox, task: dict[str, Any], spec: HumanEval
     except ProgramRefused as exc:
         task["build"] = "none"
         return [outcome("WA", f"refused: {exc}")]
+    task["assembled"] = assembly.details
     built_language = assembly_language(language, assembly)
     program = build(sandbox, built_language, toolchain, assembly.main_text, assembly.others)
     task["build"] = "cached" if program.cached else "compiled" if assembly.compile is not None else "none"

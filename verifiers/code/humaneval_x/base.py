@@ -29,7 +29,8 @@ class Assembly:
     """One program with its test, ready to build: ``sources`` (file name -> text; ``main`` names the
     one the language's file hook reports as the source), the compile and run argument templates
     (as :class:`~referee.verifiers.code.languages.base.Language` fills them), the artefacts the runs
-    need, and ``inspect``, a check of the compiled files that returns why the program is refused.
+    need, ``inspect``, a check of the compiled files that returns why the program is refused, and
+    ``details`` for the verdict (what the assembly changed in the program: Go's dropped imports).
 
     Example:
         >>> Assembly({"main.js": "1"}, "main.js", None, ("{node}", "main.js"), ("main.js",)).main_text
@@ -43,6 +44,7 @@ class Assembly:
     artifacts: tuple[str, ...]
     inspect: Callable[[dict[str, bytes]], str | None] | None = field(default=None, compare=False)
     names: tuple[tuple[str, str], ...] = ()  # more names for the templates than ``{source}`` (Java's ``{main}``)
+    details: dict[str, object] = field(default_factory=dict, compare=False)  # for the verdict: what was changed
 
     @property
     def main_text(self) -> str:

@@ -9,7 +9,9 @@ catch), and the harness's ``main``. The program's macros,
 overloads and specialisations never reach the test's translation unit; ``tests.o`` is linked first,
 so its own copies of inline functions are the ones kept; and the program's object file is read
 before anything runs: it may not define C library functions, strong ``std`` symbols, or any
-``std`` symbol the test's object leaves for the linker to find.
+``std`` symbol the test's object leaves for the linker to find. A system library the declaration or
+the program includes (OpenSSL's ``openssl/md5.h``) is linked (:mod:`..libraries`); one the
+declaration includes and this machine lacks (Boost) makes the verdict ``error``, saying which.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import re
 import struct
 
 from ..formats import HumanEvalTests
+from ..libraries import link_flags
 from .base import Assembly, cut_entry, declaration_of, last_name, with_declaration
 
 # HumanEval-X's own evaluation puts these before every C++ program (codegeex/benchmark/utils.py).
@@ -79,10 +82,11 @@ def assemble(program: str, spec: HumanEvalTests) -> Assembly:
     test = _TEST_ASSERT.sub("", spec.test)
     test = _TEST_MAIN.sub("void referee_tests()", test)
     test = re.sub(r"\breturn\s+0\s*;", "return;", test)
-    tests_cpp = (f"{includes}\n#include <unistd.h>\n{prototype}\nnamespace {{\n"
-                 f"{_FAIL}\n"
-                 f"{_HEADER.sub('', helpers)}\n{test}\n{_HARNESS}")
-    compile_argv = ("{g++}", "-std=c++17", "-O2", "-save-temps", "-o", "main", "tests.cpp", "main.cpp")
+    # The declaration's order kept: its helpers (a typedef the signature names) come before the prototype.
+    tests_cpp = (f"{includes}\n#include <unistd.h>\nnamespace {{\n{_FAIL}\n{_HEADER.sub('', helpers)}\n}}\n"
+                 f"{prototype}\nnamespace {{\n{test}\n{_HARNESS}")
+    compile_argv = ("{g++}", "-std=c++17", "-O2", "-save-temps", "-o", "main", "tests.cpp", "main.cpp",
+                    *link_flags(declaration, program))
     return Assembly({"main.cpp": main_cpp, "tests.cpp": tests_cpp}, "main.cpp", compile_argv, ("./main",),
                     ("main", "main-main.o", "main-tests.o"), inspect=refused_symbols)
 

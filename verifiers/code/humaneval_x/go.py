@@ -8,7 +8,9 @@ harness's type and ``assert.New(t).Equal`` the harness's check, which compares a
 mismatch. ``referee.go`` holds those and ``main``, which runs every ``Test*`` function in order and
 then prints the key. Go has no operator overloading or monkeypatching, separate files keep a
 comment or string the program leaves open from reaching the test, and a program that names a
-symbol of another package with ``//go:linkname`` or brings in C with cgo is refused.
+symbol of another package with ``//go:linkname`` or brings in C with cgo is refused. Imports the
+program never uses (a whole function that keeps the prompt's import block) are dropped, as
+HumanEval-X's harness drops them, and the verdict's details name them (``dropped_imports``).
 """
 
 from __future__ import annotations
@@ -102,6 +104,32 @@ def used_packages(code: str, packages: tuple[str, ...] = _IMPORT_HELPER) -> list
     return [name for name in packages if re.search(rf"(?<![\w.]){re.escape(name.rsplit('/', 1)[-1])}\.[A-Z]", code)]
 
 
+def drop_unused_imports(code: str) -> tuple[str, list[str]]:
+    """``code`` without the imports it never uses (a whole function that keeps the prompt's import
+    block), as HumanEval-X's harness drops them (Go refuses to build an unused import), and the
+    paths dropped. An import counts as used when its name is followed by a ``.`` anywhere outside
+    the import declarations (so a doubtful one stays, and the compiler decides); blank (``_``) and
+    dot imports stay.
+
+    Example:
+        >>> code, dropped = drop_unused_imports('import (\\n    "math"\\n    "strings"\\n)\\nfunc F() string { return strings.ToUpper("a") }')
+        >>> dropped, '"strings"' in code, '"math"' in code
+        (['math'], True, False)
+    """
+    declarations = list(_IMPORT.finditer(code))
+    rest = _IMPORT.sub("", code)
+    kept, dropped = [], []
+    for declaration in declarations:
+        for alias, path in re.findall(r'(?:^|[\s(])([\w.]+\s+)?"([^"]+)"', declaration.group(0)):
+            name = alias.strip() or path.rsplit("/", 1)[-1]
+            used = name in ("_", ".") or re.search(rf"(?<![\w.]){re.escape(name)}\s*\.", rest)
+            (kept if used else dropped).append(f"{alias.strip()} \"{path}\"".strip())
+    if not dropped:
+        return code, []
+    block = "import (\n" + "".join(f"\t{spec}\n" for spec in kept) + ")\n" if kept else ""
+    return block + rest, [spec.rsplit(" ", 1)[-1].strip('"') for spec in dropped]
+
+
 def import_block(packages: list[str]) -> str:
     """An import declaration of ``packages`` (nothing for none).
 
@@ -132,6 +160,7 @@ def assemble(program: str, spec: HumanEvalTests) -> Assembly:
     code = with_declaration(program, prompt, re.compile(rf"\bfunc\s+{re.escape(entry)}\s*\("))
     code = re.sub(r"^func\s+main\s*\(\s*\)", "func refereeProgramMain()", code, flags=re.MULTILINE)
     code = _PACKAGE.sub("", code, count=1)
+    code, dropped = drop_unused_imports(code)
     imported = set(re.findall(r'"([^"]+)"', " ".join(_IMPORT.findall(code))))
     missing = [name for name in used_packages(code) if name not in imported]
     main_go = f"package main\n\n{import_block(missing)}{code}"
@@ -143,4 +172,5 @@ def assemble(program: str, spec: HumanEvalTests) -> Assembly:
     tests_go = f"package main\n\n{import_block(used_packages(test, tuple(dict.fromkeys(setup + list(_IMPORT_HELPER)))))}\n{test}\n"
     harness = _HARNESS.replace("CALLS", "".join(f"\t{name}(t)\n" for name in tests))
     return Assembly({"main.go": main_go, "tests.go": tests_go, "referee.go": harness}, "main.go",
-                    ("{go}", "build", "-o", "main", "main.go", "tests.go", "referee.go"), ("./main",), ("main",))
+                    ("{go}", "build", "-o", "main", "main.go", "tests.go", "referee.go"), ("./main",), ("main",),
+                    details={"dropped_imports": dropped} if dropped else {})

@@ -9,7 +9,8 @@ where the program declared nothing; the test's ``console.assert`` (which only pr
 the harness's own check, and the key is printed only when no check failed. The program can still
 return objects of its own making (a ``toJSON`` or ``valueOf`` that lies); it cannot know the
 expected values the test compares them with without reading the test (the residual the package
-documents).
+documents). The npm packages the judge is given (:mod:`..libraries`: ``js-md5``) are found by the
+program's ``require``; a program that requires one the judge was not given is ``error``, saying which.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import re
 
 from ..formats import HumanEvalTests
 from ..languages import LANGUAGES
+from ..libraries import LibraryMissing, missing_npm_package, missing_npm_packages, node_modules
 from .base import Assembly, cut_entry, declaration_of, last_name, with_declaration
 
 _ENTRY = re.compile(r"^\s*(?:const|let|var|function)\s+(?P<name>[A-Za-z_$][\w$]*)", re.MULTILINE)
@@ -76,6 +78,9 @@ def assemble(program: str, spec: HumanEvalTests) -> Assembly:
         (True, True)
     """
     declaration = declaration_of(spec)
+    missing = missing_npm_packages(program)
+    if missing:
+        raise LibraryMissing(missing_npm_package(missing[0]))
     entry = spec.entry_point or last_name(_ENTRY, declaration, "JavaScript")
     helpers, _ = cut_entry(declaration, re.compile(rf"^\s*(?:const|let|var|function)\s+{re.escape(entry)}\b",
                                                    re.MULTILINE))
@@ -85,7 +90,9 @@ def assemble(program: str, spec: HumanEvalTests) -> Assembly:
     load = (f"const {entry} = refereeCompile({json.dumps(body)}, ['require', 'module', 'exports'], "
             "{ filename: 'solution.js' })(require, { exports: {} }, {});\n")
     test = re.sub(r"\bconsole\s*\.\s*assert\s*\(", "refereeAssert(", spec.test)
-    main = (_PROLOGUE.replace("NAMES", json.dumps(list(_BUILT_INS))) + load + helpers + "\n" + test
+    folder = node_modules()
+    packages = f"module.paths.unshift({json.dumps(str(folder))});\n" if folder is not None else ""
+    main = (packages + _PROLOGUE.replace("NAMES", json.dumps(list(_BUILT_INS))) + load + helpers + "\n" + test
             + "\nrefereeFinish();\n")
     language = LANGUAGES["javascript"]
     return Assembly({"main.js": main}, "main.js", language.compile, language.run, ("main.js",))

@@ -1,8 +1,10 @@
 """Rust (HumanEval-X's ``Rust/*`` rows): one crate, the test code in a module of the harness's.
 
-``main.rs`` is the program (a ``main`` of its own renamed, the ``rand``/``regex``/``md5`` imports of
-HumanEval-X's declarations dropped: rustc alone has no crates), then ``mod referee_tests`` with the
-test code. That module does not glob-import the program (``use super::*``): it imports only the
+``main.rs`` is the program (a ``main`` of its own renamed; the declaration kept before a body that
+completes it and goes on to define other functions), then ``mod referee_tests`` with the test code.
+The crates HumanEval-X's declarations import (``rand``, ``regex``, ``md5``) come from the judge's
+libraries (:mod:`..libraries`); where one was not given, its imports are dropped, and a program that
+still uses it is ``error``, saying which. That module does not glob-import the program (``use super::*``): it imports only the
 functions the test calls, and where the declaration gives a function's signature it calls it
 through a wrapper of that signature, so the program cannot return a type of its own; every macro
 the test invokes is ``::std::``'s (a ``macro_rules! assert_eq`` of the program's never applies).
@@ -10,7 +12,8 @@ the test invokes is ``::std::``'s (a ``macro_rules! assert_eq`` of the program's
 which ends the run. A program is refused when it implements ``PartialEq``/``PartialOrd`` by hand
 (an always-equal value), exports or renames symbols (``no_mangle``, ``export_name``,
 ``link_section``, ``link_name``, ``#[link]``, ``#[used]``: a ``memcmp`` of its own would answer
-every comparison) or writes assembly (``asm!``, ``global_asm!``).
+every comparison) or writes assembly (``asm!``, ``global_asm!``), in its code (:mod:`.rust_text`:
+not in its comments and strings).
 """
 
 from __future__ import annotations
@@ -18,10 +21,11 @@ from __future__ import annotations
 import re
 
 from ..formats import HumanEvalTests, TestsError
-from ..languages import LANGUAGES
+from ..languages import LANGUAGES, find_toolchain
+from ..libraries import RUST_CRATES, LibraryMissing, built_crates, crates_folder, missing_crate, rust_extern_args
 from .base import Assembly, ProgramRefused, declaration_of
+from .rust_text import closes_before_opening, code_only
 
-_CRATES = re.compile(r"^\s*use\s+(?:rand|regex|md5)\b[^;]*;[ \t]*$", re.MULTILINE)
 _USE = re.compile(r"^\s*use\s+[^;]+;[ \t]*$", re.MULTILINE)
 _SIGNATURE = re.compile(r"\bfn\s+(?P<name>\w+)\s*(?P<generics><[^(]*>)?\s*\((?P<params>[^{]*)\)\s*"
                         r"(?:->\s*(?P<ret>[^{]+?))?\s*\{", re.DOTALL)
@@ -99,19 +103,25 @@ def assemble(program: str, spec: HumanEvalTests) -> Assembly:
         referee.verifiers.code.humaneval_x.base.ProgramRefused: the program implements PartialEq or PartialOrd by hand, which the test's assertions would call to compare
     """
     declaration = declaration_of(spec)
+    program_code = code_only(program)  # the checks read code, not comments and strings
     for pattern, why in _REFUSED.items():
-        if re.search(pattern, program):
+        if re.search(pattern, program_code):
             raise ProgramRefused(f"the program {why}")
     defined_in_test = set(re.findall(r"\bfn\s+(\w+)", spec.test))
     called = [name for name in dict.fromkeys(re.findall(r"(?<![\w.:])([a-z_]\w*)\s*\(", spec.test))
               if name not in defined_in_test and name not in _KEYWORDS]
-    code = program if any(re.search(rf"\bfn\s+{re.escape(name)}\b", program) for name in called) \
-        else declaration + program
+    whole = any(re.search(rf"\bfn\s+{re.escape(name)}\b", program_code) for name in called)
+    # A body that completes the declared function and goes on to define others keeps the declaration.
+    code = program if whole and not closes_before_opening(program) else declaration + program
     entries = [spec.entry_point] if spec.entry_point else [
         name for name in called if re.search(rf"\bfn\s+{re.escape(name)}\b", code)]
     if not entries:
         raise TestsError("tests['test'] calls no function of the program that I can find; give tests['entry_point'].")
-    code = _CRATES.sub("", code)
+    toolchain = find_toolchain("rust")
+    crates = crates_folder(toolchain.version) if toolchain is not None else None
+    given = set(built_crates(crates)) if crates is not None else set()
+    code = without_missing_crates(code, given)
+    declaration = without_missing_crates(declaration, given)
     code = re.sub(r"\bfn\s+main\s*\(\s*\)", "fn referee_program_main()", code)
     bindings = []
     for name in entries:
@@ -125,7 +135,7 @@ def assemble(program: str, spec: HumanEvalTests) -> Assembly:
         raise TestsError("tests['test'] has no `mod tests { ... }` for the Rust harness to run (outside comments).")
     test = spec.test.replace("#[cfg(test)]", "")
     test = re.sub(r"\bmod\s+tests\s*\{", "mod referee_tests {\n" + "\n".join(
-        [*(line.strip() for line in _USE.findall(_CRATES.sub("", declaration))), *bindings]), test, count=1)
+        [*(line.strip() for line in _USE.findall(declaration)), *bindings]), test, count=1)
     test = re.sub(r"^\s*use\s+super\s*::\s*\*\s*;", "", test, flags=re.MULTILINE)
     runs = re.findall(r"#\[test\]\s*fn\s+(\w+)", test)
     test = re.sub(r"#\[test\]", "", test)
@@ -134,4 +144,34 @@ def assemble(program: str, spec: HumanEvalTests) -> Assembly:
     test = test[:end] + "pub fn referee_run() {\n" + "".join(f"    {name}();\n" for name in runs) + "}\n" + test[end:]
     main = f"#![allow(unused, deprecated, non_snake_case)]\n{code}\n{test}\n{_HARNESS}"
     language = LANGUAGES["rust"]
-    return Assembly({"main.rs": main}, "main.rs", language.compile, language.run, language.artifacts)
+    externs = rust_extern_args(crates) if crates is not None and given else ()
+    return Assembly({"main.rs": main}, "main.rs", (*language.compile, *externs), language.run, language.artifacts)
+
+
+def without_missing_crates(code: str, given: set[str]) -> str:
+    """``code`` without its ``use`` lines of the crates of :data:`RUST_CRATES` not in ``given``
+    (HumanEval-X's declarations import ``rand``, ``regex`` and ``md5`` for every problem); raises
+    :class:`LibraryMissing` when its code still uses one of them (``md5::compute``, ``Regex::new``).
+
+    Example:
+        >>> declaration = "use rand::Rng;\\nuse regex::Regex;\\nuse md5;\\nfn f(s: &str) -> usize {\\n"
+        >>> without_missing_crates(declaration + "    s.len()\\n}", set())
+        'fn f(s: &str) -> usize {\\n    s.len()\\n}'
+        >>> without_missing_crates(declaration + "    Regex::new(s).is_ok() as usize\\n}", {"rand"})
+        Traceback (most recent call last):
+        ...
+        referee.verifiers.code.libraries.LibraryMissing: the program needs the Rust crate regex, which the judge was not given: install librust-regex-dev and run python -m referee.verifiers.code.libraries (make install does both)
+    """
+    for name in RUST_CRATES:
+        if name in given:
+            continue
+        uses = re.compile(rf"^[ \t]*(?:pub\s+)?use\s+(?:::)?{name}\b[^;]*;[ \t]*\n?", re.MULTILINE)
+        imported = {word for line in uses.findall(code) for word in re.findall(r"\b[A-Za-z_]\w*\b", line)} - {
+            "use", "pub", "as", "self", "super", "crate", name}
+        code = uses.sub("", code)
+        text = code_only(code)
+        own = set(re.findall(r"\b(?:struct|enum|trait|type|fn|mod)\s+(\w+)", text))
+        if re.search(rf"(?<![\w:]){name}\s*::", text) or any(
+                re.search(rf"\b{word}\b", text) for word in imported - own):
+            raise LibraryMissing(missing_crate(name))
+    return code

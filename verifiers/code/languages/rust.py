@@ -1,7 +1,8 @@
 """Rust with rustc (``-O``, edition 2021). rustup's ``rustc`` in ``~/.cargo/bin`` is a proxy that
 needs the user's home: the real compiler is the toolchain's, found once through the proxy, and its
 folder is mounted read-only for the sandbox (``/root`` is hidden there). It links with the system's
-C compiler, named by its real path (``/usr/bin/cc`` is an ``/etc/alternatives`` link)."""
+C compiler, named by its real path (``/usr/bin/cc`` is an ``/etc/alternatives`` link). The crates the
+judge is given (:mod:`..libraries`), built with this rustc, are mounted read-only beside it."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import pwd
 import shutil
 import subprocess
 
+from ..libraries import crates_folder
 from .base import Language, Toolchain, outside_system, search_path, version_line, which
 
 
@@ -38,7 +40,9 @@ def _find(language: Language) -> Toolchain | None:
     version = version_line([rustc, "--version"])
     if not version:
         return None
-    return Toolchain(language.name, {"rustc": rustc, "cc": linker}, version, outside_system([root, linker]))
+    crates = crates_folder(version)  # the libraries the judge is given, built with this rustc, if any
+    return Toolchain(language.name, {"rustc": rustc, "cc": linker}, version,
+                     outside_system([root, linker, *([str(crates)] if crates.is_dir() else [])]))
 
 
 LANGUAGE = Language(
