@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from referee.recipes.commands.prefilter import _check_paths, report_run, scope_reward_options
-from referee.recipes.common.config_flags import add_flags, from_flags, missing_flags
+from referee.recipes.commands.prefilter import _check_paths, report_run, run_config
+from referee.recipes.common.config_flags import add_flags
 
 _DESCRIPTION = (
     "Sample N completions per prompt of DATA with MODEL (-k N), score them with strict correctness rewards "
@@ -95,10 +95,7 @@ def run_command(args: argparse.Namespace) -> int:
         if args.merge:
             _check_paths(args)
             return merge_evals(args.merge, args.out, ks=args.ks)
-        missing = missing_flags(EvalConfig, args)
-        if missing:
-            raise ValueError(f"{', '.join(missing)} {'is' if len(missing) == 1 else 'are'} required (unless --merge).")
-        config = from_flags(EvalConfig, args, reward_options=scope_reward_options(args.reward_options, args.rewards))
+        config = run_config(EvalConfig, args)
         _check_paths(args)
         return run_eval(config)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 import tempfile
 from collections.abc import Callable
@@ -67,13 +68,50 @@ def add_parser(subparsers: Any) -> None:
     parser.set_defaults(run=run_command)
 
 
-def _config(args: argparse.Namespace) -> Any:
-    from referee.recipes.prefilter import PrefilterConfig
+def run_config(cls: type, args: argparse.Namespace) -> Any:
+    """The run config (``PrefilterConfig`` or ``EvalConfig``) of a command line: flags first, then a
+    ``--recipe``'s model, reward, temperature, chat template variables and completion budget for those
+    not given, then a new-token budget that fits the model's context (:mod:`referee.recipes.prefilter.budget`).
 
-    missing = missing_flags(PrefilterConfig, args)
+    Example:
+        >>> import json, tempfile
+        >>> from referee.recipes.common.tiny_model import save_tiny_model
+        >>> from referee.recipes.prefilter import PrefilterConfig
+        >>> folder = tempfile.mkdtemp()
+        >>> _ = open(f"{folder}/rows.jsonl", "w").write(json.dumps({"prompt": "1 + 1 = ", "answer": 2}))
+        >>> parser = argparse.ArgumentParser()
+        >>> add_parser(parser.add_subparsers())
+        >>> args = parser.parse_args(["prefilter", "--model", str(save_tiny_model(f"{folder}/model")), "--data",
+        ...                           f"{folder}/rows.jsonl", "--reward", "gsm8k_accuracy", "--out", f"{folder}/out",
+        ...                           "--keep", "0:1"])
+        >>> run_config(PrefilterConfig, args).sampling.max_tokens  # the tiny model's 256 tokens less the prompt's 8
+        248
+    """
+    from referee.recipes.prefilter.budget import DEFAULT_MAX_TOKENS, fitted_budget
+
+    wanted = DEFAULT_MAX_TOKENS
+    options = scope_reward_options(args.reward_options, args.rewards)
+    if args.recipe is not None:
+        from referee.recipes.prefilter.recipe_prompts import read_recipe_prompts
+
+        recipe = read_recipe_prompts(args.recipe)
+        args.model = args.model or recipe.model
+        if not args.rewards:
+            args.rewards = [recipe.reward]
+            options = {recipe.reward: recipe.reward_options} if recipe.reward_options else {}
+        args.temperature = recipe.temperature if args.temperature is None else args.temperature
+        args.chat_template_kwargs = args.chat_template_kwargs or recipe.chat_template_kwargs
+        wanted = recipe.max_completion_length
+    missing = missing_flags(cls, args)
     if missing:
         raise ValueError(f"{', '.join(missing)} {'is' if len(missing) == 1 else 'are'} required (unless --merge).")
-    return from_flags(PrefilterConfig, args, reward_options=scope_reward_options(args.reward_options, args.rewards))
+    config = from_flags(cls, args, reward_options=options)
+    if args.max_tokens is not None:
+        return config
+    budget = fitted_budget(config, wanted)
+    if budget.longest_prompt is not None:
+        print(budget.reason, file=sys.stderr)
+    return dataclasses.replace(config, sampling=dataclasses.replace(config.sampling, max_tokens=budget.max_tokens))
 
 
 def summary_lines(report: dict[str, Any], out: str) -> list[str]:
@@ -115,14 +153,14 @@ def run_command(args: argparse.Namespace) -> int:
         >>> run_command(parser.parse_args(["prefilter", "--out", "runs/x", "--merge", "no/such/shard"]))
         2
     """
-    from referee.recipes.prefilter import merge_runs, run_prefilter
+    from referee.recipes.prefilter import PrefilterConfig, merge_runs, run_prefilter
 
     def work() -> dict[str, Any]:
         if args.merge:
             _check_paths(args)
             return merge_runs(args.merge, args.out, keep=args.keep, group_size=args.group_size,
                               output_format=args.output_format)
-        config = _config(args)
+        config = run_config(PrefilterConfig, args)
         _check_paths(args)
         return run_prefilter(config)
 

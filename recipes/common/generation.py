@@ -30,11 +30,13 @@ class SamplingOptions:
         1.0
     """
 
-    temperature: float = flag(1.0, help="0 means greedy")
+    temperature: float = flag(1.0, cli_default=None, help="0 means greedy (default 1.0, or a --recipe's)")
     top_p: float = flag(1.0)
     top_k: int = flag(0, help="0 switches it off")
     min_p: float = flag(0.0, help="0 switches it off")
-    max_tokens: int = flag(512, help="new tokens per sample")
+    max_tokens: int = flag(512, cli_default=None,
+                           help="new tokens per sample (default 512, or a --recipe's max_completion_length, lowered "
+                                "to the model's context less the longest prompt when that is less)")
     seed: int = flag(0)
 
     def __post_init__(self) -> None:

@@ -37,6 +37,9 @@ class PrefilterConfig:
         threshold: a sample passes when the success reward is ``>= threshold``.
         split, data_config: which split / configuration of a ``datasets`` source to read.
         max_rows: read only the first ``max_rows`` rows (default: all).
+        recipe: a shipped recipe name or recipe YAML whose loader maps each row to the chat prompt
+            training sends (:mod:`~referee.recipes.prefilter.recipe_prompts`); the prompt column is
+            then ``prompt``.
         prompt_column: the column holding the prompt (text or chat messages).
         chat_template: ``auto`` applies the chat template to chat prompts only (as TRL does);
             ``always`` also wraps text prompts as one user message (after ``system_prompt``).
@@ -78,6 +81,10 @@ class PrefilterConfig:
     data_config: str | None = flag(None, group=_DATA, metavar="NAME",
                                    help="configuration of a hub dataset (e.g. main for gsm8k)")
     max_rows: int | None = flag(None, group=_DATA, metavar="N", help="read only the first N rows (default: all)")
+    recipe: str | None = flag(None, group=_DATA, metavar="RECIPE",
+                              help="a shipped recipe name or recipe YAML: read --data through its loader (the chat prompts "
+                                   "training sends) and take its model, first reward, max_completion_length, "
+                                   "temperature and chat template variables where not given")
     prompt_column: str = flag("prompt", group=_DATA, metavar="COL", help="column with the prompt (default %(default)s)")
     chat_template: str = flag("auto", group=_DATA, choices=CHAT_TEMPLATE_MODES,
                               help="auto: chat template for chat prompts only, as TRL does; always: also wrap text "
@@ -115,6 +122,9 @@ class PrefilterConfig:
                              "use 0 <= --shard-index < --num-shards.")
         if self.group_size is not None and self.group_size < 1:
             raise ValueError(f"group_size {self.group_size} must be at least 1.")
+        if self.recipe is not None and self.prompt_column != "prompt":
+            raise ValueError(f"--recipe {self.recipe} writes the prompt to the 'prompt' column; drop --prompt-column "
+                             f"{self.prompt_column}.")
         if self.chat_template not in CHAT_TEMPLATE_MODES:
             raise ValueError(f"Unknown chat template mode {self.chat_template!r}; choose auto or always.")
         if self.output_format not in OUTPUT_FORMATS:

@@ -78,7 +78,8 @@ def build_manifest(config: PrefilterConfig, rows: Rows, scorer: Scorer, *,
             "data": {"rows": len(rows), "fingerprint": rows.fingerprint(), "split": config.split,
                      "config": config.data_config},
             "prompt": {"column": config.prompt_column, "chat_template": config.chat_template,
-                       "system_prompt": config.system_prompt, "chat_template_kwargs": dict(config.chat_template_kwargs)},
+                       "system_prompt": config.system_prompt, "chat_template_kwargs": dict(config.chat_template_kwargs),
+                       **({"recipe": config.recipe} if config.recipe else {})},
             "rewards": list(scorer.names),
             "reward_options": {spec: dict(options) for spec, options in config.reward_options.items()},
             "success_reward": scorer.success_reward,
@@ -166,7 +167,7 @@ def open_run(config: PrefilterConfig) -> OpenedRun:
     """
     scorer = Scorer(config.rewards, reward_options=config.reward_options, success_reward=config.success_reward,
                     threshold=config.threshold)
-    rows = load_rows(config.data, split=config.split, config_name=config.data_config)
+    rows = read_rows(config, scorer)
     if config.max_rows is not None and config.max_rows < len(rows):
         rows = Rows(rows.slice(0, config.max_rows))
     store = ChunkStore(Path(config.out) / "state")
@@ -180,6 +181,30 @@ def open_run(config: PrefilterConfig) -> OpenedRun:
     assigned = shard_chunks(math.ceil(len(rows) / size), config.shard_index, config.num_shards)
     done = set(store.done())
     return OpenedRun(config, rows, scorer, store, manifest, assigned, [c for c in assigned if c not in done], size)
+
+
+def read_rows(config: PrefilterConfig, scorer: Scorer) -> Rows:
+    """The run's rows: as they are, or mapped by ``config.recipe``'s loader (keeping the columns the rewards read).
+
+    Example:
+        >>> import json, tempfile
+        >>> path = f"{tempfile.mkdtemp()}/rows.jsonl"
+        >>> _ = open(path, "w").write(json.dumps({"question": "2 + 3?", "answer": "#### 5"}))
+        >>> config = PrefilterConfig(model="m", data=path, rewards=("gsm8k_accuracy",), out="o")
+        >>> read_rows(config, Scorer(config.rewards)).slice(0, 1)
+        [{'question': '2 + 3?', 'answer': '#### 5'}]
+        >>> recipe = dataclasses.replace(config, recipe="gsm8k_qwen2.5-1.5b_lora")
+        >>> sorted(read_rows(recipe, Scorer(config.rewards)).slice(0, 1)[0])
+        ['answer', 'prompt']
+    """
+    if config.recipe is None:
+        return load_rows(config.data, split=config.split, config_name=config.data_config)
+    from ..train.recipe import reward_column_names
+    from .recipe_prompts import read_recipe_prompts, recipe_rows
+
+    return recipe_rows(read_recipe_prompts(config.recipe), config.data, split=config.split,
+                       config_name=config.data_config, max_rows=config.max_rows,
+                       keep=reward_column_names(scorer.functions))
 
 
 def process_chunks(run: OpenedRun, chunks: Sequence[int], backend: GenerationBackend, tokenizer: Any,

@@ -8,7 +8,7 @@ from typing import Literal
 
 import pytest
 
-from referee.recipes.commands.prefilter import _config, add_parser
+from referee.recipes.commands.prefilter import add_parser, run_config
 from referee.recipes.common.config_flags import add_flags, flag, from_flags, missing_flags
 from referee.recipes.prefilter import EngineOptions, KeepBounds, PrefilterConfig, SamplingOptions
 
@@ -33,14 +33,18 @@ def test_every_config_field_is_one_flag_with_the_fields_help():
     actions = {action.dest: action for action in prefilter_parser()._subparsers._group_actions[0].choices[
         "prefilter"]._actions}
     fields = list(config_fields(PrefilterConfig))
-    assert len(fields) == 38  # and --merge, the one flag that is no field: 39 options
+    assert len(fields) == 39  # and --merge, the one flag that is no field: 40 options
     for item in fields:
         assert actions[item.name].help == item.metadata["flag"].help, item.name
     assert set(actions) == {item.name for item in fields} | {"help", "merge"}
 
 
-def test_a_bare_command_line_gives_the_configs_own_defaults():
-    built = _config(prefilter_parser().parse_args(["prefilter", *REQUIRED]))
+def _config(args: argparse.Namespace) -> PrefilterConfig:
+    return run_config(PrefilterConfig, args)
+
+
+def test_a_bare_command_line_gives_the_configs_own_defaults():  # --max-tokens given: no model is read for a budget
+    built = _config(prefilter_parser().parse_args(["prefilter", *REQUIRED, "--max-tokens", "512"]))
     assert built == PrefilterConfig(model="m", data="d.jsonl", rewards=("gsm8k_accuracy",), out="o",
                                     keep=KeepBounds(0.125, 0.875))
 

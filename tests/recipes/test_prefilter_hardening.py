@@ -99,10 +99,23 @@ def test_a_huge_row_fails_alone_and_the_run_goes_on(tmp_path, tokenizer):
 def test_max_tokens_that_leave_no_room_for_a_prompt_stop_the_run_at_once(tmp_path, model_dir, capsys):
     data = write_jsonl(tmp_path / "rows.jsonl", [{"prompt": f"{i} + 1 = "} for i in range(3)])
     args = ["prefilter", "--model", model_dir, "--data", data, "--reward", "gsm8k_accuracy", "--keep", "0:1",
-            "--num-generations", "2", "--out", str(tmp_path / "out"), "--backend", "transformers", "--no-progress"]
-    assert main(args) == 2  # the default --max-tokens 512 against the tiny model's 256-token context
+            "--num-generations", "2", "--out", str(tmp_path / "out"), "--backend", "transformers", "--no-progress",
+            "--max-tokens", "512"]
+    assert main(args) == 2  # --max-tokens 512 asked for against the tiny model's 256-token context
     err = one_error_line(capsys.readouterr().err)
     assert "--max-tokens 512 leaves no room" in err and "256" in err
+
+
+def test_without_max_tokens_the_budget_is_the_context_less_the_longest_prompt(tmp_path, model_dir, capsys):
+    rows = [{"prompt": f"{i} + 1 = ", "answer": i + 1} for i in range(3)] + [{"prompt": "12 + 100 = ", "answer": 112}]
+    data = write_jsonl(tmp_path / "rows.jsonl", rows)
+    args = ["prefilter", "--model", model_dir, "--data", data, "--reward", "gsm8k_accuracy", "--keep", "0:1",
+            "--num-generations", "2", "--out", str(tmp_path / "out"), "--backend", "transformers", "--no-progress"]
+    assert main(args) == 0  # the default of 512 new tokens failed every row of a 256-token model
+    assert "max tokens 245: the model's context of 256 tokens less the longest prompt's 11" in capsys.readouterr().err
+    manifest = json.loads((tmp_path / "out/state/run.json").read_text())
+    assert manifest["settings"]["sampling"]["max_tokens"] == 245  # a rerun resolves the same budget and resumes
+    assert main(args) == 0
 
 
 def test_a_run_in_which_no_row_is_scored_exits_1_with_the_most_common_reason(tmp_path, model_dir, capsys):
