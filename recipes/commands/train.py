@@ -111,11 +111,16 @@ def _dry_run(path: Any, overrides: list[str]) -> int:
     import torch
     import yaml
 
-    from referee.recipes.train.recipe import parse_recipe, recipe_summary
+    from referee.recipes.errors import RecipeError
+    from referee.recipes.train.recipe import check_generation_backend, parse_recipe, recipe_summary
     from referee.recipes.train.trl_version import PINNED_TRL_VERSION
 
     without_gpu = not torch.cuda.is_available()
-    summary = recipe_summary(parse_recipe(path, overrides, without_gpu=without_gpu))
+    recipe = parse_recipe(path, overrides, without_gpu=without_gpu)
     print(f"# {path} resolved with TRL {PINNED_TRL_VERSION}" + (" (no GPU here: bf16 device check skipped)" if without_gpu else ""))
-    print(yaml.safe_dump(summary, sort_keys=False, default_flow_style=False, width=120), end="")
+    print(yaml.safe_dump(recipe_summary(recipe), sort_keys=False, default_flow_style=False, width=120), end="")
+    try:  # the generation backend train would refuse here, said at the end (a comment: the output stays YAML)
+        check_generation_backend(recipe.training)
+    except RecipeError as exc:
+        print(f"# will not start on this machine: {exc}")
     return 0

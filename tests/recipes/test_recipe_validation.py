@@ -24,6 +24,15 @@ def dry_run(tmp_path, capsys, *overrides, **keys):
     return status, capsys.readouterr().err.splitlines(), path
 
 
+def test_a_vllm_recipes_dry_run_says_when_vllm_is_missing(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr("referee.recipes.train.recipe.vllm_installed", lambda: False)
+    path = write_recipe(tmp_path / "r.yaml", **{**BASE, "use_vllm": True})
+    assert main(["train", str(path), "--dry-run"]) == 0
+    last = capsys.readouterr().out.splitlines()[-1]
+    assert last.startswith("# will not start on this machine: use_vllm is true but vLLM is not installed; pip install")
+    assert "python -m referee.recipes.common.vllm_cpu_install" in last
+
+
 @pytest.mark.parametrize("keys, overrides, line", [
     ({"learnig_rate": 1e-4}, [], "learnig_rate is not a recipe key; did you mean learning_rate?"),
     ({"max_steps": "10O"}, [], "max_steps='10O' is not a whole number; write it like max_steps: 10."),
