@@ -16,14 +16,17 @@ judged with the compile cache cold (every program new to the judge) and warm (th
 again), beside the same programs compiled and run with the plain toolchain in a subprocess (no
 sandbox; warm: the binary kept). Needs no data set.
 
-HumanEval-X (``--humaneval-x``): every canonical solution of a downloaded HumanEval-X file
-(``humaneval_<lang>.jsonl.gz``, the language read from its task ids), judged as a whole function
-(the prompt, for Rust the declaration, and the canonical body, as HumanEval-X's own evaluation
-puts them together) and as the body alone; prints the pass rate and every failure with why.
+HumanEval-X (``--humaneval-x``): every canonical solution of downloaded HumanEval-X files
+(``humaneval_<lang>.jsonl.gz``, all six languages, Python included; the language read from the task
+ids), judged as a whole function (the prompt, for Rust the declaration, and the canonical body, as
+HumanEval-X's own evaluation puts them together), and per row a wrong program (the same solution
+failing on entry); prints agreement with those labels and programs per second per language, and
+every canonical solution that fails, with how it ends in the dataset's own harness. The libraries
+the rows need (``python -m referee.verifiers.code.libraries``) are used where they were given.
 
     python -m benchmarks.code --humaneval ../shared/data/humaneval.jsonl.gz --mbpp ../shared/data/mbpp.jsonl
     python -m benchmarks.code --languages cpp c java javascript rust --programs 6
-    python -m benchmarks.code --humaneval-x humaneval_cpp.jsonl.gz humaneval_go.jsonl.gz --workers 2
+    python -m benchmarks.code --humaneval-x data/humaneval_x/humaneval_*.jsonl.gz --workers 2
 """
 
 from __future__ import annotations
@@ -48,6 +51,7 @@ from referee.verifiers import code
 from referee.verifiers.code.isolation import resolve_isolation
 from referee.verifiers.code.languages import LANGUAGES, find_toolchain
 from referee.verifiers.code.outputs import stdout_matches
+from referee.verifiers.code.run import run_program
 
 
 def load_jsonl(path: str) -> list[dict]:
@@ -229,39 +233,91 @@ def languages_report(languages: list[str], count: int, workers: int, path: str) 
 
 
 # HumanEval-X's task id prefixes, as its files name the languages.
-HUMANEVAL_X_LANGUAGES = {"CPP": "cpp", "Java": "java", "JavaScript": "javascript", "Go": "go", "Rust": "rust"}
+HUMANEVAL_X_LANGUAGES = {"CPP": "cpp", "Java": "java", "JavaScript": "javascript", "Go": "go", "Rust": "rust",
+                         "Python": "python"}
+# A wrong program per row: the canonical solution that fails on entry, before it computes anything (every
+# row's test calls the function, so no such program may pass). A statement each language accepts before
+# the rest of the body (Java needs the `if`: an unconditional throw makes the rest unreachable, a compile error).
+FAIL_ON_ENTRY = {"cpp": "    abort();\n", "java": "        if (true) throw new RuntimeException(\"wrong\");\n",
+                 "javascript": "  throw new Error('wrong');\n", "go": "    panic(\"wrong\")\n",
+                 "rust": "    panic!(\"wrong\");\n", "python": "    raise ValueError('wrong')\n"}
+
+
+def humaneval_x_program(row: dict, language: str, body: str) -> str:
+    """The whole function as a model writes it: the prompt (Rust: the declaration, as HumanEval-X's own
+    evaluation assembles Rust) and ``body``."""
+    return (row["declaration"] if language == "rust" else row["prompt"]) + body
+
+
+def humaneval_x_tests(row: dict, language: str) -> dict:
+    """The row as a ``humaneval`` test (Python: its test calls its own check; the entry point is read from it)."""
+    tests = {"format": "humaneval", "language": language, "prompt": row["prompt"], "test": row["test"]}
+    if language != "python":
+        tests.update(declaration=row["declaration"], test_setup=row.get("test_setup", ""))
+    return tests
+
+
+def dataset_harness(row: dict, language: str, timeout: float) -> str:
+    """The row's canonical solution in HumanEval-X's own harness (codegeex/benchmark/humaneval-x: the prompt,
+    the solution and the test in one file, run as it runs them), in referee's sandbox (``run_program``): how
+    it ended, for a failure to be called the row's only when it fails there too. Go's harness needs testify and
+    ``go test``, Rust's ``cargo test`` with the crates: not run here."""
+    if language in ("go", "rust"):
+        return "not run here (the harness needs go test with testify, or cargo test)"
+    includes = "".join(f"#include<{name}>\n" for name in ("stdlib.h", "algorithm", "math.h", "stdio.h", "vector",
+                                                           "string", "climits", "cstring", "iostream"))
+    program = (includes if language == "cpp" else "") + row["prompt"] + row["canonical_solution"] + "\n" + row["test"]
+    run = run_program(program, language=language, timeout=timeout)
+    if run.ended == "finished" and run.exit_code == 0 and not (language == "javascript" and run.stderr.strip()):
+        return "passes there too: the judge's failure"
+    said = (run.stderr or run.reason).strip().splitlines()
+    return f"fails there too ({run.ended}, exit {run.exit_code}: {said[0][:120] if said else ''})"
 
 
 def humaneval_x_report(paths: list[str], workers: int, timeout: float, path: str) -> None:
-    """Judge every canonical solution of each HumanEval-X file, whole and as the body alone."""
+    """Judge every canonical solution of each HumanEval-X file and a wrong program per row (the solution
+    failing on entry); agreement with those labels per language, programs per second, and every
+    canonical solution that fails, with how it ends in the dataset's own harness."""
     rows = []
     for file in paths:
         problems = load_jsonl(file)
         language = HUMANEVAL_X_LANGUAGES[problems[0]["task_id"].split("/")[0]]
-        tests = [{"format": "humaneval", "language": language, "prompt": row["prompt"],
-                  "declaration": row["declaration"], "test": row["test"], "test_setup": row.get("test_setup", "")}
+        if find_toolchain(language) is None:
+            rows.append({"language": language, "problems": len(problems), "missing": "no toolchain here"})
+            continue
+        tests = [humaneval_x_tests(row, language) for row in problems]
+        right = [humaneval_x_program(row, language, row["canonical_solution"]) for row in problems]
+        wrong = [humaneval_x_program(row, language, FAIL_ON_ENTRY[language] + row["canonical_solution"])
                  for row in problems]
         started = time.perf_counter()
-        whole = code.verify_batch([f"```{language}\n{(row['declaration'] if language == 'rust' else row['prompt'])}"
-                                   f"{row['canonical_solution']}\n```" for row in problems], tests,
-                                  workers=workers, timeout=timeout)
+        verdicts = code.verify_batch([f"```{language}\n{program}\n```" for program in right + wrong], tests + tests,
+                                     workers=workers, timeout=timeout)
         seconds = time.perf_counter() - started
-        body = code.verify_batch([f"```{language}\n{row['canonical_solution']}\n```" for row in problems], tests,
-                                 workers=workers, timeout=timeout)
-        failures = [(row["task_id"], verdict.status, verdict.reason.splitlines()[0][:160])
-                    for row, verdict in zip(problems, whole) if not verdict.correct]
-        rows.append({"language": language, "problems": len(problems), "whole_passed": sum(v.correct for v in whole),
-                     "body_passed": sum(v.correct for v in body), "errors": sum(v.status == "error" for v in whole),
-                     "programs_per_s": len(problems) / seconds, "failures": failures})
-    print(f"isolation: {resolve_isolation().summary()}; {workers} worker(s)\n")
-    print("| language | gold passes (whole function) | gold passes (body only) | programs/s (cold cache) |")
-    print("|---|---:|---:|---:|")
+        passed, refused = verdicts[:len(problems)], verdicts[len(problems):]
+        failures = [{"task": row["task_id"], "status": verdict.status, "reason": verdict.reason.splitlines()[0][:200],
+                     "dataset_harness": dataset_harness(row, language, timeout)}
+                    for row, verdict in zip(problems, passed) if not verdict.correct]
+        rows.append({"language": language, "problems": len(problems), "toolchain": find_toolchain(language).version,
+                     "right_passed": sum(v.correct for v in passed), "wrong_failed": sum(not v.correct for v in refused),
+                     "wrong_passed": [row["task_id"] for row, v in zip(problems, refused) if v.correct],
+                     "errors": sum(v.status == "error" for v in verdicts),
+                     "programs_per_s": 2 * len(problems) / seconds, "failures": failures})
+    print(f"isolation: {resolve_isolation().summary()}; {os.cpu_count()} CPUs; {workers} worker(s)\n")
+    print("| language | canonical solutions passed | wrong programs failed | agreement | programs/s (cold cache) |")
+    print("|---|---:|---:|---:|---:|")
     for row in rows:
-        print(f"| {row['language']} | {row['whole_passed']}/{row['problems']} | {row['body_passed']}/{row['problems']} "
-              f"| {row['programs_per_s']:.2f} |")
+        if "missing" in row:
+            print(f"| {row['language']} | - | - | - | {row['missing']} |")
+            continue
+        agreed = row["right_passed"] + row["wrong_failed"]
+        print(f"| {row['language']} | {row['right_passed']}/{row['problems']} | {row['wrong_failed']}/{row['problems']} "
+              f"| {agreed}/{2 * row['problems']} | {row['programs_per_s']:.2f} |")
     for row in rows:
-        for task, status, reason in row["failures"]:
-            print(f"  {task}: {status}: {reason}")
+        for failure in row.get("failures", ()):
+            print(f"  {failure['task']}: {failure['status']}: {failure['reason'][:160]}\n"
+                  f"    in the dataset's harness: {failure['dataset_harness']}")
+        for task in row.get("wrong_passed", ()):
+            print(f"  {task}: a wrong program PASSED")
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     Path(path).write_text(json.dumps({"isolation": resolve_isolation().level, "rows": rows}, indent=2))
 
@@ -273,7 +329,7 @@ def main() -> None:
     parser.add_argument("--languages", nargs="+", choices=sorted(SOLUTIONS),
                         help="instead: per-language throughput, compile cache cold and warm, against the plain toolchain")
     parser.add_argument("--humaneval-x", nargs="+", metavar="FILE",
-                        help="instead: HumanEval-X files (humaneval_<lang>.jsonl.gz): the canonical solutions' pass rate")
+                        help="instead: HumanEval-X files (humaneval_<lang>.jsonl.gz): agreement per language")
     parser.add_argument("--programs", type=int, default=6, help="distinct programs per language (--languages)")
     parser.add_argument("--workers", type=int, default=1, help="judge workers (--languages; 1 keeps every warm "
                                                                "program on the judge that compiled it)")

@@ -156,6 +156,17 @@ def node_modules() -> Path | None:
     return folder if folder.is_dir() else None
 
 
+def required_npm_packages(program: str) -> list[str]:
+    """The packages of :data:`NPM_PACKAGES` that ``program`` requires, each once.
+
+    Example:
+        >>> required_npm_packages("var md5 = require('js-md5')\\nrequire('fs')\\nrequire(\"js-md5\")")
+        ['js-md5']
+    """
+    wanted = re.findall(r"""\brequire\s*\(\s*['"]([\w@/.-]+)['"]\s*\)""", program)
+    return [name for name in dict.fromkeys(wanted) if name in NPM_PACKAGES]
+
+
 def missing_npm_packages(program: str) -> list[str]:
     """The packages of :data:`NPM_PACKAGES` that ``program`` requires and the judge was not given.
 
@@ -166,9 +177,8 @@ def missing_npm_packages(program: str) -> list[str]:
         >>> del os.environ["REFEREE_LIBRARIES"]
     """
     folder = node_modules()
-    wanted = re.findall(r"""\brequire\s*\(\s*['"]([\w@/.-]+)['"]\s*\)""", program)
-    return [name for name in dict.fromkeys(wanted)
-            if name in NPM_PACKAGES and (folder is None or not (folder / name / "package.json").is_file())]
+    return [name for name in required_npm_packages(program)
+            if folder is None or not (folder / name / "package.json").is_file()]
 
 
 def missing_npm_package(name: str) -> str:

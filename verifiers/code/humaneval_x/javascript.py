@@ -20,7 +20,7 @@ import re
 
 from ..formats import HumanEvalTests
 from ..languages import LANGUAGES
-from ..libraries import LibraryMissing, missing_npm_package, missing_npm_packages, node_modules
+from ..libraries import LibraryMissing, missing_npm_package, missing_npm_packages, node_modules, required_npm_packages
 from .base import Assembly, cut_entry, declaration_of, last_name, with_declaration
 
 _ENTRY = re.compile(r"^\s*(?:const|let|var|function)\s+(?P<name>[A-Za-z_$][\w$]*)", re.MULTILINE)
@@ -91,7 +91,10 @@ def assemble(program: str, spec: HumanEvalTests) -> Assembly:
             "{ filename: 'solution.js' })(require, { exports: {} }, {});\n")
     test = re.sub(r"\bconsole\s*\.\s*assert\s*\(", "refereeAssert(", spec.test)
     folder = node_modules()
-    packages = f"module.paths.unshift({json.dumps(str(folder))});\n" if folder is not None else ""
+    # The packages are loaded before the built-ins are frozen (js-md5 sets its own toString, which a
+    # frozen Object.prototype forbids); the program's require then finds them loaded.
+    packages = "" if folder is None else f"module.paths.unshift({json.dumps(str(folder))});\n" + "".join(
+        f"require({json.dumps(name)});\n" for name in required_npm_packages(program))
     main = (packages + _PROLOGUE.replace("NAMES", json.dumps(list(_BUILT_INS))) + load + helpers + "\n" + test
             + "\nrefereeFinish();\n")
     language = LANGUAGES["javascript"]
