@@ -30,11 +30,12 @@ def warm_model(folder: Path, steps: int = 300, seed: int = 0) -> Path:
     return folder
 
 
-def demo_rows() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """(training rows, held-out rows) of the demo's split, in TRL's format."""
+def demo_rows(seed: int = 0) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """(training rows, held-out rows) of the demo's split with ``seed`` (the split ``warm_model`` with that
+    seed trains on), in TRL's format."""
     from referee.recipes.demo.arithmetic import grpo_rows, split_sums
 
-    train, held_out = split_sums(0, 19, 80, seed=0)
+    train, held_out = split_sums(0, 19, 80, seed=seed)
     return grpo_rows(train), grpo_rows(held_out)
 
 

@@ -97,8 +97,9 @@ class RefereeGRPOConfig(CheckpointingConfig):  # TRL's GRPOConfig (activation_ch
         default=None,
         metadata={
             "help": "A pass-rate curriculum: draw each step's prompts from a Beta posterior of their pass rates. YAML "
-            "mapping: sampler (band, learnability or thompson), seed_from (a prefilter or eval all.jsonl), state "
-            "(a file to keep it in), band, prior."
+            "mapping: sampler (sweep, band, learnability or thompson), seed_from (a prefilter or eval all.jsonl), "
+            "state (a file to keep it in), band, prior, half_life (steps after which a verdict weighs half), "
+            "retire_after (sweep: constant groups in a row that retire a prompt)."
         },
     )
 

@@ -3,10 +3,13 @@
 GRPO's signal peaks at pass rate 0.5 and vanishes at 0 and 1. The posterior of each prompt's
 pass rate starts from a prior (optionally seeded with a ``referee prefilter`` or ``referee eval``
 result: its per-row ``num_correct`` of ``num_samples``) and is updated with every generation's
-verdicts. Each step's prompts are drawn by one of three rules: ``band`` (prompts whose estimate
-lies in a band), ``learnability`` (weight ``p(1-p)``) or ``thompson`` (weight ``t(1-t)`` for
-``t`` drawn from the posterior). Draws are seeded with the run's seed and the step, and the state
-is saved with each checkpoint, so a resumed run draws what the uninterrupted one would have.
+verdicts; its evidence halves every ``half_life`` optimizer steps, so it follows the policy as it
+moves. Each step's prompts are drawn by one of four rules: ``sweep`` (every live prompt once per
+pass over the data, prompts never seen first, then the most learnable; prompts solved or failed
+for good retired, see :mod:`referee.recipes.train.sweep`), ``band`` (prompts whose estimate lies in
+a band), ``learnability`` (weight ``p(1-p)``) or ``thompson`` (weight ``t(1-t)`` for ``t`` drawn
+from the posterior). Draws are seeded with the run's seed and the step, and the state is saved
+with each checkpoint, so a resumed run draws what the uninterrupted one would have.
 Pure Python and torch; :class:`~referee.recipes.train.trainer.RefereeGRPOTrainer` runs it.
 """
 
@@ -23,9 +26,9 @@ import torch
 
 from ..common.mappings import from_mapping
 
-SAMPLERS = ("band", "learnability", "thompson")
+SAMPLERS = ("sweep", "band", "learnability", "thompson")
 STATE_FILE = "curriculum_state.json"
-STATE_VERSION = 1
+STATE_VERSION = 2
 # The weight of a prompt the rule does not want, so that a draw can still fill its batch.
 _FLOOR = 1e-6
 
@@ -35,13 +38,17 @@ class CurriculumSettings:
     """The recipe's ``curriculum:`` block.
 
     Attributes:
-        sampler: ``band``, ``learnability`` (default) or ``thompson``.
+        sampler: ``sweep``, ``band``, ``learnability`` (default) or ``thompson``.
         seed_from: a ``referee prefilter`` / ``referee eval`` ``all.jsonl`` of the training set
             (same rows, same order) whose per-row counts seed the posterior.
         state: a file the posterior is also written to at each checkpoint and at the end.
         band: the pass-rate band ``band`` keeps, inclusive (default 0.125 to 0.875); prompts above
             its top count as solved in ``curriculum/solved_share``.
         prior: the Beta prior ``(a, b)`` of every prompt (default ``(1, 1)``: uniform).
+        half_life: optimizer steps after which a verdict weighs half as much (default 100);
+            ``None`` keeps every verdict at full weight.
+        retire_after: ``sweep`` retires a prompt after this many visits in a row whose group all
+            passed (solved) or all failed (failed), recording why (default 3; 0 never retires).
 
     Example:
         >>> CurriculumSettings.from_dict({"sampler": "band", "band": [0.2, 0.8]}).band
@@ -49,14 +56,20 @@ class CurriculumSettings:
         >>> CurriculumSettings.from_dict({"sampler": "bandit"})
         Traceback (most recent call last):
         ...
-        ValueError: curriculum.sampler is 'bandit'; choose one of band, learnability, thompson.
+        ValueError: curriculum.sampler is 'bandit'; choose one of sweep, band, learnability, thompson.
+        >>> CurriculumSettings.from_dict({"half_life": 0})
+        Traceback (most recent call last):
+        ...
+        ValueError: curriculum.half_life is 0; give a number of optimizer steps > 0, or null to never forget.
     """
 
-    sampler: Literal["band", "learnability", "thompson"] = "learnability"
+    sampler: Literal["sweep", "band", "learnability", "thompson"] = "learnability"
     seed_from: str | None = None
     state: str | None = None
     band: tuple[float, float] = (0.125, 0.875)
     prior: tuple[float, float] = (1.0, 1.0)
+    half_life: float | None = 100.0
+    retire_after: int = 3
 
     def __post_init__(self) -> None:
         if self.sampler not in SAMPLERS:
@@ -66,6 +79,12 @@ class CurriculumSettings:
             raise ValueError(f"curriculum.band is {list(band)!r}; give [low, high] with 0 <= low <= high <= 1.")
         if len(prior) != 2 or not all(isinstance(v, (int, float)) and v > 0 for v in prior):
             raise ValueError(f"curriculum.prior is {list(prior)!r}; give [a, b], both > 0 (e.g. [1, 1]).")
+        if self.half_life is not None and not (isinstance(self.half_life, (int, float)) and self.half_life > 0):
+            raise ValueError(f"curriculum.half_life is {self.half_life!r}; give a number of optimizer steps > 0, "
+                             "or null to never forget.")
+        if isinstance(self.retire_after, bool) or not isinstance(self.retire_after, int) or self.retire_after < 0:
+            raise ValueError(f"curriculum.retire_after is {self.retire_after!r}; give a whole number of visits "
+                             ">= 0 (0 never retires).")
         object.__setattr__(self, "band", (float(band[0]), float(band[1])))
         object.__setattr__(self, "prior", (float(prior[0]), float(prior[1])))
 
@@ -88,8 +107,11 @@ class PassRatePosterior:
     def __init__(self, size: int, prior: tuple[float, float] = (1.0, 1.0)) -> None:
         if size < 1:
             raise ValueError("A curriculum needs at least one training prompt.")
-        self.alpha = [float(prior[0])] * size
-        self.beta = [float(prior[1])] * size
+        self.prior = (float(prior[0]), float(prior[1]))
+        self.alpha = [self.prior[0]] * size
+        self.beta = [self.prior[1]] * size
+        #: The optimizer step the evidence was last aged to (see :meth:`age`).
+        self.step = 0
 
     def __len__(self) -> int:
         return len(self.alpha)
@@ -123,6 +145,25 @@ class PassRatePosterior:
                 seeded += samples > 0
         return seeded
 
+    def age(self, step: int, half_life: float | None) -> None:
+        """Shrink every prompt's evidence (what it holds beyond the prior) by ``0.5 ** (elapsed / half_life)``
+        for the optimizer steps elapsed since the last call, so that old verdicts of a policy that has
+        since moved weigh less; ``half_life=None`` keeps them whole.
+
+        Example:
+            >>> posterior = PassRatePosterior(1)
+            >>> posterior.update([0] * 4, [True] * 4)
+            >>> posterior.age(10, half_life=10)
+            >>> posterior.alpha, posterior.beta, posterior.step
+            ([3.0], [1.0], 10)
+        """
+        if half_life is not None and step > self.step:
+            keep = 0.5 ** ((step - self.step) / half_life)
+            (a, b) = self.prior
+            self.alpha = [a + keep * (value - a) for value in self.alpha]
+            self.beta = [b + keep * (value - b) for value in self.beta]
+        self.step = max(self.step, step)
+
     def means(self) -> list[float]:
         """Each prompt's posterior mean pass rate."""
         return [a / (a + b) for a, b in zip(self.alpha, self.beta)]
@@ -149,14 +190,26 @@ class PassRatePosterior:
 
     def state_dict(self) -> dict[str, Any]:
         """What :meth:`load_state_dict` restores (JSON-ready)."""
-        return {"version": STATE_VERSION, "rows": len(self), "alpha": list(self.alpha), "beta": list(self.beta)}
+        return {"version": STATE_VERSION, "rows": len(self), "alpha": list(self.alpha), "beta": list(self.beta),
+                "step": self.step}
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
-        """Restore a saved state of a posterior over the same number of prompts."""
-        if state.get("version") != STATE_VERSION or state.get("rows") != len(self):
+        """Restore a saved state of a posterior over the same number of prompts (a version-1 state, saved
+        before the posterior forgot, restores as aged to step 0).
+
+        Example:
+            >>> posterior = PassRatePosterior(2)
+            >>> posterior.update([1], [True])
+            >>> restored = PassRatePosterior(2)
+            >>> restored.load_state_dict(posterior.state_dict())
+            >>> restored.state_dict() == posterior.state_dict()
+            True
+        """
+        if state.get("version") not in (1, STATE_VERSION) or state.get("rows") != len(self):
             raise ValueError(f"The saved curriculum state is for {state.get('rows')} prompts (version "
                              f"{state.get('version')}), not this training set's {len(self)}; resume with the same data.")
         self.alpha, self.beta = [float(v) for v in state["alpha"]], [float(v) for v in state["beta"]]
+        self.step = int(state.get("step", 0))
 
 
 def draw_prompts(posterior: PassRatePosterior, settings: CurriculumSettings, count: int, seed: int) -> list[int]:

@@ -36,6 +36,7 @@ from .config import TRL_LOSS_AGGREGATIONS
 from .curriculum import STATE_FILE, CurriculumSettings, PassRatePosterior, draw_prompts, read_seed_rows
 from .dynamic_sampling import DynamicSampling, classify_groups, group_rows, join_rows, split_groups_problem
 from .loss import BUILTIN_AGGREGATIONS, Aggregation, AggregationContext, get_aggregation
+from .sweep import SweepSampler
 from .trl_version import check_trl_version
 from .vllm_cpu_server import use_file_sync, without_nccl_on_cpu
 from .vllm_cpu_sync import cpu_engine_start, use_cpu_sync
@@ -149,6 +150,7 @@ class RefereeGRPOTrainer(GRPOTrainer):
                 "cpu-file" if use_file_sync(self.vllm_generation) else "trl"
         self.dynamic_sampling: DynamicSampling | None = None
         self.curriculum: CurriculumSettings | None = None
+        self.sweep: SweepSampler | None = None  # the curriculum's sweep sampler, when it is the one chosen
         settings = getattr(self.args, "dynamic_sampling", None)
         if settings is not None:
             self._set_up_dynamic_sampling(DynamicSampling.from_dict(settings))
@@ -250,6 +252,9 @@ class RefereeGRPOTrainer(GRPOTrainer):
                 raise ValueError(f"curriculum.seed_from {settings.seed_from} has {len(rows)} rows but the training set "
                                  f"has {len(self.train_dataset)}; seed from a prefilter or eval run of the same rows.")
             self.posterior.seed(rows)
+        if settings.sampler == "sweep":
+            self.sweep = SweepSampler(len(self.train_dataset), retire_after=settings.retire_after,
+                                      min_live=self.args.generation_batch_size // self.num_generations)
         self.curriculum = settings
 
     def _calculate_rewards(self, inputs: Any, prompts: Any, completions: Any, completion_ids_list: Any) -> torch.Tensor:
@@ -265,7 +270,9 @@ class RefereeGRPOTrainer(GRPOTrainer):
         groups = self.args.generation_batch_size // self.num_generations
         # A tuple of ints hashes alike in every process and run (only str and bytes hashes are salted).
         seed = hash((self.args.seed, self.state.global_step, round_index)) % 2**63
-        if self.curriculum is not None:
+        if self.sweep is not None:
+            picks = self.sweep.draw(self.posterior, groups, seed)
+        elif self.curriculum is not None:
             picks = draw_prompts(self.posterior, self.curriculum, groups, seed)
         else:
             order = torch.randperm(len(self.train_dataset), generator=torch.Generator().manual_seed(seed)).tolist()
@@ -279,19 +286,28 @@ class RefereeGRPOTrainer(GRPOTrainer):
         """Update the curriculum's posterior with the signal reward of the round just scored."""
         values = self._last_rewards_per_func[:, self._signal_index].tolist()
         high = self._signal_range[1]
-        self.posterior.update(indices, [None if value != value else value >= high for value in values])
+        passed = [None if value != value else value >= high for value in values]
+        self.posterior.update(indices, passed)
+        if self.sweep is not None:
+            self.sweep.record(indices, passed, group_size=self.num_generations, step=self.state.global_step)
 
     def _log_curriculum(self) -> None:
         means = self.posterior.means()
         metrics = self._metrics["train"]
         metrics["curriculum/mean_p"].append(sum(means) / len(means))
         metrics["curriculum/solved_share"].append(sum(p > self.curriculum.band[1] for p in means) / len(means))
+        if self.sweep is not None:
+            reasons = [why["reason"] for why in self.sweep.retired.values()]
+            metrics["curriculum/sweep"].append(float(self.sweep.sweep))
+            metrics["curriculum/retired_solved"].append(float(reasons.count("solved")))
+            metrics["curriculum/retired_failed"].append(float(reasons.count("failed")))
 
     def _generate_and_score_completions(self, inputs: list[dict[str, Any]]) -> dict[str, Any]:
         if not self.model.training or (self.dynamic_sampling is None and self.curriculum is None):
             return super()._generate_and_score_completions(inputs)
         indices: list[int] = []
         if self.curriculum is not None:  # the dataloader's prompts give way to the curriculum's
+            self.posterior.age(self.state.global_step, self.curriculum.half_life)
             inputs, indices = self._draw_inputs(0)
         if self.dynamic_sampling is None:
             output = super()._generate_and_score_completions(inputs)
@@ -364,7 +380,7 @@ class RefereeGRPOTrainer(GRPOTrainer):
             state = Path(str(checkpoint)) / STATE_FILE
             if not state.is_file():
                 raise ValueError(f"{checkpoint} holds no {STATE_FILE}; resume a curriculum run from its own checkpoint.")
-            self.posterior.load_state_dict(json.loads(state.read_text(encoding="utf-8")))
+            self._load_curriculum_state(json.loads(state.read_text(encoding="utf-8")), checkpoint)
         result = super().train(resume_from_checkpoint, *args, **kwargs)
         if self.curriculum is not None and self.curriculum.state and self.accelerator.is_main_process:
             self._write_curriculum_state(Path(self.curriculum.state))
@@ -379,10 +395,26 @@ class RefereeGRPOTrainer(GRPOTrainer):
         if self.curriculum.state:
             self._write_curriculum_state(Path(self.curriculum.state))
 
+    def _curriculum_state(self) -> dict[str, Any]:
+        """The posterior's state, with the sweep sampler's under ``sweep`` (its retirements and why)."""
+        state = self.posterior.state_dict()
+        if self.sweep is not None:
+            state["sweep"] = self.sweep.state_dict()
+        return state
+
+    def _load_curriculum_state(self, state: dict[str, Any], checkpoint: Any) -> None:
+        self.posterior.load_state_dict(state)
+        if self.sweep is None:
+            return
+        if "sweep" not in state:
+            raise ValueError(f"{checkpoint}'s {STATE_FILE} holds no sweep state; resume a sweep curriculum from a "
+                             "checkpoint of a sweep run.")
+        self.sweep.load_state_dict(state["sweep"])
+
     def _write_curriculum_state(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         temporary = path.with_name(f".{path.name}.tmp")
-        temporary.write_text(json.dumps(self.posterior.state_dict()), encoding="utf-8")
+        temporary.write_text(json.dumps(self._curriculum_state()), encoding="utf-8")
         os.replace(temporary, path)
 
     def _log_dynamic_sampling(self, rounds: int, totals: dict[str, int], shortfall: int, wanted: int) -> None:

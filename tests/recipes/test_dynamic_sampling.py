@@ -130,6 +130,7 @@ from test_dynamic_sampling import by_prompt
 
 torch.set_num_threads(1)
 model_dir, out = sys.argv[1], sys.argv[2]
+extra = json.loads(sys.argv[4]) if len(sys.argv) > 4 else {}
 seen = []
 
 class Recording(RefereeGRPOTrainer):
@@ -143,19 +144,22 @@ class Recording(RefereeGRPOTrainer):
 with holding_process_group():
     args = build_grpo_config(out, profile="cpu", per_device_train_batch_size=4, num_generations=4,
                              max_completion_length=6, max_steps=2, report_to="none", save_strategy="no", seed=0,
-                             dynamic_sampling={"max_rounds": 8}, disable_tqdm=True)
+                             dynamic_sampling={"max_rounds": 8}, disable_tqdm=True, **extra)
     trainer = Recording(model=model_dir, reward_funcs=by_prompt, args=args, processing_class=load_tokenizer(model_dir),
                         train_dataset=Dataset.from_dict({"prompt": ["1+A", "1+C", "2+C", "3+C", "4+C", "1+D"] * 4}))
     trainer.train()
     rank = trainer.accelerator.process_index
     with open(os.path.join(out, f"rank{rank}.json"), "w") as sink:
         json.dump(seen, sink)
+    if trainer.curriculum is not None:
+        with open(os.path.join(out, f"curriculum{rank}.json"), "w") as sink:
+            json.dump(trainer._curriculum_state(), sink)
     del trainer
 """
 
 
-@pytest.mark.slow
-def test_two_processes_keep_aligned_batches_of_informative_groups(tmp_path, model_dir):
+def run_two_ranks(tmp_path, model_dir, **extra):
+    """Run TWO_RANKS on two processes with ``extra`` config settings; each rank's recorded batches."""
     import json
     import subprocess
     import sys
@@ -164,16 +168,31 @@ def test_two_processes_keep_aligned_batches_of_informative_groups(tmp_path, mode
     script = tmp_path / "two_ranks.py"
     script.write_text(TWO_RANKS)
     done = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2",
-                           str(script), str(model_dir), str(tmp_path), str(Path(__file__).parent)],
+                           str(script), str(model_dir), str(tmp_path), str(Path(__file__).parent), json.dumps(extra)],
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-4000:]
-    ranks = [json.loads((tmp_path / f"rank{rank}.json").read_text()) for rank in range(2)]
+    return [json.loads((tmp_path / f"rank{rank}.json").read_text()) for rank in range(2)]
+
+
+@pytest.mark.slow
+def test_two_processes_keep_aligned_batches_of_informative_groups(tmp_path, model_dir):
+    ranks = run_two_ranks(tmp_path, model_dir)
     assert len(ranks[0]) == len(ranks[1]) == 2  # one generation per step on each rank, no rank ahead
     for first, second in zip(*ranks):
         assert first["rows"] == second["rows"] == 4  # each rank hands TRL a full batch
         assert first["tokens"] == second["tokens"]  # the normaliser counts both ranks' kept tokens
         for batch in (first, second):
             assert set(batch["letters"]) == {"C"} and any(batch["advantages"])
+
+
+@pytest.mark.slow
+def test_two_processes_keep_the_same_sweep_state(tmp_path, model_dir):
+    import json
+
+    run_two_ranks(tmp_path, model_dir, curriculum={"sampler": "sweep", "retire_after": 1, "half_life": 1})
+    states = [json.loads((tmp_path / f"curriculum{rank}.json").read_text()) for rank in range(2)]
+    assert states[0] == states[1]
+    assert states[0]["sweep"]["retired"] and states[0]["step"] == 1  # 'A' retired; the posterior forgot
 
 
 def test_groups_split_across_processes_are_refused():
@@ -236,12 +255,13 @@ def test_the_posterior_learns_from_every_step(tmp_path, model_dir):
     assert sum(trainer.posterior.alpha) + sum(trainer.posterior.beta) == 2 * 2 + 2 * G  # prior + one batch
 
 
-def test_a_resumed_run_draws_the_prompts_of_the_uninterrupted_one(tmp_path, model_dir):
+@pytest.mark.parametrize("curriculum", [{"sampler": "thompson"}, {"sampler": "sweep", "retire_after": 1}])
+def test_a_resumed_run_draws_the_prompts_of_the_uninterrupted_one(tmp_path, model_dir, curriculum):
     prompts = [f"{i}+{letter}" for i in range(4) for letter in "ABCE"]
     drawn: dict[str, list[list[int]]] = {"whole": [], "resumed": []}
 
     def run(name, folder, **keys):
-        trainer = curriculum_trainer(folder, model_dir, prompts, {"sampler": "thompson"}, max_steps=4,
+        trainer = curriculum_trainer(folder, model_dir, prompts, {**curriculum, "half_life": 3}, max_steps=4,
                                      save_strategy="steps", save_steps=2, **keys)
         draw = trainer._draw_inputs
 
@@ -265,7 +285,29 @@ def test_a_resumed_run_draws_the_prompts_of_the_uninterrupted_one(tmp_path, mode
     with contextlib.redirect_stdout(io.StringIO()):
         resumed.train(resume_from_checkpoint=str(checkpoint))
     assert drawn["resumed"] == drawn["whole"][2:]
-    assert resumed.posterior.state_dict() == whole.posterior.state_dict()
+    assert resumed._curriculum_state() == whole._curriculum_state()
+    assert whole.posterior.step == 3  # the posterior forgot up to the last generation's step
+    if curriculum["sampler"] == "sweep":  # 'A' and 'B' prompts retire after one constant group
+        assert {why["reason"] for why in whole.sweep.retired.values()} <= {"solved", "failed"} and whole.sweep.retired
+
+
+def test_the_sweep_curriculum_draws_every_prompt_once_before_any_twice(tmp_path, model_dir):
+    prompts = [f"{i}+{letter}" for i in range(3) for letter in "ABCE"]  # 12 prompts, 2 groups a step
+    trainer = curriculum_trainer(tmp_path, model_dir, prompts, {"sampler": "sweep", "retire_after": 0},
+                                 dynamic_sampling={"max_rounds": 2})
+    draw, drawn = trainer._draw_inputs, []
+
+    def recording(round_index):
+        rows, indices = draw(round_index)
+        drawn.extend(indices[::G])
+        return rows, indices
+
+    trainer._draw_inputs = recording
+    while len(drawn) < 2 * len(prompts):
+        generate(trainer)
+        trainer.state.global_step += 1
+    assert sorted(drawn[:12]) == list(range(12)) and sorted(drawn[12:24]) == list(range(12))
+    assert trainer._metrics["train"]["curriculum/sweep"][-1] >= 1
 
 
 def test_a_seed_file_of_other_data_is_refused(tmp_path, model_dir):

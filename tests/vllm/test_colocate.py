@@ -87,7 +87,7 @@ def test_lora_with_dynamic_sampling_and_curriculum(tmp_path, model_dir, sums_jso
     recipe = colocate_recipe(
         tmp_path, model_dir, sums_jsonl, use_peft=True, lora_r=8, lora_alpha=16, lora_dropout=0.0, learning_rate=3e-3,
         per_device_train_batch_size=8, dynamic_sampling={"reward": "regex_format", "max_rounds": 3},
-        curriculum={"sampler": "band", "state": str(state)})
+        curriculum={"sampler": "band", "state": str(state), "half_life": None})
     check = checked_run(tmp_path, recipe, run_python)
     assert_synced_after_every_step(check, steps=3)
     assert check["controls"]["before_sync"] > 100 * TOLERANCE and check["controls"]["full_sync"] < TOLERANCE
@@ -98,7 +98,7 @@ def test_lora_with_dynamic_sampling_and_curriculum(tmp_path, model_dir, sums_jso
     generated = [entry["dynamic_sampling/generated_completions"] for entry in history]
     assert len(rounds) == 3 and all(1 <= r <= 3 for r in rounds)
     assert generated == [r * 2 * 4 for r in rounds]  # each round: 2 prompts x G=4 through the engine
-    # The curriculum learned from every completion the engine generated (Beta(1, 1) prior on 16 prompts).
+    # The curriculum learned from every completion the engine generated (Beta(1, 1) prior on 16 prompts; no forgetting).
     posterior = json.loads(state.read_text())
     assert posterior["rows"] == 16
     assert sum(posterior["alpha"]) + sum(posterior["beta"]) - 2 * 16 == sum(generated)
