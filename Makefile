@@ -5,6 +5,9 @@ PY := $(VENV)/bin/python
 PYTEST_ARGS ?=
 # The code sandbox's compilers and runtimes, as command:Debian package (`referee doctor` lists what it finds).
 TOOLCHAINS ?= g++:g++ gcc:gcc javac:default-jdk-headless node:nodejs rustc:rustc go:golang-go
+# The libraries datasets' programs expect (HumanEval-X: Boost, OpenSSL, the Rust crates rand, regex, md5), as Debian
+# packages; `make install LIBRARIES=` skips them. The judge says which one a problem needs when it is missing.
+LIBRARIES ?= libboost-dev libssl-dev librust-rand-dev librust-regex-dev librust-md5-dev
 
 .PHONY: test test-integrations test-vllm demo install clean
 
@@ -22,6 +25,12 @@ install: $(VENV)/.installed
 	      { apt-get update -qq >/dev/null 2>&1 && \
 	        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$package >/dev/null 2>&1; }; }; } || true; \
 	done
+	@# The libraries, the same way (root with apt only, never failing the build); then the judge is given what this
+	@# machine has: the Rust crates built from Debian's sources, the pinned npm packages (npm's registry).
+	@for package in $(LIBRARIES); do dpkg -s $$package >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && \
+	  command -v apt-get >/dev/null 2>&1 && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+	  $$package >/dev/null 2>&1; } || true; done
+	@$(PY) -m referee.verifiers.code.install_libraries || true
 
 # torch==2.13.0 first, so the CPU build is taken before TRL asks for any torch.
 $(VENV)/.installed: pyproject.toml

@@ -22,7 +22,7 @@ ids), judged as a whole function (the prompt, for Rust the declaration, and the 
 HumanEval-X's own evaluation puts them together), and per row a wrong program (the same solution
 failing on entry); prints agreement with those labels and programs per second per language, and
 every canonical solution that fails, with how it ends in the dataset's own harness. The libraries
-the rows need (``python -m referee.verifiers.code.libraries``) are used where they were given.
+the rows need (``python -m referee.verifiers.code.install_libraries``) are used where they were given.
 
     python -m benchmarks.code --humaneval ../shared/data/humaneval.jsonl.gz --mbpp ../shared/data/mbpp.jsonl
     python -m benchmarks.code --languages cpp c java javascript rust --programs 6

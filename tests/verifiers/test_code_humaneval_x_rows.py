@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from referee.verifiers import code
-from referee.verifiers.code import libraries
+from referee.verifiers.code import install_libraries, libraries
 from referee.verifiers.code.formats import parse_tests
 from referee.verifiers.code.humaneval_x import javascript, rust
 from referee.verifiers.code.languages import find_toolchain
@@ -97,7 +97,7 @@ JS_RIGHT = JS_DECLARATION + "  var md5 = require('js-md5')\n  return md5(text)\n
 def test_javascript_js_md5_is_given_when_the_judge_has_it():
     available("javascript")
     if libraries.missing_npm_packages(JS_RIGHT):
-        pytest.skip("js-md5 was not given to the judge here (python -m referee.verifiers.code.libraries)")
+        pytest.skip("js-md5 was not given to the judge here (python -m referee.verifiers.code.install_libraries)")
     got, _ = judge("javascript", [JS_RIGHT, JS_DECLARATION + "  return require('js-md5')(text + ' ')\n}\n"],
                    {"declaration": JS_DECLARATION, "prompt": JS_DECLARATION, "test": JS_TEST})
     assert [status for status, _ in got] == ["correct", "wrong"], got
@@ -156,7 +156,7 @@ def test_the_libraries_command_builds_nothing_without_sources(tmp_path, monkeypa
     monkeypatch.setenv("REFEREE_LIBRARIES", str(tmp_path))
     (tmp_path / "node_modules" / "js-md5").mkdir(parents=True)
     (tmp_path / "node_modules" / "js-md5" / "package.json").write_text("{}")
-    assert libraries.main(registry=str(tmp_path / "no-registry")) == 0
+    assert install_libraries.main(registry=str(tmp_path / "no-registry")) == 0
     out = capsys.readouterr().out
     assert "js-md5 already in" in out and ("none of rand, regex, md5" in out or "no rustc" in out), out
     assert not any(Path(tmp_path).glob("rust-*"))

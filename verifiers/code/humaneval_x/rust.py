@@ -160,7 +160,7 @@ def without_missing_crates(code: str, given: set[str]) -> str:
         >>> without_missing_crates(declaration + "    Regex::new(s).is_ok() as usize\\n}", {"rand"})
         Traceback (most recent call last):
         ...
-        referee.verifiers.code.libraries.LibraryMissing: the program needs the Rust crate regex, which the judge was not given: install librust-regex-dev and run python -m referee.verifiers.code.libraries (make install does both)
+        referee.verifiers.code.libraries.LibraryMissing: the program needs the Rust crate regex, which the judge was not given: install librust-regex-dev and run python -m referee.verifiers.code.install_libraries (make install does both)
     """
     for name in RUST_CRATES:
         if name in given:
