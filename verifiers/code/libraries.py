@@ -123,15 +123,20 @@ def rust_extern_args(folder: Path) -> tuple[str, ...]:
     return ("-L", f"dependency={folder}", *(part for name, rlib in crates.items() for part in ("--extern", f"{name}={rlib}")))
 
 
-def missing_crate(name: str) -> str:
-    """The sentence of a verdict whose program needs the Rust crate ``name`` the judge was not given.
+def not_given(kind: str, name: str) -> str:
+    """The sentence of a verdict whose program needs the library ``name`` of ``kind`` (``Rust crate``,
+    ``npm package``) that the judge was not given, and how to give it.
 
     Example:
-        >>> missing_crate("md5")
+        >>> not_given("Rust crate", "md5")
         'the program needs the Rust crate md5, which the judge was not given: install librust-md5-dev and run python -m referee.verifiers.code.install_libraries (make install does both)'
+        >>> not_given("npm package", "js-md5")
+        'the program needs the npm package js-md5, which the judge was not given: run python -m referee.verifiers.code.install_libraries (make install does), or put it in node_modules under $REFEREE_LIBRARIES'
     """
-    return (f"the program needs the Rust crate {name}, which the judge was not given: install {RUST_CRATES[name]} "
-            "and run python -m referee.verifiers.code.install_libraries (make install does both)")
+    command = "python -m referee.verifiers.code.install_libraries"
+    how = (f"install {RUST_CRATES[name]} and run {command} (make install does both)" if kind == "Rust crate"
+           else f"run {command} (make install does), or put it in node_modules under $REFEREE_LIBRARIES")
+    return f"the program needs the {kind} {name}, which the judge was not given: {how}"
 
 
 def node_modules() -> Path | None:
@@ -170,17 +175,6 @@ def missing_npm_packages(program: str) -> list[str]:
     folder = node_modules()
     return [name for name in required_npm_packages(program)
             if folder is None or not (folder / name / "package.json").is_file()]
-
-
-def missing_npm_package(name: str) -> str:
-    """The sentence of a verdict whose program needs the npm package ``name`` the judge was not given.
-
-    Example:
-        >>> missing_npm_package("js-md5")
-        'the program needs the npm package js-md5, which the judge was not given: run python -m referee.verifiers.code.install_libraries (make install does), or put it in node_modules under $REFEREE_LIBRARIES'
-    """
-    return (f"the program needs the npm package {name}, which the judge was not given: run python -m "
-            "referee.verifiers.code.install_libraries (make install does), or put it in node_modules under $REFEREE_LIBRARIES")
 
 
 def system_library(header: str) -> SystemLibrary | None:

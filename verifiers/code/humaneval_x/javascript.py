@@ -20,7 +20,7 @@ import re
 
 from ..formats import HumanEvalTests
 from ..languages import LANGUAGES
-from ..libraries import LibraryMissing, missing_npm_package, missing_npm_packages, node_modules, required_npm_packages
+from ..libraries import LibraryMissing, missing_npm_packages, node_modules, not_given, required_npm_packages
 from .base import Assembly, cut_entry, declaration_of, last_name, with_declaration
 
 _ENTRY = re.compile(r"^\s*(?:const|let|var|function)\s+(?P<name>[A-Za-z_$][\w$]*)", re.MULTILINE)
@@ -80,7 +80,7 @@ def assemble(program: str, spec: HumanEvalTests) -> Assembly:
     declaration = declaration_of(spec)
     missing = missing_npm_packages(program)
     if missing:
-        raise LibraryMissing(missing_npm_package(missing[0]))
+        raise LibraryMissing(not_given("npm package", missing[0]))
     entry = spec.entry_point or last_name(_ENTRY, declaration, "JavaScript")
     helpers, _ = cut_entry(declaration, re.compile(rf"^\s*(?:const|let|var|function)\s+{re.escape(entry)}\b",
                                                    re.MULTILINE))

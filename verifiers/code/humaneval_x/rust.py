@@ -22,7 +22,7 @@ import re
 
 from ..formats import HumanEvalTests, TestsError
 from ..languages import LANGUAGES, find_toolchain
-from ..libraries import RUST_CRATES, LibraryMissing, built_crates, crates_folder, missing_crate, rust_extern_args
+from ..libraries import RUST_CRATES, LibraryMissing, built_crates, crates_folder, not_given, rust_extern_args
 from .base import Assembly, ProgramRefused, declaration_of
 from .rust_text import closes_before_opening, code_only
 
@@ -173,5 +173,5 @@ def without_missing_crates(code: str, given: set[str]) -> str:
         own = set(re.findall(r"\b(?:struct|enum|trait|type|fn|mod)\s+(\w+)", text))
         if re.search(rf"(?<![\w:]){name}\s*::", text) or any(
                 re.search(rf"\b{word}\b", text) for word in imported - own):
-            raise LibraryMissing(missing_crate(name))
+            raise LibraryMissing(not_given("Rust crate", name))
     return code
