@@ -141,9 +141,10 @@ def write_answer(template: str, answer: str) -> str:
     return template.replace("{answer}", answer)
 
 
-def answer_formats(reward: Callable[..., Any]) -> tuple[AnswerFormat, ...]:
-    """The formats the audit writes answers in for ``reward``: the ``write_answer(answer)`` method or
-    ``answer_template`` of the reward (of each term of a sum), then every known container.
+def answer_formats(reward: Callable[..., Any], template: str | None = None) -> tuple[AnswerFormat, ...]:
+    """The formats the audit writes answers in for ``reward``: ``template`` (an ``answer_template``
+    given from outside, e.g. ``referee audit --answer-template``), the ``write_answer(answer)`` method
+    or ``answer_template`` of the reward (of each term of a sum), then every known container.
 
     Example:
         >>> from referee.rewards import VerifierReward
@@ -152,8 +153,13 @@ def answer_formats(reward: Callable[..., Any]) -> tuple[AnswerFormat, ...]:
         ['{"answer": "72"}', 'The answer is $\\\\boxed{72}$.', 'The answer is 72.\\n#### 72']
         >>> [form.name for form in answer_formats(lambda completions, **kwargs: [0.0] * len(completions))]
         ['boxed', '####', 'answer tags', 'Answer:', 'bold', 'plain']
+        >>> answer_formats(lambda completions, **kwargs: [0.0] * len(completions), "FINAL: {answer}")[0].write("final", "7")
+        'FINAL: 7'
     """
-    declared: list[AnswerFormat] = []
+    if template is not None and "{answer}" not in template:
+        raise ValueError(f"answer template {template!r} has no {{answer}} to mark where the answer goes, "
+                         "e.g. 'FINAL: {answer}'.")
+    declared: list[AnswerFormat] = [template_format("declared", template)] if template is not None else []
     for term in [reward] + [term for term, _ in getattr(reward, "terms", [])]:
         hook, template = getattr(term, "write_answer", None), getattr(term, "answer_template", None)
         if callable(hook):
@@ -486,6 +492,7 @@ def audit_reward(
     prompt_column: str = "prompt",
     fail_share: float = 0.05,
     solution_column: str | None = None,
+    answer_template: str | None = None,
 ) -> AuditReport:
     """Score the references and every probe for each row in one batch and judge each probe.
 
@@ -499,6 +506,8 @@ def audit_reward(
         solution_column: code rows: the column holding the gold solution, the right reference
             (default: ``canonical_solution``, else ``solution``); without one a right answer's
             score is the reward's maximum.
+        answer_template: the format the reward reads, when it does not declare one itself
+            (``{answer}`` marks the place, e.g. ``"FINAL: {answer}"``): every probe is written in it too.
 
     Example:
         >>> from referee.rewards import parse_reward_sum
@@ -524,7 +533,7 @@ def audit_reward(
             source = probe_answers(row.get(column), row.get(prompt_column, "")) if column in row else None
         if source is not None:
             built.append((row, source))
-    formats = answer_formats(reward)
+    formats = answer_formats(reward, answer_template)
     scored_by_row: list[list[tuple[_Completion, float | None]]] = [[] for _ in built]
     if family == "code":
         _score(reward, [item for index, (_, source) in enumerate(built) for item in _Completion.for_code_row(index, source)],
@@ -562,7 +571,8 @@ def audit_reward(
     elif scored and not separating and _checks_correctness(reward):
         tried = "; ".join(repr(form.write("final", "X")) for form in formats)
         problem = (f"the reward never scored a right answer above a wrong one on the {scored} rows it scored, in the "
-                   f"answer shapes tried ({tried}): if it reads another format, declare it on the reward, e.g. "
+                   f"answer shapes tried ({tried}): if it reads another format, name it (referee audit "
+                   "--answer-template 'FINAL: {answer}') or declare it on the reward, e.g. "
                    """answer_template = '{"answer": "{answer}"}' or a write_answer(answer) method """
                    "(docs/rewards.md, 'The answer format'), so no probe can be judged")
     return AuditReport(getattr(reward, "__name__", repr(reward)), len(rows), len(built), scored, separating, results,

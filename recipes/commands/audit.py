@@ -41,6 +41,10 @@ def add_parser(subparsers: Any) -> None:
     parser.add_argument("--solution-column", default=None, metavar="C",
                         help="code rows: column holding the gold solution, the right reference (default: "
                              "canonical_solution, else solution; without one, the reward's maximum)")
+    parser.add_argument("--answer-template", default=None, metavar="T",
+                        help="the answer format the reward reads, {answer} marking the place (e.g. 'FINAL: {answer}'): "
+                             "every probe is also written in it (default: the reward's own answer_template, else the "
+                             "formats the audit finds it reads)")
     parser.add_argument("--prompt-column", default="prompt", metavar="C", help="column holding the prompt (default: prompt)")
     parser.add_argument("--limit", type=int, default=500, metavar="N", help="audit the first N rows (default 500)")
     parser.add_argument("--fail-share", type=float, default=0.05, metavar="F",
@@ -150,12 +154,16 @@ def run(args: argparse.Namespace) -> int:
         if os.path.isdir(args.data):
             raise ValueError(f"{args.data} is a folder; give a JSONL file of dataset rows.")
         rows = _read_rows(args.data, args.limit)
+        if args.answer_template is not None and "{answer}" not in args.answer_template:
+            raise ValueError(f"--answer-template {args.answer_template!r} has no {{answer}} to mark where the answer "
+                             "goes, e.g. --answer-template 'FINAL: {answer}'.")
     except (ValueError, OSError) as exc:
         print(f"referee audit: {exc}", file=sys.stderr)
         return 2
     logging.getLogger("referee.rewards").setLevel(logging.ERROR)  # probes provoke errors on purpose
     report = audit_reward(reward, rows, answer_column=args.answer_column, prompt_column=args.prompt_column,
-                          fail_share=args.fail_share, solution_column=args.solution_column)
+                          fail_share=args.fail_share, solution_column=args.solution_column,
+                          answer_template=args.answer_template)
     if not report.usable:
         print(f"referee audit: {_no_answer_message(reward, rows, args, report.family)}", file=sys.stderr)
         return 2

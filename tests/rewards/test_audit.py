@@ -301,9 +301,23 @@ def test_a_reward_that_declares_no_format_is_told_how_to_declare_one():
     assert report.problem == (
         "the reward never scored a right answer above a wrong one on the 2 rows it scored, in the answer shapes tried "
         "('The answer is $\\\\boxed{X}$.'; 'The answer is X.\\n#### X'; '<answer>X</answer>'; 'Answer: X'; "
-        "'The answer is **X**.'; 'The answer is X.'): if it reads another format, declare it on "
+        "'The answer is **X**.'; 'The answer is X.'): if it reads another format, name it (referee audit "
+        "--answer-template 'FINAL: {answer}') or declare it on "
         """the reward, e.g. answer_template = '{"answer": "{answer}"}' or a write_answer(answer) method """
         "(docs/rewards.md, 'The answer format'), so no probe can be judged")
+
+
+def test_an_answer_template_given_to_the_audit_probes_a_reward_that_declares_none(tmp_path, capsys):
+    seen = []
+    reward = verdict_reward(lambda completions, final, **kwargs: seen.extend(completions) or json_verdicts(completions,
+                                                                                                           final))
+    report = audit_reward(reward, JSON_ROWS, answer_template='{"answer": "{answer}"}')
+    assert (report.separating, report.problem, report.formats) == (2, None, ("declared",))
+    assert '{"answer": "19"}' in seen  # the probes' wrong answers are written in that format too
+    rows = tmp_path / "rows.jsonl"
+    rows.write_text("".join(json.dumps(row) + "\n" for row in JSON_ROWS))
+    assert main(["audit", "gsm8k_accuracy", str(rows), "--answer-template", "FINAL"]) == 2
+    assert "--answer-template 'FINAL' has no {answer}" in capsys.readouterr().err
 
 
 def test_a_write_answer_hook_is_used_and_built_in_rewards_declare_their_format():
