@@ -24,6 +24,7 @@ from referee.verifiers.gsm8k import hedges as gsm8k_hedges
 from referee.verifiers.math import extract as math_extract
 from referee.verifiers.math import hedges as math_hedges
 from referee.verifiers.text import hedging, labels
+from referee.verifiers.text import prose as prose_module
 from referee.verifiers.text.latex import boxed_spans
 
 # --- the full readings ------------------------------------------------------------------------
@@ -249,3 +250,72 @@ def test_the_full_reading_can_disagree() -> None:
     finally:
         gsm8k_hedges._statement_before = saved
     assert full.details.get("check") == "override" and skipped.correct
+
+
+# --- prose readers: each pattern is run only where its cue stands ------------------------------------
+
+_PROSE_PIECES = _PIECES + [
+    "\\(", "\\)", "\\[", "\\]", "$$", "$$x", "{", "}", "(", "[", "60 + 3", "12 \\times 5", "= 63", "since", "Since $f(5) = 7$",
+    "because", "BECAUSE", "and indeed", "no matter", "which agrees", "note that", ", or about 33.3%", "≈ 37.7", "4 × 2.5 ≈ 10",
+    "Check: 9 + 9 = 18.", "Let's verify", "This makes sense", "this checks out", "As a quick check", "(5 arms and 3 legs)",
+    "227 minutes, or 3 hours and 47 minutes", "18 dollars", "for the 2 shirts", "10 years from now", "١٢", "１８", "⁻²", "ſince",
+    "İ", "ſ", "Kheck", "theref", "the", "=",
+]
+
+
+@st.composite
+def prose(draw: st.DrawFn) -> str:
+    pieces = draw(st.lists(st.sampled_from(_PROSE_PIECES), min_size=1, max_size=16))
+    glue = draw(st.lists(st.sampled_from([" ", "\n", "", ". ", "\n\n", ", "]), min_size=len(pieces), max_size=len(pieces)))
+    return "".join(piece + sep for piece, sep in zip(pieces, glue))
+
+
+def full_looks_cut_off(text: str) -> bool:
+    tail = text[-prose_module._CUT_OFF_WINDOW:].rstrip()
+    if tail[-1:] in ("-", "*", "_", "="):
+        tail = prose_module._RULE_LINE_RE.sub("", tail).rstrip()
+    line = tail[tail.rfind("\n") + 1:]
+    paragraph = tail[tail.rfind("\n\n") + 1:]
+    opened_display = paragraph.count("$$") % 2 and prose_module._OPENS_MATHS_RE.match(paragraph, paragraph.rfind("$$") + 2)
+    if len(prose_module._OPEN_INLINE_RE.findall(line)) > len(prose_module._CLOSE_INLINE_RE.findall(line)) or opened_display \
+            or len(prose_module._OPEN_DISPLAY_RE.findall(paragraph)) > len(prose_module._CLOSE_DISPLAY_RE.findall(paragraph)):
+        return True
+    dollars = line.replace("\\$", "").replace("$$", "") if "$" in line else ""
+    if dollars.count("$") % 2 and prose_module._OPEN_DOLLAR_RE.search(dollars):
+        return True
+    if prose_module._opens_more_than_closes(paragraph, "{", "}") or prose_module._opens_more_than_closes(line, "([", ")]") \
+            or prose_module._OPEN_OPERATION_RE.search(tail[-120:]):
+        return True
+    last_word = tail[-40:].rsplit(None, 1)[-1] if tail.strip() else ""
+    if (tail[-1:] in prose_module._DANGLING_SIGNS and tail[-2:-1] not in ("-", "=", "*", "_")) \
+            or last_word.endswith(prose_module._DANGLING_COMMANDS) or last_word.lower().lstrip("(") in prose_module._DANGLING_WORDS:
+        return True
+    window = tail[-400:]
+    sentence = window[max(window.rfind(". "), window.rfind("! "), window.rfind("? "), window.rfind("\n")) + 1:]
+    return bool(prose_module._LEADING_CLAUSE_RE.match(sentence))
+
+
+@settings(max_examples=800, deadline=None)
+@given(text=prose())
+def test_looks_cut_off_matches_the_full_reading(text: str) -> None:
+    assert prose_module.looks_cut_off(text) == full_looks_cut_off(text), text
+
+
+@settings(max_examples=800, deadline=None)
+@given(text=prose())
+def test_closing_remark_patterns_run_where_they_can_match(text: str) -> None:
+    """Every match of the check and clause patterns holds one of their cue words, so skipping them elsewhere loses none."""
+    cues = hedging.cue_text(text)
+    for pattern, words in ((prose_module._CHECK_SENTENCE_RE, prose_module._CHECK_CUES),
+                           (prose_module._CLAUSE_MARKER_RE, prose_module._CLAUSE_CUES)):
+        if pattern.search(text) is not None:
+            assert prose_module._holds_any(cues, words), (pattern.pattern[:40], text)
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=st.text(max_size=20) | prose())
+def test_ascii_digits_matches_the_full_reading(text: str) -> None:
+    import unicodedata
+
+    full = "".join(str(unicodedata.decimal(char)) if not char.isascii() and char.isdecimal() else char for char in text)
+    assert prose_module.ascii_digits(text) == full

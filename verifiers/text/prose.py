@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
+from .hedging import cue_text
 from .vocabulary import SCALE_WORD, UNIT_WORD
 
 HEDGE = " \u27eaor\u27eb "  # " ⟪or⟫ ": joins answers offered as alternatives ("\boxed{5} or \boxed{7}")
@@ -41,6 +42,7 @@ _OPEN_DOLLAR_RE = re.compile(r"(?<![0-9])(?<![0-9] )\$(?!\s?[0-9.])[^$]+$")  # n
 # An operation between numbers that ends the text with no result and no full stop: "60 + 3", "12 \times 5".
 # (not "since 54 = 6 × 9": an operation after "=" in its clause is a result written out).
 _OPEN_OPERATION_RE = re.compile(r"(?:^|[,;:.]\s|\n)[^,;:=\n]*?[0-9)}]\s*(?:[-+*/×÷]|\\times|\\cdot|\\div)\s*\(?-?[0-9]+(?:[.,][0-9]+)*$")
+_DIGITS = tuple("0123456789")
 _DANGLING_SIGNS = frozenset(",=+-/(:×÷")  # a sign that needs what follows it
 _DANGLING_COMMANDS = ("\\times", "\\cdot", "\\div", "\\frac", "\\sqrt")
 _DANGLING_WORDS = frozenset("the a an of to and or is are was were be by with from into than then therefore thus hence "
@@ -50,6 +52,10 @@ _LEADING_CLAUSE_RE = re.compile(r"\s*(?:since|if|when|because|given|substituting
                                 r"|now\s+(?:substitute|plug|compute|calculate))\s+(?:\$[^$]+\$|\\\(.+?\\\)|\S+\s*=\s*\S+)\s*$",
                                 re.IGNORECASE)
 _RULE_LINE_RE = re.compile(r"(?:\n[ \t]*(?:[-*_=][ \t]*){3,})+\s*$")  # a Markdown rule closing the text
+# One of these is in every match of _CHECK_SENTENCE_RE, of _CLAUSE_MARKER_RE ("or" in "or about" and in the
+# units' ", or"), lower-cased.
+_CHECK_CUES = ("check", "verif", "this")
+_CLAUSE_CUES = ("because", "since", "indeed", "matter", "agrees", "note", "or", "≈")
 _VALUE_HINT_RE = re.compile(r"[0-9]|\\\(|\\\[|\$")
 _CONCLUDES_RE = re.compile(r"\b(?:therefore|thus|hence|so|instead|actually|wait|correct(?:ed|ion)?|the\s+(?:final\s+)?answer"
                            r"|in\s+conclusion|we\s+(?:take|get|obtain|choose|have))\b", re.IGNORECASE)
@@ -71,6 +77,7 @@ _MODIFIER_BEFORE_RE = re.compile(r"\b(?:in|for|of|from|to|during|within|over|per
                                  r"(?:(?:the|his|her|their|its|all|each|every)\s+)?(?:\\?\$\s?)?$", re.IGNORECASE)
 _MODIFIER_AFTER_RE = re.compile(r"\s*[A-Za-z-]*\s*(?:from\s+now|ago|later|earlier)\b", re.IGNORECASE)
 _OPERAND_RE = re.compile(r"\s*(?:[-+*/×÷=]|x(?![A-Za-z])|\\times|\\cdot)")
+_OTHER_DIGIT_RE = re.compile(r"(?![0-9])\d")  # a decimal digit of another script (\d: the characters str.isdecimal accepts)
 _THOUSANDS_RE = re.compile(r"^[0-9]{1,3}(?:,[0-9]{3})+(?:\.[0-9]+)?$")
 _DECIMAL_COMMA_RE = re.compile(r"^(?P<whole>[0-9]+),(?P<decimals>[0-9]+)$")
 
@@ -83,7 +90,7 @@ def ascii_digits(text: str) -> str:
         >>> ascii_digits("答案是１２，٤٥"), ascii_digits("kcal m⁻² yr⁻¹")
         ('答案是12，45', 'kcal m⁻² yr⁻¹')
     """
-    if text.isascii():
+    if text.isascii() or _OTHER_DIGIT_RE.search(text) is None:
         return text
     return "".join(str(unicodedata.decimal(char)) if not char.isascii() and char.isdecimal() else char for char in text)
 
@@ -240,15 +247,16 @@ def without_closing_remark(text: str) -> str:
     # A closing remark is short: only the end of the last paragraph is read, and only when it
     # holds a word that opens one (most completions have none: no regex work then).
     paragraph = max(body.rfind("\n\n") + 2, len(body) - _REMARK_WINDOW, 0)
-    window = body[paragraph:].lower()
+    cues = cue_text(body[paragraph:])  # None: only the patterns can tell (each is then searched)
+    window = cues if cues is not None else body[paragraph:].lower()
     if not (body.endswith((")", ").")) or any(word in window for word in _REMARK_WORDS)):
         return text
-    check = _CHECK_SENTENCE_RE.search(body, paragraph)
+    check = _CHECK_SENTENCE_RE.search(body, paragraph) if _holds_any(cues, _CHECK_CUES) else None
     if check and _VALUE_HINT_RE.search(body, 0, check.start()) and not _CONCLUDES_RE.search(body, check.start()):
         body = body[:check.start()]
     ends = [end.end() for end in _SENTENCE_END_RE.finditer(body.rstrip(), paragraph)]
     sentence = ends[-1] if ends else paragraph
-    for marker in _CLAUSE_MARKER_RE.finditer(body, sentence):
+    for marker in _CLAUSE_MARKER_RE.finditer(body, sentence) if _holds_any(cues, _CLAUSE_CUES) else ():
         if marker.group("approx") and _OPERAND_BEFORE_RE.search(body, sentence, marker.start()):
             continue
         if _VALUE_HINT_RE.search(body, sentence, marker.start()) and not _CONCLUDES_RE.search(body, marker.start()):
@@ -258,6 +266,12 @@ def without_closing_remark(text: str) -> str:
     if remark is not None and _VALUE_HINT_RE.search(body, paragraph, remark):
         body = body[:remark].rstrip()
     return body if body.strip() != text.strip() else text
+
+
+def _holds_any(cues: str | None, words: tuple[str, ...]) -> bool:
+    """Whether the lower-cased text ``cues`` (:func:`cue_text`; ``None``: unknown) may hold a match of a pattern
+    every match of which holds one of ``words``."""
+    return cues is None or any(word in cues for word in words)
 
 
 def _trailing_parenthetical(text: str, start: int) -> int | None:
@@ -314,14 +328,15 @@ def looks_cut_off(text: str) -> bool:
     line = tail[tail.rfind("\n") + 1:]
     paragraph = tail[tail.rfind("\n\n") + 1:]
     opened_display = paragraph.count("$$") % 2 and _OPENS_MATHS_RE.match(paragraph, paragraph.rfind("$$") + 2)
-    if len(_OPEN_INLINE_RE.findall(line)) > len(_CLOSE_INLINE_RE.findall(line)) or opened_display \
-            or len(_OPEN_DISPLAY_RE.findall(paragraph)) > len(_CLOSE_DISPLAY_RE.findall(paragraph)):
+    # Each pattern is counted only where its opening stands (a scan for it costs far more than the test).
+    if ("\\(" in line and len(_OPEN_INLINE_RE.findall(line)) > len(_CLOSE_INLINE_RE.findall(line))) or opened_display \
+            or ("\\[" in paragraph and len(_OPEN_DISPLAY_RE.findall(paragraph)) > len(_CLOSE_DISPLAY_RE.findall(paragraph))):
         return True
     dollars = line.replace("\\$", "").replace("$$", "") if "$" in line else ""
     if dollars.count("$") % 2 and _OPEN_DOLLAR_RE.search(dollars):  # "$x ..." left open ("$5" is a price)
         return True
     if _opens_more_than_closes(paragraph, "{", "}") or _opens_more_than_closes(line, "([", ")]") \
-            or _OPEN_OPERATION_RE.search(tail[-120:]):
+            or (tail.endswith(_DIGITS) and _OPEN_OPERATION_RE.search(tail[-120:])):  # it ends on a digit
         return True  # "= \frac{5", "f(3) = 2(3", "60 + 3": an expression left open
     last_word = tail[-40:].rsplit(None, 1)[-1] if tail.strip() else ""
     if (tail[-1:] in _DANGLING_SIGNS and tail[-2:-1] not in ("-", "=", "*", "_")) or last_word.endswith(_DANGLING_COMMANDS) \
