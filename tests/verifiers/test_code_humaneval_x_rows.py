@@ -160,3 +160,11 @@ def test_the_libraries_command_builds_nothing_without_sources(tmp_path, monkeypa
     out = capsys.readouterr().out
     assert "js-md5 already in" in out and ("none of rand, regex, md5" in out or "no rustc" in out), out
     assert not any(Path(tmp_path).glob("rust-*"))
+
+
+def test_a_javascript_crash_reason_names_the_error_not_nodes_version_line():
+    available("javascript")
+    got, _ = judge("javascript", [JS_DECLARATION + "  throw new TypeError('boom')\n}\n"],
+                   {"declaration": JS_DECLARATION, "prompt": JS_DECLARATION, "test": JS_TEST})
+    [(status, reason)] = got
+    assert status == "wrong" and "TypeError: boom" in reason and "Node.js v" not in reason, reason

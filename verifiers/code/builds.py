@@ -38,6 +38,8 @@ _EXIT_GRACE = 0.5
 _CACHE_ENTRIES = 64
 _COMPILER_LINES = 8
 # A line of a compiler's or linker's output that carries an error (g++, javac, rustc, node, ld; Go's file:line:col:).
+# node ends every crash with its version, below the error's stack: never the cause.
+_BANNER = re.compile(r"^Node\.js v\d", re.MULTILINE)
 _ERROR_LINE = re.compile(r"(?i)\berror\b|error:|undefined reference|cannot find -l|^\S+\.go:\d+:\d+: ")
 # What each verdict is as an outcome kind (the Python formats' words), for Verdict.details["tests"].
 KINDS = {"OK": "passed", "WA": "wrong", "TLE": "timeout", "MLE": "memory", "RE": "crashed", "OLE": "output",
@@ -241,7 +243,10 @@ def _classify(report: dict[str, Any], timed_out: bool, language: Language, limit
                           f"{tmp_mb} MiB of files)", stdout, cpu)
     if any(marker in stderr for marker in language.memory_markers):
         return Run("MLE", f"ran out of memory (the limit is {limits.memory_mb} MB)", stdout, cpu)
-    last = next((line for line in reversed(stderr.strip().splitlines()) if line.strip()), "")
+    last = next((line for line in reversed(stderr.strip().splitlines()) if line.strip() and not _BANNER.match(line)), "")
+    if _BANNER.search(stderr):  # node: the error's own line, above its stack (indented "at ..." lines)
+        last = next((line for line in reversed(stderr.strip().splitlines())
+                     if line.strip() and not line[:1].isspace() and not _BANNER.match(line)), last)
     said = f": {last.strip()[:200]}" if last else ""
     if number is not None:
         name = signal.Signals(number).name if number in signal.Signals._value2member_map_ else str(number)
