@@ -56,3 +56,8 @@ def test_a_test_that_really_is_broken_is_still_the_datasets_error():
     for name, tests in broken.items():
         [(status, reason)] = judge([RIGHT], tests)
         assert status == "error" and "fix the dataset row" in reason, (name, status, reason)
+
+
+def test_a_completion_that_writes_only_the_body_continues_the_prompt():
+    right, wrong, unrelated = judge(["    return a + b\n", "    return a * b\n", "print('hello')\n"], HUMANEVAL_X)
+    assert right[0] == "correct" and wrong[0] == "wrong" and unrelated[0] == "wrong", (right, wrong, unrelated)

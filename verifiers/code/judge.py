@@ -8,10 +8,11 @@ so the pool enforces each task's deadline from outside and replaces a worker tha
 
 from __future__ import annotations
 
+import ast
 import time
 from typing import Any
 
-from .formats import CallTests, TestsError, count_tests, parse_tests
+from .formats import CallTests, HumanEvalTests, TestsError, count_tests, parse_tests
 from .isolation import isolation_of
 from .limits import DEFAULT_TMP_MB
 from .native import judge_native, judged_natively, run_native
@@ -19,6 +20,31 @@ from .runners import run_tests
 from .sandbox import Sandbox, SandboxBroken, restart
 from .session import KilledFromOutside, Outcome, ProgramSession
 from .uids import UidLease, lease_uid
+
+
+def _defines(code: str, name: str) -> bool:
+    try:
+        body = ast.parse(code).body
+    except (SyntaxError, ValueError):
+        return False
+    return any(isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name for node in body)
+
+
+def continuing_prompt(code: str, spec: HumanEvalTests) -> str:
+    """The Python program to judge: ``code`` itself when it defines the entry point, else the
+    dataset's prompt followed by ``code`` when that does (a completion that writes only the body,
+    as HumanEval's own evaluation puts prompt and completion together).
+
+    Example:
+        >>> spec = HumanEvalTests("check(inc)", "inc", prompt="def inc(x):\\n    'x + 1'\\n")
+        >>> continuing_prompt("    return x + 1\\n", spec)
+        "def inc(x):\\n    'x + 1'\\n    return x + 1\\n"
+        >>> continuing_prompt("def inc(x):\\n    return x + 1\\n", spec)
+        'def inc(x):\\n    return x + 1\\n'
+    """
+    if not spec.prompt or _defines(code, spec.entry_point) or not _defines(spec.prompt + code, spec.entry_point):
+        return code
+    return spec.prompt + code
 
 
 def judge_program(sandbox: Sandbox, task: dict[str, Any]) -> dict[str, Any]:
@@ -44,11 +70,12 @@ def judge_program(sandbox: Sandbox, task: dict[str, Any]) -> dict[str, Any]:
         return {"error": str(exc)}
     if judged_natively(task["tests"], task.get("language", "python")):  # another language, or a checker
         return judge_native(sandbox, task)
+    program = continuing_prompt(task["code"], spec) if isinstance(spec, HumanEvalTests) else task["code"]
     options = {"timeout": float(task["timeout"]), "abs_tol": float(task.get("abs_tol", 0.0)),
                "rel_tol": float(task.get("rel_tol", 0.0))}
     retried = False
     while True:
-        session = ProgramSession(sandbox, task["code"], timeout=options["timeout"], tests=count_tests(spec),
+        session = ProgramSession(sandbox, program, timeout=options["timeout"], tests=count_tests(spec),
                                  memory_mb=int(task.get("memory_mb", 1024)),
                                  output_bytes=int(task.get("output_bytes", 4 << 20)),
                                  standard_imports=isinstance(spec, CallTests), tmp_mb=sandbox.tmp_mb)
