@@ -21,6 +21,7 @@ from .libraries import NPM_PACKAGES, RUST_CRATES, built_crates, crates_folder, l
 RUST_DEPENDENCIES = {"rand": '"0.8"', "regex": '{ version = "1", default-features = false, features = ["std", "unicode"] }',
                       "md5": '"0.7"'}
 DEBIAN_CRATES = "/usr/share/cargo/registry"
+_SECONDS = 600  # for cargo or npm: make install never waits longer on either
 
 
 def build_rust_crates(rustc: str, rustc_version: str, registry: str = DEBIAN_CRATES) -> str:
@@ -52,8 +53,11 @@ def build_rust_crates(rustc: str, rustc_version: str, registry: str = DEBIAN_CRA
         (project / ".cargo" / "config.toml").write_text(
             f'[source.crates-io]\nreplace-with = "debian"\n[source.debian]\ndirectory = "{registry}"\n[net]\noffline = true\n')
         environment = {**os.environ, "RUSTC": rustc, "CARGO_HOME": str(project / "home")}
-        done = subprocess.run([cargo, "build", "--release", "--offline"], cwd=project, env=environment,
-                              capture_output=True, text=True, stdin=subprocess.DEVNULL)
+        try:
+            done = subprocess.run([cargo, "build", "--release", "--offline"], cwd=project, env=environment,
+                                  capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=_SECONDS)
+        except subprocess.TimeoutExpired:
+            return f"Rust crates: cargo ran past {_SECONDS} s"
         if done.returncode != 0:
             return f"Rust crates: cargo failed: {(done.stderr.strip().splitlines() or ['?'])[-1]}"
         shutil.rmtree(target, ignore_errors=True)
@@ -85,8 +89,11 @@ def install_npm_packages() -> str:
     if npm is None:
         return "npm packages: npm is not installed"
     home.mkdir(parents=True, exist_ok=True)
-    done = subprocess.run([npm, "install", "--prefix", str(home), "--no-save", "--no-audit", "--no-fund", *wanted],
-                          capture_output=True, text=True, stdin=subprocess.DEVNULL)
+    try:
+        done = subprocess.run([npm, "install", "--prefix", str(home), "--no-save", "--no-audit", "--no-fund", *wanted],
+                              capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=_SECONDS)
+    except subprocess.TimeoutExpired:
+        return f"npm packages: npm ran past {_SECONDS} s (no registry reachable?)"
     if done.returncode != 0:
         return f"npm packages: npm failed: {(done.stderr.strip().splitlines() or ['?'])[-1]}"
     return f"npm packages: installed {', '.join(wanted)} into {home / 'node_modules'}"
