@@ -319,3 +319,37 @@ def test_ascii_digits_matches_the_full_reading(text: str) -> None:
 
     full = "".join(str(unicodedata.decimal(char)) if not char.isascii() and char.isdecimal() else char for char in text)
     assert prose_module.ascii_digits(text) == full
+
+
+# --- boxes: a flat box is closed by its first brace; the last text's boxes are kept ------------------
+
+def full_boxed_spans(text: str) -> list[tuple[int, int, str]]:
+    from referee.verifiers.text import latex
+
+    found = list(latex.BOXED_RE.finditer(text))
+    pairs = latex.closing_braces(text, found[0].start()) if found else {}
+    spans = []
+    for boxed in found:
+        after = boxed.end()
+        if text.startswith("{", after):
+            close = pairs.get(after)
+            if close is not None:
+                spans.append((boxed.start(), close + 1, text[after + 1:close]))
+        elif boxed.group() != boxed.group().rstrip():
+            word = latex._TOKEN_RE.match(text, after)
+            if word:
+                spans.append((boxed.start(), word.end(), word.group().rstrip(".,;")))
+    return spans
+
+
+_BRACED = st.lists(st.sampled_from(["\\boxed{", "\\boxed ", "\\fbox{", "\\boxed", "{", "}", "\\{", "\\}", "\\\\", "18", "x",
+                                    " ", "\n", "\\frac{1}{2}", "$", "}}", "{{"]), max_size=14).map("".join)
+
+
+@settings(max_examples=1000, deadline=None)
+@given(text=_BRACED | compositions())
+def test_boxed_spans_match_the_full_reading(text: str) -> None:
+    first = boxed_spans(text)
+    assert first == full_boxed_spans(text), text
+    first.append((0, 0, "changed by a caller"))
+    assert boxed_spans(text) == full_boxed_spans(text) == boxed_spans(text[:]), text  # the kept boxes are the text's own
