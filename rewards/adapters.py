@@ -63,6 +63,8 @@ class TrainerSample:
         ground_truth: the gold: an answer, a tests dict, or a label dict (``{"verifier", "answer"}``).
         data_source: the dataset's name (verl's ``data_source``), if the trainer has one.
         extra_info: the trainer's per-sample dict (verl's ``extra_info``, slime's ``metadata``).
+        problem: why the sample cannot be judged, when the trainer's call says so before any verifier
+            runs (OpenRLHF's query without its prompt): it then scores as an ``error``, never judged.
 
     Example:
         >>> TrainerSample("#### 18", "18", "openai/gsm8k").data_source
@@ -73,6 +75,7 @@ class TrainerSample:
     ground_truth: Any
     data_source: Any = None
     extra_info: Mapping[str, Any] | None = None
+    problem: str | None = None
 
 
 @dataclass(frozen=True)
@@ -214,7 +217,10 @@ class AdapterOptions:
     """The options every trainer adapter takes (verl's ``reward_kwargs``, a slime config, ...).
 
     Attributes:
-        default_verifier: the verifier for samples whose fields name none (``gsm8k``, ``math``, ``code``).
+        default_verifier: the verifier for samples that name neither a verifier nor a ``data_source``
+            (``gsm8k``, ``math``, ``code``); a named but unknown ``data_source`` is refused, never sent here.
+        data_sources: more ``data_source`` names and their verifiers, e.g. ``{"my/set": "math"}``;
+            ``"*"`` names the verifier of every source referee does not know.
         fallback: the reward of an ``error`` sample (not the completion's fault), default 0.0.
         max_error_share: the share of errors in the window that stops the run (default 0.05).
         error_window: how many recent samples the breaker looks at (default 512).
@@ -227,10 +233,11 @@ class AdapterOptions:
         >>> AdapterOptions.parse({"fallbak": 0.0})
         Traceback (most recent call last):
         ...
-        referee.rewards.routing.ConfigurationError: unknown referee option 'fallbak'; the options are default_verifier, fallback, max_error_share, error_window, all_or_nothing, verifier_options.
+        referee.rewards.routing.ConfigurationError: unknown referee option 'fallbak'; the options are default_verifier, data_sources, fallback, max_error_share, error_window, all_or_nothing, verifier_options.
     """
 
     default_verifier: str | None = None
+    data_sources: Mapping[str, str] = field(default_factory=dict)
     fallback: float = 0.0
     max_error_share: float = 0.05
     error_window: int = 512
@@ -249,6 +256,11 @@ class AdapterOptions:
         verifier = values.get("default_verifier")
         if verifier is not None and verifier not in VERIFIER_NAMES:
             raise ConfigurationError(f"default_verifier={verifier!r}; use one of {', '.join(VERIFIER_NAMES)}.")
+        sources = values.get("data_sources") or {}
+        if not isinstance(sources, Mapping) or not all(
+                isinstance(name, str) and target in VERIFIER_NAMES for name, target in sources.items()):
+            raise ConfigurationError(f"data_sources={sources!r} must map data_source names (or '*') to verifier "
+                                     f"names ({', '.join(VERIFIER_NAMES)}), e.g. {{'my/set': 'math'}}.")
         fallback = values.get("fallback", 0.0)
         if isinstance(fallback, bool) or not isinstance(fallback, (int, float)) or not math.isfinite(fallback):
             raise ConfigurationError(f"fallback={fallback!r} must be a finite number (the reward of an error sample).")
@@ -265,7 +277,8 @@ class AdapterOptions:
                                      f"({', '.join(VERIFIER_NAMES)}) to option dicts, e.g. {{'math': {{'timeout': 5}}}}.")
         values.update(fallback=float(fallback), max_error_share=float(share),
                       all_or_nothing=bool(values.get("all_or_nothing", False)),
-                      verifier_options={name: dict(opts) for name, opts in per_verifier.items()})
+                      verifier_options={name: dict(opts) for name, opts in per_verifier.items()},
+                      data_sources=dict(sources))
         return cls(**values)
 
 
@@ -322,7 +335,7 @@ class Scorer:
             'the default_verifier option'
         """
         return route(sample.data_source, sample.ground_truth, sample.extra_info,
-                     default_verifier=self.options.default_verifier)
+                     default_verifier=self.options.default_verifier, data_sources=self.options.data_sources)
 
     def score(self, samples: Sequence[TrainerSample], *, record: bool = True) -> list[SampleScore]:
         """Score ``samples`` in order, one ``verify_batch`` per verifier.
@@ -344,7 +357,9 @@ class Scorer:
         verdicts: list[Verdict | None] = [None] * len(samples)
         by_verifier: dict[str, list[int]] = {}
         for i, (sample, where) in enumerate(zip(samples, routes)):
-            if where.problem is not None:
+            if sample.problem is not None:
+                verdicts[i] = error_verdict("bad_sample", sample.problem)
+            elif where.problem is not None:
                 verdicts[i] = error_verdict("bad_gold", where.problem)
             elif completion_text(sample.completion) is None:
                 verdicts[i] = error_verdict("bad_completion", "the completion is neither text nor chat messages")

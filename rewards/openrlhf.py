@@ -5,6 +5,9 @@ own file works: ``python -c "import referee.rewards.openrlhf as m; print(m.__fil
 ``reward_func(queries, prompts, labels)`` in a thread (``asyncio.to_thread``), one sample per
 call. ``queries`` are prompt + response decoded *with* special tokens: the prompt is cut off the
 front and trailing special tokens (``<|im_end|>``, ``</s>``, ...) off the end before judging.
+The prompt is never judged: a query in which its prompt cannot be found (not even with spaces
+ignored) is not judged at all (an ``error``, not the completion's fault), since a worked answer in
+the prompt would otherwise score the response.
 The result is ``{"rewards", "scores", "extra_logs"}``: one reward and one score per query (the
 same numbers: referee's rewards are in [0, 1] already, what OpenRLHF's dynamic filtering wants),
 and ``extra_logs`` of scalar means (OpenRLHF logs one number per key and sample).
@@ -38,8 +41,22 @@ _TRAILING_SPECIAL_RE = re.compile(r"(?:\s*(?:<\|[^|<>\s]{1,40}\|>|</s>|<eos>|<en
 OPTIONS_ENV = "REFEREE_OPTIONS"
 
 
+class PromptNotFound(ValueError):
+    """A query does not contain its prompt: where the response starts is unknown, so it is not judged.
+
+    Example:
+        >>> issubclass(PromptNotFound, ValueError)
+        True
+    """
+
+
 def response_text(query: str, prompt: Any) -> str:
     """The response in an OpenRLHF query: the prompt cut off the front, trailing special tokens off the end.
+
+    The prompt is looked for at the start, then anywhere (a BOS before it), then with runs of
+    spaces ignored (a tokenizer's round trip may change them); a prompt found nowhere raises
+    :class:`PromptNotFound` rather than have the prompt judged. No prompt (``None`` or ``""``):
+    the whole query is the response.
 
     Example:
         >>> response_text("<|im_start|>user\\n9*2?<|im_end|>\\n<|im_start|>assistant\\n#### 18<|im_end|><|endoftext|>",
@@ -47,16 +64,37 @@ def response_text(query: str, prompt: Any) -> str:
         '#### 18'
         >>> response_text("<s>Q: 9*2? A: #### 18</s>", "Q: 9*2? A:")  # the prompt found inside (a BOS before it)
         ' #### 18'
+        >>> response_text("Q:  9*2?\\nA: #### 18", "Q: 9*2? A:")  # spaces changed on the way
+        ' #### 18'
+        >>> response_text("User: 9*2? Worked: #### 18\\nAssistant: I am not sure.", "9*2? Worked: #### 18\\nA:")
+        Traceback (most recent call last):
+        ...
+        referee.rewards.openrlhf.PromptNotFound: the query does not contain its prompt ('9*2? Worked: #### 18\\nA:'), not even with spaces ignored, so where the response starts is unknown and it is not judged (the prompt itself must never be); send each prompt exactly as the query begins with it.
     """
     text = query if isinstance(query, str) else str(query)
-    if isinstance(prompt, str) and prompt:
-        if text.startswith(prompt):
-            text = text[len(prompt):]
-        else:
-            at = text.find(prompt)
-            if at != -1:
-                text = text[at + len(prompt):]
+    if prompt is not None and prompt != "":
+        end = _prompt_end(text, prompt) if isinstance(prompt, str) else None
+        if end is None:
+            shown = repr(prompt if len(str(prompt)) <= 80 else str(prompt)[:77] + "...")
+            raise PromptNotFound(f"the query does not contain its prompt ({shown}), not even with spaces ignored, so "
+                                 "where the response starts is unknown and it is not judged (the prompt itself must "
+                                 "never be); send each prompt exactly as the query begins with it.")
+        text = text[end:]
     return _TRAILING_SPECIAL_RE.sub("", text)
+
+
+def _prompt_end(text: str, prompt: str) -> int | None:
+    """Where ``prompt`` ends in ``text`` (its first occurrence, spaces ignored last), or ``None``."""
+    if text.startswith(prompt):
+        return len(prompt)
+    at = text.find(prompt)
+    if at != -1:
+        return at + len(prompt)
+    words = prompt.split()
+    if not words:  # a prompt of spaces only
+        return 0
+    found = re.search(r"\s*".join(re.escape(word) for word in words), text)
+    return found.end() if found else None
 
 
 def _label_fields(label: Any) -> tuple[Any, Any, Mapping[str, Any] | None]:
@@ -87,7 +125,10 @@ def samples_of(queries: Sequence[Any], prompts: Sequence[Any], labels: Sequence[
     samples = []
     for query, prompt, label in zip(queries, prompts, labels):
         gold, source, extra = _label_fields(label)
-        samples.append(TrainerSample(response_text(query, prompt), gold, source, extra))
+        try:
+            samples.append(TrainerSample(response_text(query, prompt), gold, source, extra))
+        except PromptNotFound as exc:
+            samples.append(TrainerSample("", gold, source, extra, problem=str(exc)))
     return samples
 
 

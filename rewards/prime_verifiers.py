@@ -37,6 +37,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from .adapters import SampleScore, Scorer, TrainerSample, scorer_for
+from .routing import verifier_for_source
 
 # The weight-0 metrics rubric_functions() adds, each read from the reward's result in `state`.
 METRICS: tuple[str, ...] = ("referee_error", "referee_timeout", "referee_no_answer")
@@ -47,7 +48,9 @@ def _sample(completion: Any, answer: Any, info: Any, task: Any, verifier: str | 
     extra = dict(info) if isinstance(info, Mapping) else {}
     if verifier is not None and extra.get("verifier") is None:
         extra["verifier"] = verifier
-    data_source = extra.get("data_source", task if isinstance(task, str) else None)
+    data_source = extra.get("data_source")
+    if data_source is None and verifier_for_source(task) is not None:  # an environment named for its dataset
+        data_source = task
     return TrainerSample(completion, answer, data_source, extra)
 
 

@@ -5,9 +5,13 @@ Trainers other than TRL hand referee one sample at a time with their own fields:
 label (and slime a ``metadata`` dict). :func:`route` reads them, in this order:
 
 1. an explicit ``verifier`` in ``extra_info`` (or slime's metadata), or in a dict label;
-2. the ``data_source`` name, looked up in :data:`DATA_SOURCES` (exact names first, then the
-   longest matching prefix in :data:`DATA_SOURCE_PREFIXES`);
-3. the adapter's ``default_verifier`` option.
+2. the ``data_source`` name: the adapter's ``data_sources`` option first (``{"my/set": "math"}``),
+   then :data:`DATA_SOURCES` (exact names first, then the longest matching prefix in
+   :data:`DATA_SOURCE_PREFIXES`), then the option's ``"*"`` entry (every source referee does not know);
+3. the adapter's ``default_verifier`` option, for samples that name no ``data_source``.
+
+A ``data_source`` that is named but unknown (a typo such as ``openai/gms8k``) is refused even
+where a ``default_verifier`` is set: it never silently goes to the default.
 
 Code samples need the code verifier's tests dict (see :mod:`referee.verifiers.code.formats`),
 found in ``ground_truth`` or ``extra_info["tests"]``; verl's stored shapes are read as well:
@@ -20,6 +24,7 @@ Codeforces rows in C++, Java, ...). A sample that matches nothing raises
 
 from __future__ import annotations
 
+import difflib
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -248,11 +253,15 @@ def route(
     extra_info: Mapping[str, Any] | None = None,
     *,
     default_verifier: str | None = None,
+    data_sources: Mapping[str, str] | None = None,
 ) -> Route:
     """Where a sample goes: its verifier (explicit, by ``data_source``, or the default) and gold.
 
-    Raises :class:`UnknownDataSource` when no verifier fits; an unusable gold is not raised but
-    returned as ``problem`` (that sample scores as an ``error``, not the completion's fault).
+    ``data_sources`` maps more names to verifiers (``"*"``: every name referee does not know);
+    ``default_verifier`` judges only samples without a ``data_source``. Raises
+    :class:`UnknownDataSource` when no verifier fits (a named but unknown ``data_source``
+    included); an unusable gold is not raised but returned as ``problem`` (that sample scores as
+    an ``error``, not the completion's fault).
 
     Example:
         >>> route("aime2024", "204").verifier
@@ -263,24 +272,53 @@ def route(
         'stdio'
         >>> route("apps", "").problem
         "no code tests for this sample: put the code verifier's tests dict (or verl's {'inputs', 'outputs'}) in ground_truth or extra_info['tests']"
-        >>> route("my/dataset", "18")
+        >>> route("my/dataset", "18", data_sources={"my/dataset": "gsm8k"}).decided_by
+        "the data_sources option ('my/dataset')"
+        >>> route(None, "18", default_verifier="gsm8k").decided_by
+        'the default_verifier option'
+        >>> route("openai/gms8k", "18", default_verifier="math")
         Traceback (most recent call last):
         ...
-        referee.rewards.routing.UnknownDataSource: referee has no verifier for data_source 'my/dataset'; set extra_info['verifier'] (gsm8k, math or code) in the dataset, or the default_verifier option.
+        referee.rewards.routing.UnknownDataSource: referee has no verifier for data_source 'openai/gms8k' (did you mean 'openai/gsm8k'?); the default_verifier option judges only samples without a data_source: set extra_info['verifier'] (gsm8k, math or code) in the dataset, or name it in the data_sources option ({'openai/gms8k': 'math'}, or {'*': 'math'} for every source referee does not know).
     """
-    if default_verifier is not None and default_verifier not in VERIFIER_NAMES:
-        raise UnknownDataSource(f"default_verifier={default_verifier!r}; use one of {', '.join(VERIFIER_NAMES)}.")
+    sources = dict(data_sources or {})
+    for name, value in (("default_verifier", default_verifier), *(
+            (f"data_sources[{key!r}]", target) for key, target in sources.items())):
+        if value is not None and value not in VERIFIER_NAMES:
+            raise UnknownDataSource(f"{name}={value!r}; use one of {', '.join(VERIFIER_NAMES)}.")
     explicit = _explicit_verifier(("extra_info", extra_info), ("the label", ground_truth))
+    named = _named_source(data_source)
     if explicit is not None:
         verifier, decided_by = explicit
+    elif isinstance(data_source, str) and data_source in sources:
+        verifier, decided_by = sources[data_source], f"the data_sources option ({data_source!r})"
     elif (verifier := verifier_for_source(data_source)) is not None:
         decided_by = f"data_source {data_source!r}"
-    elif default_verifier is not None:
+    elif named and "*" in sources:
+        verifier, decided_by = sources["*"], "the data_sources option ('*')"
+    elif not named and default_verifier is not None:
         verifier, decided_by = default_verifier, "the default_verifier option"
     else:
-        names = ", ".join(VERIFIER_NAMES[:-1]) + f" or {VERIFIER_NAMES[-1]}"
-        what = f"data_source {data_source!r}" if data_source is not None else "a sample without a data_source"
-        raise UnknownDataSource(f"referee has no verifier for {what}; set extra_info[{VERIFIER_KEY!r}] ({names}) "
-                                "in the dataset, or the default_verifier option.")
+        raise UnknownDataSource(_unknown_source(data_source, default_verifier))
     gold, problem = _gold(verifier, ground_truth, extra_info)
     return Route(verifier, gold, decided_by, problem)
+
+
+def _named_source(data_source: Any) -> bool:
+    """Whether a sample names a data_source (``None`` and ``""`` name none)."""
+    return data_source is not None and data_source != ""
+
+
+def _unknown_source(data_source: Any, default_verifier: str | None) -> str:
+    """The sentence for a sample no verifier fits: what to set, and a known name it may be a typo of."""
+    names = ", ".join(VERIFIER_NAMES[:-1]) + f" or {VERIFIER_NAMES[-1]}"
+    if not _named_source(data_source):
+        return (f"referee has no verifier for a sample without a data_source; set extra_info[{VERIFIER_KEY!r}] "
+                f"({names}) in the dataset, or the default_verifier option.")
+    close = difflib.get_close_matches(str(data_source), list(DATA_SOURCES), n=1)
+    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    example = default_verifier or "math"
+    default = " the default_verifier option judges only samples without a data_source:" if default_verifier else ""
+    return (f"referee has no verifier for data_source {data_source!r}{hint};{default} set "
+            f"extra_info[{VERIFIER_KEY!r}] ({names}) in the dataset, or name it in the data_sources option "
+            f"({{{str(data_source)!r}: {example!r}}}, or {{'*': {example!r}}} for every source referee does not know).")

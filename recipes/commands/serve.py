@@ -5,7 +5,8 @@ OpenRLHF's ``--reward.remote_url http://host:port/get_reward`` sends) and answer
 ``{"rewards": [...], "scores": [...], "extra_logs": {...}}``; ``POST /run_code`` answers Sandbox
 Fusion's requests for Python (verl's ``reward_model.sandbox_fusion.url`` can point at it, see
 :mod:`referee.rewards.sandbox_fusion`); ``GET /health`` says whether the
-server is up and how many recent samples were errors. One process serves every request with the
+server is up, how many recent samples were errors, whether the last request tripped the breaker
+and why, and the last refusal; each refusal's sentence is printed on stderr too. One process serves every request with the
 same verifier pools (``--workers`` worker processes each for maths and code), so parallel
 requests share them instead of starting their own. Needs the ``serve`` extra (FastAPI, uvicorn).
 """
@@ -15,6 +16,7 @@ from __future__ import annotations
 import argparse
 import errno
 import json
+import logging
 import math
 import os
 import socket
@@ -34,7 +36,8 @@ def add_parser(subparsers: Any) -> None:
         description=(
             "Serve referee's verifiers over HTTP: POST /get_reward answers OpenRLHF's remote "
             "reward-model requests ({query, prompts, labels} -> {rewards, scores, extra_logs}), GET "
-            "/health reports the recent error count, POST /run_code runs a program (python, cpp, nodejs, go, java, "
+            "/health reports the recent error count, a tripped breaker and the last refusal (each refusal's sentence is "
+            "also printed on stderr), POST /run_code runs a program (python, cpp, nodejs, go, java, "
             "rust) as Sandbox Fusion's /run_code does (for verl's sandbox_fusion.url). Labels hold the gold answer, or a JSON object such as "
             '{"data_source": "openai/gsm8k", "answer": "18"} or {"verifier": "code", "tests": {...}}. '
             f"Every endpoint but /health needs the bearer token when one is set (--token, or {TOKEN_ENV}); "
@@ -53,7 +56,11 @@ def add_parser(subparsers: Any) -> None:
     parser.add_argument("--workers", type=int, default=None,
                         help="verifier worker processes for maths and code, shared by all requests (default: one per core)")
     parser.add_argument("--default-verifier", choices=VERIFIER_NAMES, default=None,
-                        help="the verifier for labels that name none (plain gold answers)")
+                        help="the verifier for labels that name neither a verifier nor a data_source (plain gold "
+                             "answers); a label's unknown data_source is refused, never sent here")
+    parser.add_argument("--data-source", action="append", default=[], metavar="NAME=VERIFIER",
+                        help="judge labels of data_source NAME with VERIFIER (repeat it; NAME '*': every data_source "
+                             "referee does not know), e.g. --data-source my/set=math")
     parser.add_argument("--fallback", type=float, default=0.0, help="the reward of an error sample (default 0.0)")
     parser.add_argument("--max-error-share", type=float, default=0.05,
                         help="share of a request's samples that may be referee errors; past it that request fails "
@@ -87,10 +94,10 @@ def options_from_args(args: argparse.Namespace) -> AdapterOptions:
     """The adapter options the command line gives (``--workers`` goes to the maths and code pools).
 
     Example:
-        >>> args = argparse.Namespace(default_verifier="gsm8k", fallback=0.0, max_error_share=0.05, error_window=512,
-        ...                           workers=2, verifier_options='{"math": {"timeout": 5}}')
-        >>> options_from_args(args).verifier_options
-        {'math': {'workers': 2, 'timeout': 5}, 'code': {'workers': 2}}
+        >>> args = build_example_args(default_verifier="gsm8k", workers=2, verifier_options='{"math": {"timeout": 5}}',
+        ...                           data_source=["my/set=math"])
+        >>> options_from_args(args).verifier_options, options_from_args(args).data_sources
+        ({'math': {'workers': 2, 'timeout': 5}, 'code': {'workers': 2}}, {'my/set': 'math'})
     """
     per_verifier: dict[str, dict[str, Any]] = {}
     if args.workers is not None:
@@ -108,7 +115,14 @@ def options_from_args(args: argparse.Namespace) -> AdapterOptions:
             if not isinstance(options, dict):
                 raise ConfigurationError(f"--verifier-options: the options of {name!r} must be a JSON object.")
             per_verifier.setdefault(name, {}).update(options)
-    return AdapterOptions.parse({"default_verifier": args.default_verifier, "fallback": args.fallback,
+    sources = {}
+    for given in args.data_source:
+        name, sep, verifier = given.rpartition("=")
+        if not sep or not name:
+            raise ConfigurationError(f"--data-source {given!r} must be NAME=VERIFIER, e.g. my/set=math.")
+        sources[name] = verifier
+    return AdapterOptions.parse({"default_verifier": args.default_verifier, "data_sources": sources,
+                                 "fallback": args.fallback,
                                  "max_error_share": args.max_error_share, "error_window": args.error_window,
                                  "verifier_options": per_verifier})
 
@@ -190,6 +204,23 @@ def bind(host: str, port: int) -> socket.socket:
     return listener
 
 
+def serve_log_to_stderr() -> logging.Logger:
+    """Send the server's own log (each refused request's sentence) to stderr, as ``referee serve: ...`` lines.
+
+    Example:
+        >>> serve_log_to_stderr() is serve_log_to_stderr() and len(serve_log_to_stderr().handlers)
+        1
+    """
+    log = logging.getLogger("referee.serve")
+    if not log.handlers:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("referee serve: %(message)s"))
+        log.addHandler(handler)
+        log.setLevel(logging.INFO)
+        log.propagate = False
+    return log
+
+
 def run(args: argparse.Namespace) -> int:
     try:
         import uvicorn  # noqa: F401  (checked before anything starts)
@@ -221,6 +252,7 @@ def run(args: argparse.Namespace) -> int:
     from referee.recipes.serve.app import build_app
     from referee.recipes.serve.protocol import protocol_with_request_timeout
 
+    serve_log_to_stderr()
     config = uvicorn.Config(build_app(scorer, limits), log_level="warning", http=protocol_with_request_timeout(limits.request_timeout),
                             timeout_keep_alive=limits.idle_timeout, limit_concurrency=limits.max_connections,
                             timeout_graceful_shutdown=10)

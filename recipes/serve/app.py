@@ -9,6 +9,7 @@ and the body size limit, both answered before an endpoint reads anything.
 # definition time, and `Request` is imported inside build_app().
 
 import asyncio
+import logging
 import os
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -17,10 +18,23 @@ from referee.rewards.adapters import Scorer
 from referee.verifiers import VERIFIER_NAMES
 
 from .guards import BodyLimit, TokenGuard
-from .judging import ErrorWindow, judge_request
+from .judging import ErrorWindow, Reply, judge_request
 from .limits import ServeLimits
 
+# Each refused /get_reward request's sentence goes here (`referee serve` prints it on stderr): OpenRLHF's
+# client retries a refusal and then trains on without the reward, showing the reason nowhere.
+logger = logging.getLogger("referee.serve")
+
 _NESTED = "the body is nested too deeply to read; send flat JSON (lists of strings, label objects of plain values)."
+
+
+class UnreadableBody(ValueError):
+    """A request body that is not JSON, or is nested too deeply to read (HTTP 400).
+
+    Example:
+        >>> str(UnreadableBody("the body is not JSON"))
+        'the body is not JSON'
+    """
 
 
 def build_app(scorer: Scorer, limits: ServeLimits | None = None) -> Any:
@@ -45,31 +59,35 @@ def build_app(scorer: Scorer, limits: ServeLimits | None = None) -> Any:
     app = FastAPI(title="referee", description="Verifiable rewards in OpenRLHF's remote reward-model protocol.")
 
     async def read_json(request: Request, shape: str) -> Any:
-        """The body as JSON, or the JSONResponse that says why it cannot be read."""
+        """The body as JSON; one that cannot be read raises :class:`UnreadableBody` saying why."""
         try:
             return await request.json()
         except RecursionError:
-            return JSONResponse({"error": _NESTED}, status_code=400)
+            raise UnreadableBody(_NESTED) from None
         except ValueError:
-            return JSONResponse({"error": f"the body is not JSON; send {shape}."}, status_code=400)
+            raise UnreadableBody(f"the body is not JSON; send {shape}.") from None
 
     @app.post("/get_reward")
     async def get_reward(request: Request) -> JSONResponse:
-        payload = await read_json(request, '{"query": [...], "prompts": [...], "labels": [...]}')
-        if isinstance(payload, JSONResponse):
-            return payload
         try:
+            payload = await read_json(request, '{"query": [...], "prompts": [...], "labels": [...]}')
             reply = await asyncio.get_running_loop().run_in_executor(
                 judge_threads, judge_request, payload, scorer, limits.max_completion_chars, errors)
+        except UnreadableBody as exc:
+            reply = Reply(400, {"error": str(exc)})
         except RecursionError:
-            return JSONResponse({"error": _NESTED}, status_code=400)
+            reply = Reply(400, {"error": _NESTED})
+        errors.outcome(reply)
+        if reply.status != 200:
+            logger.warning("POST /get_reward answered %d: %s", reply.status, reply.body["error"])
         return JSONResponse(reply.body, status_code=reply.status)
 
     @app.post("/run_code")
     async def run_code(request: Request) -> JSONResponse:
-        payload = await read_json(request, 'Sandbox Fusion\'s {"code": ..., "language": "python", "stdin": ...}')
-        if isinstance(payload, JSONResponse):
-            return payload
+        try:
+            payload = await read_json(request, 'Sandbox Fusion\'s {"code": ..., "language": "python", "stdin": ...}')
+        except UnreadableBody as exc:
+            return JSONResponse({"error": str(exc)}, status_code=400)
         code = payload.get("code") if isinstance(payload, dict) else None
         if isinstance(code, str) and len(code) > limits.max_completion_chars:
             return JSONResponse({"error": f"'code' is {len(code)} characters long, over this server's "
@@ -90,7 +108,9 @@ def build_app(scorer: Scorer, limits: ServeLimits | None = None) -> Any:
 
     @app.get("/health")
     async def health() -> JSONResponse:
-        return JSONResponse({"status": "ok", "errors": errors.stats(), "verifiers": list(VERIFIER_NAMES)})
+        breaker = errors.breaker()
+        return JSONResponse({"status": "tripped" if breaker["tripped"] else "ok", "errors": errors.stats(),
+                             "breaker": breaker, "refused": errors.refused(), "verifiers": list(VERIFIER_NAMES)})
 
     guarded: Any = BodyLimit(app, limits.max_body_bytes)
     if limits.token:

@@ -6,12 +6,14 @@ get. So, per request:
 * a query over ``max_completion_chars`` is not read at all: it scores 0 as a ``timeout``
   (the completion's fault, like the verifiers' ``max_answer_chars``);
 * a label that cannot be judged whatever the completion says (a gold that does not parse, a
-  tests dict that is not one, no verifier for it) makes the request a 400 naming the label;
-  nothing of it is counted;
+  tests dict that is not one, no verifier for it, an unknown ``data_source``) makes the request a
+  400 naming the label, and so does a query that does not contain its prompt (the prompt is never
+  judged); nothing of it is counted;
 * other ``error`` verdicts (a failed sandbox or verifier: not the completions' fault) score
   the ``fallback``; past ``max_error_share`` of the request's samples the request is a 503 so
   that the trainer stops rather than train on fallbacks. The next request starts afresh: the
-  breaker never trips server-wide. ``GET /health`` shows the recent error count.
+  breaker never trips server-wide. ``GET /health`` shows the recent error count, whether the
+  last request tripped the breaker and why, and the last refusal's sentence.
 """
 
 from __future__ import annotations
@@ -41,26 +43,62 @@ class Reply:
 
 
 class ErrorWindow:
-    """The error flags of the last ``window`` samples the server judged, for ``GET /health``. Thread-safe.
+    """What ``GET /health`` shows: the error flags of the last ``window`` samples judged, and the
+    requests refused (400) or stopped by the per-request breaker (503), with the last one's sentence.
+    Thread-safe.
 
     Example:
         >>> window = ErrorWindow(4)
         >>> window.record([True, False, False, False, False]); window.stats()
         {'errors': 0, 'samples': 4, 'window': 4}
+        >>> window.outcome(Reply(503, {"error": "3 of the 4 samples were referee errors"})); window.breaker()
+        {'tripped': True, 'trips': 1, 'reason': '3 of the 4 samples were referee errors'}
+        >>> window.outcome(Reply(200, {})); window.breaker()["tripped"], window.refused()
+        (False, {'requests': 0, 'last': None})
     """
 
     def __init__(self, window: int) -> None:
         self.window = window
         self._flags: collections.deque[bool] = collections.deque(maxlen=window)
         self._lock = threading.Lock()
+        self._trips = 0
+        self._trip_reason: str | None = None
+        self._tripped = False
+        self._refusals = 0
+        self._refusal: str | None = None
 
     def record(self, flags: list[bool]) -> None:
+        """Add one error flag per judged sample."""
         with self._lock:
             self._flags.extend(flags)
 
+    def outcome(self, reply: Reply) -> None:
+        """Note how a ``/get_reward`` request ended: 503 trips the breaker (until the next judged
+        request), 400 is a refusal; either keeps its sentence."""
+        with self._lock:
+            if reply.status == 503:
+                self._trips += 1
+                self._trip_reason = str(reply.body.get("error"))
+            elif reply.status >= 400:
+                self._refusals += 1
+                self._refusal = str(reply.body.get("error"))
+            if reply.status != 400:  # a refused request judged nothing: it neither trips nor clears the breaker
+                self._tripped = reply.status == 503
+
     def stats(self) -> dict[str, int]:
+        """The errors among the last ``window`` samples judged."""
         with self._lock:
             return {"errors": sum(self._flags), "samples": len(self._flags), "window": self.window}
+
+    def breaker(self) -> dict[str, Any]:
+        """Whether the last judged request tripped the per-request breaker, the trips so far, the last one's reason."""
+        with self._lock:
+            return {"tripped": self._tripped, "trips": self._trips, "reason": self._trip_reason}
+
+    def refused(self) -> dict[str, Any]:
+        """The requests refused with 400 so far and the last one's sentence."""
+        with self._lock:
+            return {"requests": self._refusals, "last": self._refusal}
 
 
 def _label_text(label: Any) -> str:
@@ -95,6 +133,10 @@ def judge_request(payload: Any, scorer: Scorer, max_completion_chars: int, error
         samples = request_samples(payload)
     except ValueError as exc:
         return Reply(400, {"error": str(exc)})
+    unjudgeable = [i for i, sample in enumerate(samples) if sample.problem is not None]
+    if unjudgeable:
+        return Reply(400, {"error": f"query {unjudgeable[0]}: {samples[unjudgeable[0]].problem}",
+                           "queries": unjudgeable})
     labels = payload["labels"]
     for i, sample in enumerate(samples):
         try:

@@ -370,3 +370,114 @@ def test_connections_past_max_connections_get_503():
             time.sleep(0.1)
     finally:
         stop(process)
+
+
+# --- OpenRLHF's errors reach the user (issue 34) ------------------------------------------------
+# OpenRLHF's HTTP client retries a refused request five times, then trains on with the reward None and
+# dies on `'NoneType' object has no attribute 'size'`: the sentence must show in the server's log, in
+# /health, and, through referee's client file, in the exception that stops the run.
+
+def test_refusals_are_logged_with_their_sentence_and_counted_by_health():
+    process, url = start_server("--workers", "1", "--default-verifier", "gsm8k")
+    try:
+        typo = {"query": [PROMPT + "#### 18"], "prompts": [PROMPT], "labels": ['{"data_source": "openai/gms8k", "answer": "18"}']}
+        status, reply = call(f"{url}/get_reward", typo)
+        assert status == 400 and "did you mean 'openai/gsm8k'" in reply["error"]
+        elsewhere = {"query": ["User: 9*2? Worked: #### 18\nAssistant: I am not sure."], "prompts": ["9*2? Worked: #### 18\nA:"],
+                     "labels": ["18"]}
+        status, reply = call(f"{url}/get_reward", elsewhere)
+        assert status == 400 and reply["error"].startswith("query 0: the query does not contain its prompt") and reply["queries"] == [0]
+        status, health = call(f"{url}/health")
+        assert status == 200 and health["status"] == "ok" and health["refused"]["requests"] == 2
+        assert health["refused"]["last"] == reply["error"] and health["breaker"] == {"tripped": False, "trips": 0, "reason": None}
+    finally:
+        stop(process)
+    output = process.stdout.read()
+    assert "referee serve: POST /get_reward answered 400: label 0 (" in output and "did you mean 'openai/gsm8k'" in output
+    assert "referee serve: POST /get_reward answered 400: query 0: the query does not contain its prompt" in output
+
+
+def serve_in_thread(scorer):
+    """build_app(scorer) under uvicorn in a thread: (server, url)."""
+    import uvicorn
+
+    from referee.recipes.serve.app import build_app
+
+    port = free_port()
+    server = uvicorn.Server(uvicorn.Config(build_app(scorer), host="127.0.0.1", port=port, log_level="warning"))
+    threading.Thread(target=server.run, daemon=True).start()
+    while not server.started:  # no_test_hangs fails the test if it never starts
+        time.sleep(0.05)
+    return server, f"http://127.0.0.1:{port}"
+
+
+def test_a_tripped_request_is_logged_and_health_names_the_breaker_and_why(caplog):
+    import logging
+
+    log = logging.getLogger("referee.serve")
+    log.addHandler(caplog.handler)
+    server, url = serve_in_thread(FailingSandbox(0.05))
+    try:
+        status, reply = call(f"{url}/get_reward", {"query": ["#### 18"] * 4, "labels": ["18"] * 4})
+        assert status == 503 and "the sandbox died" in reply["error"]
+        status, health = call(f"{url}/health")
+        assert status == 200 and health["status"] == "tripped"
+        assert health["breaker"] == {"tripped": True, "trips": 1, "reason": reply["error"]}
+    finally:
+        server.should_exit = True
+        log.removeHandler(caplog.handler)
+    assert {r.getMessage() for r in caplog.records} == {f"POST /get_reward answered 503: {reply['error']}"}
+
+
+def load_client_like_openrlhf():
+    """SingleTurnAgentExecutor: spec_from_file_location("reward_func", path) on the file given as the remote URL."""
+    import importlib.util
+
+    from referee.recipes.serve import client
+
+    spec = importlib.util.spec_from_file_location("reward_func", client.__file__)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.reward_func
+
+
+def execute_like_openrlhf(func, query, prompt, label):
+    """SingleTurnAgentExecutor.execute: the reward in a thread, any Exception logged and the reward left None."""
+    import asyncio
+
+    async def execute():
+        try:
+            [info] = await asyncio.gather(asyncio.to_thread(func, [query], [prompt], [label]))
+            return info.get("rewards")
+        except Exception:
+            return None
+
+    return asyncio.run(execute())
+
+
+def test_the_client_file_returns_rewards_and_stops_the_run_with_the_servers_sentence(server, monkeypatch):
+    from referee.rewards.routing import RefereeStop
+
+    func = load_client_like_openrlhf()  # a module of its own: its classes are not referee.recipes.serve.client's
+    monkeypatch.setenv("REFEREE_SERVE_URL", server)
+    assert execute_like_openrlhf(func, PROMPT + "#### 18<|im_end|>", PROMPT, "18") == [1.0]
+    with pytest.raises(RefereeStop, match=r"HTTP 400\): label 0 \('eighteen'\) cannot be judged") as caught:
+        execute_like_openrlhf(func, PROMPT + "#### 18", PROMPT, "eighteen")
+    assert type(caught.value).__name__ == "RewardServerRefused"
+    monkeypatch.setenv("REFEREE_SERVE_URL", f"http://127.0.0.1:{free_port()}/get_reward")
+    monkeypatch.setattr(func.__globals__["time"], "sleep", lambda seconds: None)
+    with pytest.raises(RefereeStop, match="did not answer in 5 tries") as caught:
+        func([PROMPT + "#### 18"], [PROMPT], ["18"])
+    assert type(caught.value).__name__ == "RewardServerUnreachable"
+
+
+def test_the_client_file_carries_a_503s_sentence(monkeypatch):
+    from referee.rewards.routing import RefereeStop
+
+    server, url = serve_in_thread(FailingSandbox(0.05))
+    try:
+        monkeypatch.setenv("REFEREE_SERVE_URL", url)
+        with pytest.raises(RefereeStop, match=r"HTTP 503\): 1 of the 1 samples .* the sandbox died"):
+            execute_like_openrlhf(load_client_like_openrlhf(), "#### 18", "", "18")
+    finally:
+        server.should_exit = True

@@ -145,3 +145,31 @@ def test_json_labels_without_a_verifier_use_the_default(monkeypatch):
     assert reward_func([query(program)], [PROMPT], [tests])["rewards"] == [1.0]
     monkeypatch.setenv(openrlhf.OPTIONS_ENV, json.dumps({"default_verifier": "gsm8k"}))
     assert reward_func([query("#### 18")], [PROMPT], ['{"answer": "18"}'])["rewards"] == [1.0]
+
+
+def test_a_query_without_its_prompt_is_not_judged_prompt_and_all():
+    """Issue 34: when the prompt was not found, referee judged prompt + response, and a worked answer
+    in the prompt scored 1.0 for "I am not sure."."""
+    prompt = "Example: 9 * 2 = 18\n#### 18\nNow: what is 9 * 2?\nA:"
+    query = "<|im_start|>user\nExample: 9*2=18 #### 18 Now: what is 9 * 2?<|im_end|>\n<|im_start|>assistant\nI am not sure.<|im_end|>"
+    result = reward_func([query], [prompt], ['{"verifier": "gsm8k", "answer": "18"}'])
+    assert result["rewards"] == [0.0] and result["extra_logs"]["referee_error"] == 1.0
+
+
+def test_a_prompt_whose_spaces_changed_on_the_way_is_still_cut():
+    prompt = "Q: 18 apples, then 18 more.\nHow many?\nA:"
+    query = "<s> Q: 18 apples,  then 18 more. How many?\nA: I am not sure.</s>"
+    result = reward_func([query], [prompt], ['{"verifier": "gsm8k", "answer": "18"}'])
+    assert result["rewards"] == [0.0] and result["extra_logs"]["referee_no_answer"] == 1.0
+
+
+def test_a_typod_data_source_is_refused_even_with_a_default_verifier(monkeypatch):
+    """Issue 34: a typo'd data_source silently went to the default verifier."""
+    from referee.rewards.routing import UnknownDataSource
+
+    monkeypatch.setenv(openrlhf.OPTIONS_ENV, json.dumps({"default_verifier": "math"}))
+    with pytest.raises(UnknownDataSource, match="did you mean 'openai/gsm8k'"):
+        reward_func([query("#### 18")], [PROMPT], ['{"data_source": "openai/gms8k", "answer": "18"}'])
+    assert reward_func([query("#### 18")], [PROMPT], ['18'])["rewards"] == [1.0]  # a plain label: the default
+    monkeypatch.setenv(openrlhf.OPTIONS_ENV, json.dumps({"default_verifier": "math", "data_sources": {"openai/gms8k": "gsm8k"}}))
+    assert reward_func([query("#### 18")], [PROMPT], ['{"data_source": "openai/gms8k", "answer": "18"}'])["rewards"] == [1.0]

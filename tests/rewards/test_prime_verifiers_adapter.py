@@ -91,6 +91,13 @@ def test_routing_by_info_for_mixed_datasets():
     assert asyncio.run(call_individual_reward_func(reward, maths)) == 1.0
 
 
+def test_an_environments_own_task_name_is_not_taken_for_an_unknown_data_source():
+    """The Rubric's ``task`` is the environment's name: it routes when it is a known dataset, else the default does."""
+    reward = RubricReward(default_verifier="gsm8k")
+    assert asyncio.run(call_individual_reward_func(reward, rollout("#### 18", "18", task="default"))) == 1.0
+    assert asyncio.run(call_individual_reward_func(reward, rollout("$\\boxed{\\frac12}$", "1/2", task="lighteval/MATH"))) == 1.0
+
+
 def test_a_named_signature_function_gets_only_its_arguments():
     reward = RubricReward("gsm8k")
 

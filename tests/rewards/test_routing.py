@@ -52,16 +52,35 @@ def test_a_label_dict_names_its_verifier_and_gold():
     assert (chosen.verifier, chosen.gold, chosen.problem) == ("gsm8k", "18", None)
 
 
-def test_the_default_verifier_is_the_last_resort():
-    assert route("my/data", "18", default_verifier="gsm8k").decided_by == "the default_verifier option"
+def test_the_default_verifier_is_the_last_resort_for_samples_without_a_source():
+    assert route(None, "18", default_verifier="gsm8k").decided_by == "the default_verifier option"
+    assert route("", "18", default_verifier="gsm8k").decided_by == "the default_verifier option"
     assert route("lighteval/MATH", "1", default_verifier="gsm8k").verifier == "math"
+
+
+def test_a_typod_data_source_is_refused_even_with_a_default_verifier():
+    """Issue 34: a typo'd data_source went silently to the default verifier."""
+    with pytest.raises(UnknownDataSource) as caught:
+        route("lighteval/MAHT", "1/2", default_verifier="gsm8k")
+    assert "did you mean 'lighteval/MATH'" in str(caught.value) and "data_sources" in str(caught.value)
+
+
+def test_the_data_sources_option_names_sources_and_a_catch_all():
+    assert route("my/data", "18", data_sources={"my/data": "gsm8k"}).verifier == "gsm8k"
+    assert route("lighteval/MATH", "1", data_sources={"lighteval/MATH": "gsm8k"}).verifier == "gsm8k"  # the user's word wins
+    chosen = route("anything/else", "1/2", data_sources={"*": "math"})
+    assert (chosen.verifier, chosen.decided_by) == ("math", "the data_sources option ('*')")
+    assert route("openai/gsm8k", "18", data_sources={"*": "math"}).verifier == "gsm8k"  # '*' only for unknown names
+    with pytest.raises(UnknownDataSource, match="'maths'"):
+        route("my/data", "18", data_sources={"my/data": "maths"})
 
 
 @pytest.mark.parametrize("source", ["my/dataset", None, 17])
 def test_an_unknown_source_names_the_key_to_set(source):
     with pytest.raises(UnknownDataSource) as caught:
         route(source, "18")
-    assert "extra_info['verifier']" in str(caught.value) and "default_verifier" in str(caught.value)
+    option = "default_verifier" if source is None else "data_sources"  # the default judges unnamed sources only
+    assert "extra_info['verifier']" in str(caught.value) and option in str(caught.value)
     assert not isinstance(caught.value, Exception) and isinstance(caught.value, RefereeStop)
 
 
