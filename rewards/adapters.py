@@ -38,7 +38,7 @@ from referee.verifiers import VERIFIER_NAMES, Verdict
 
 from .completions import completion_text
 from .policy import error_verdict, reward_of, warn_once
-from .routing import ConfigurationError, RefereeStop, Route, route
+from .routing import VERL_FIELDS, ConfigurationError, FieldNames, RefereeStop, Route, route
 from .verdict_rewards import VerifierReward
 
 # The numeric keys every adapter reports for every sample, in this order.
@@ -308,9 +308,11 @@ class Scorer:
         [(1.0, 'correct'), (-1.0, 'error')]
     """
 
-    def __init__(self, options: AdapterOptions | None = None, *, name: str = "referee") -> None:
+    def __init__(self, options: AdapterOptions | None = None, *, name: str = "referee",
+                 fields: FieldNames = VERL_FIELDS) -> None:
         self.options = options or AdapterOptions()
         self.name = name
+        self.fields = fields
         self.breaker = ErrorBreaker(self.options.max_error_share, self.options.error_window)
         self._rewards: dict[str, VerifierReward] = {}
         self._lock = threading.Lock()
@@ -335,7 +337,8 @@ class Scorer:
             'the default_verifier option'
         """
         return route(sample.data_source, sample.ground_truth, sample.extra_info,
-                     default_verifier=self.options.default_verifier, data_sources=self.options.data_sources)
+                     default_verifier=self.options.default_verifier, data_sources=self.options.data_sources,
+                     fields=self.fields)
 
     def score(self, samples: Sequence[TrainerSample], *, record: bool = True) -> list[SampleScore]:
         """Score ``samples`` in order, one ``verify_batch`` per verifier.
@@ -410,17 +413,19 @@ _scorers: dict[str, Scorer] = {}
 _scorers_lock = threading.Lock()
 
 
-def scorer_for(options: Mapping[str, Any] | None = None, *, name: str = "referee") -> Scorer:
-    """The shared :class:`Scorer` for these options (checked; one per distinct set and ``name``).
+def scorer_for(options: Mapping[str, Any] | None = None, *, name: str = "referee",
+               fields: FieldNames = VERL_FIELDS) -> Scorer:
+    """The shared :class:`Scorer` for these options (checked; one per distinct set and ``name``);
+    ``fields`` words its messages as the trainer names its fields.
 
     Example:
         >>> scorer_for({"fallback": 0.0}) is scorer_for({"fallback": 0.0})
         True
     """
     options = dict(options or {})
-    key = f"{name}|{sorted(options.items(), key=lambda item: item[0])!r}"
+    key = f"{name}|{fields!r}|{sorted(options.items(), key=lambda item: item[0])!r}"
     with _scorers_lock:
         scorer = _scorers.get(key)
         if scorer is None:
-            scorer = _scorers[key] = Scorer(AdapterOptions.parse(options), name=name)
+            scorer = _scorers[key] = Scorer(AdapterOptions.parse(options), name=name, fields=fields)
         return scorer

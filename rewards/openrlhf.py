@@ -31,7 +31,7 @@ from typing import Any
 
 # Absolute imports: OpenRLHF may load this very file by path (--reward.remote_url .../openrlhf.py).
 from referee.rewards.adapters import SampleScore, Scorer, TrainerSample, mean_metrics, scorer_for
-from referee.rewards.routing import ConfigurationError
+from referee.rewards.routing import OPENRLHF_FIELDS, ConfigurationError
 
 # Special tokens a decoded query may end with (chat templates' end-of-turn, EOS, padding).
 _TRAILING_SPECIAL_RE = re.compile(r"(?:\s*(?:<\|[^|<>\s]{1,40}\|>|</s>|<eos>|<end_of_turn>|<pad>|<\uff5cend\u2581of\u2581sentence\uff5c>))+\s*\Z")
@@ -161,7 +161,7 @@ def _env_options() -> dict[str, Any]:
 
 
 def _scorer() -> Scorer:
-    return scorer_for(_env_options(), name="referee_openrlhf")
+    return scorer_for(_env_options(), name="referee_openrlhf", fields=OPENRLHF_FIELDS)
 
 
 def reward_func(queries: Sequence[str], prompts: Sequence[Any], labels: Sequence[Any], **kwargs: Any) -> dict[str, Any]:

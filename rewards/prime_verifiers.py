@@ -37,7 +37,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from .adapters import SampleScore, Scorer, TrainerSample, scorer_for
-from .routing import verifier_for_source
+from .routing import VERIFIERS_FIELDS, verifier_for_source
 
 # The weight-0 metrics rubric_functions() adds, each read from the reward's result in `state`.
 METRICS: tuple[str, ...] = ("referee_error", "referee_timeout", "referee_no_answer")
@@ -77,7 +77,7 @@ async def score_completion(
     if verifier is not None:
         extra["verifier"] = verifier
     sample = TrainerSample(completion, gold, data_source if data_source is not None else extra.get("data_source"), extra)
-    [score] = await scorer_for(options, name="referee_verifiers").score_async([sample])
+    [score] = await scorer_for(options, name="referee_verifiers", fields=VERIFIERS_FIELDS).score_async([sample])
     return score
 
 
@@ -102,7 +102,7 @@ class RubricReward:
         self.verifier = verifier
         self.__name__ = name or f"referee_{verifier or 'reward'}"
         self.options = options
-        self._scorer: Scorer = scorer_for(options, name="referee_verifiers")
+        self._scorer: Scorer = scorer_for(options, name="referee_verifiers", fields=VERIFIERS_FIELDS)
 
     def __repr__(self) -> str:
         return f"RubricReward({self.verifier!r}, name={self.__name__!r}, options={self.options!r})"

@@ -112,6 +112,25 @@ TESTS_KEY = "tests"
 
 
 @dataclass(frozen=True)
+class FieldNames:
+    """What a trainer calls a sample's gold and its per-sample dict: messages speak its words.
+
+    Example:
+        >>> VERL_FIELDS.gold, SLIME_FIELDS.info
+        ('ground_truth', 'metadata')
+    """
+
+    gold: str = "ground_truth"
+    info: str = "extra_info"
+
+
+VERL_FIELDS = FieldNames()
+SLIME_FIELDS = FieldNames("label", "metadata")
+OPENRLHF_FIELDS = FieldNames("label", "label")
+VERIFIERS_FIELDS = FieldNames("answer", "info")
+
+
+@dataclass(frozen=True)
 class Route:
     """The verifier a sample goes to, the gold it is judged against, and why that verifier.
 
@@ -227,7 +246,7 @@ def _explicit_verifier(*places: tuple[str, Any]) -> tuple[str, str] | None:
     return None
 
 
-def _gold(verifier: str, ground_truth: Any, extra_info: Any) -> tuple[Any, str | None]:
+def _gold(verifier: str, ground_truth: Any, extra_info: Any, fields: FieldNames) -> tuple[Any, str | None]:
     if verifier == "code":
         label_tests = ground_truth.get(TESTS_KEY) if isinstance(ground_truth, Mapping) else None
         info_tests = extra_info.get(TESTS_KEY) if isinstance(extra_info, Mapping) else None
@@ -236,14 +255,14 @@ def _gold(verifier: str, ground_truth: Any, extra_info: Any) -> tuple[Any, str |
             if tests is not None:
                 return with_language(tests, ground_truth, extra_info), None
         return None, (f"no code tests for this sample: put the code verifier's tests dict (or verl's "
-                      f"{{'inputs', 'outputs'}}) in ground_truth or extra_info[{TESTS_KEY!r}]")
+                      f"{{'inputs', 'outputs'}}) in {fields.gold} or {fields.info}[{TESTS_KEY!r}]")
     if isinstance(ground_truth, Mapping):  # a label dict: {"verifier": ..., "answer": ...}
         for key in ("answer", "ground_truth", "solution"):
             if ground_truth.get(key) is not None:
                 return ground_truth[key], None
         return None, "the label is a dict without 'answer', 'ground_truth' or 'solution'"
     if ground_truth is None:
-        return None, "no gold answer for this sample (ground_truth is None)"
+        return None, f"no gold answer for this sample ({fields.gold} is None)"
     return ground_truth, None
 
 
@@ -254,6 +273,7 @@ def route(
     *,
     default_verifier: str | None = None,
     data_sources: Mapping[str, str] | None = None,
+    fields: FieldNames = VERL_FIELDS,
 ) -> Route:
     """Where a sample goes: its verifier (explicit, by ``data_source``, or the default) and gold.
 
@@ -261,7 +281,7 @@ def route(
     ``default_verifier`` judges only samples without a ``data_source``. Raises
     :class:`UnknownDataSource` when no verifier fits (a named but unknown ``data_source``
     included); an unusable gold is not raised but returned as ``problem`` (that sample scores as
-    an ``error``, not the completion's fault).
+    an ``error``, not the completion's fault). ``fields`` words the messages as the trainer names its fields.
 
     Example:
         >>> route("aime2024", "204").verifier
@@ -286,7 +306,7 @@ def route(
             (f"data_sources[{key!r}]", target) for key, target in sources.items())):
         if value is not None and value not in VERIFIER_NAMES:
             raise UnknownDataSource(f"{name}={value!r}; use one of {', '.join(VERIFIER_NAMES)}.")
-    explicit = _explicit_verifier(("extra_info", extra_info), ("the label", ground_truth))
+    explicit = _explicit_verifier((fields.info, extra_info), ("the label", ground_truth))
     named = _named_source(data_source)
     if explicit is not None:
         verifier, decided_by = explicit
@@ -299,8 +319,8 @@ def route(
     elif not named and default_verifier is not None:
         verifier, decided_by = default_verifier, "the default_verifier option"
     else:
-        raise UnknownDataSource(_unknown_source(data_source, default_verifier))
-    gold, problem = _gold(verifier, ground_truth, extra_info)
+        raise UnknownDataSource(_unknown_source(data_source, default_verifier, fields))
+    gold, problem = _gold(verifier, ground_truth, extra_info, fields)
     return Route(verifier, gold, decided_by, problem)
 
 
@@ -309,16 +329,16 @@ def _named_source(data_source: Any) -> bool:
     return data_source is not None and data_source != ""
 
 
-def _unknown_source(data_source: Any, default_verifier: str | None) -> str:
+def _unknown_source(data_source: Any, default_verifier: str | None, fields: FieldNames) -> str:
     """The sentence for a sample no verifier fits: what to set, and a known name it may be a typo of."""
-    names = ", ".join(VERIFIER_NAMES[:-1]) + f" or {VERIFIER_NAMES[-1]}"
+    verifiers = ", ".join(VERIFIER_NAMES[:-1]) + f" or {VERIFIER_NAMES[-1]}"
     if not _named_source(data_source):
-        return (f"referee has no verifier for a sample without a data_source; set extra_info[{VERIFIER_KEY!r}] "
-                f"({names}) in the dataset, or the default_verifier option.")
+        return (f"referee has no verifier for a sample without a data_source; set {fields.info}[{VERIFIER_KEY!r}] "
+                f"({verifiers}) in the dataset, or the default_verifier option.")
     close = difflib.get_close_matches(str(data_source), list(DATA_SOURCES), n=1)
     hint = f" (did you mean {close[0]!r}?)" if close else ""
     example = default_verifier or "math"
     default = " the default_verifier option judges only samples without a data_source:" if default_verifier else ""
     return (f"referee has no verifier for data_source {data_source!r}{hint};{default} set "
-            f"extra_info[{VERIFIER_KEY!r}] ({names}) in the dataset, or name it in the data_sources option "
+            f"{fields.info}[{VERIFIER_KEY!r}] ({verifiers}) in the dataset, or name it in the data_sources option "
             f"({{{str(data_source)!r}: {example!r}}}, or {{'*': {example!r}}} for every source referee does not know).")

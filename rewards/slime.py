@@ -3,11 +3,14 @@
 slime awaits ``reward(args, sample)`` once per sample (``--custom-rm-path
 referee.rewards.slime.reward``), or, with ``--group-rm``, ``reward_group(args, samples)`` once per
 group of samples (``--custom-rm-path referee.rewards.slime.reward_group``), on its rollout event
-loop: referee judges in a worker thread, so generation keeps going meanwhile.
+loop: referee judges in a worker thread, so generation keeps going meanwhile. Where a custom
+generate function returns several samples (slime's fan-out, without ``--group-rm``), slime hands
+the per-sample ``reward`` the list (``batched_async_rm``): it then returns one reward per sample,
+in order.
 
 A sample brings ``sample.response``, ``sample.label`` (the gold, or a dict such as
 ``{"verifier": "code", "tests": {...}}``) and ``sample.metadata`` (read like verl's
-``extra_info``: ``verifier``, ``data_source``, ``tests``). The reward is a float; when slime is
+``extra_info``: ``verifier``, ``data_source``, ``tests``); messages name them so. The reward is a float; when slime is
 given ``--reward-key`` it is a dict holding the score under that key plus the numeric metrics
 ``score``, ``acc``, ``referee_error``, ``referee_timeout``, ``referee_no_answer``.
 
@@ -25,6 +28,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .adapters import SampleScore, Scorer, TrainerSample, scorer_for
+from .routing import SLIME_FIELDS
 
 # The attribute of slime's ``args`` holding referee's options (a ``--custom-config-path`` YAML key).
 ARGS_OPTIONS = "referee"
@@ -32,7 +36,7 @@ ARGS_OPTIONS = "referee"
 
 def _scorer(args: Any) -> Scorer:
     options = getattr(args, ARGS_OPTIONS, None) or {}
-    return scorer_for(options, name="referee_slime")
+    return scorer_for(options, name="referee_slime", fields=SLIME_FIELDS)
 
 
 def _sample(sample: Any) -> TrainerSample:
@@ -51,8 +55,9 @@ def _reward(args: Any, score: SampleScore) -> float | dict[str, float]:
     return metrics
 
 
-async def reward(args: Any, sample: Any, **kwargs: Any) -> float | dict[str, float]:
-    """Score one slime ``Sample``; a float, or a dict when ``args.reward_key`` is set.
+async def reward(args: Any, sample: Any, **kwargs: Any) -> float | dict[str, float] | list[float | dict[str, float]]:
+    """Score one slime ``Sample``; a float, or a dict when ``args.reward_key`` is set. A list of
+    samples (slime's fan-out path) gets a list of rewards, one per sample in order.
 
     Example:
         >>> import asyncio
@@ -63,7 +68,12 @@ async def reward(args: Any, sample: Any, **kwargs: Any) -> float | dict[str, flo
         >>> asyncio.run(reward(SimpleNamespace(reward_key="score"),
         ...                    SimpleNamespace(response="#### 17", label="18", metadata={"data_source": "openai/gsm8k"})))
         {'score': 0.0, 'acc': 0.0, 'referee_error': 0.0, 'referee_timeout': 0.0, 'referee_no_answer': 0.0}
+        >>> fanned_out = [SimpleNamespace(response=r, label="18", metadata={}) for r in ("#### 17", "#### 18")]
+        >>> asyncio.run(reward(args, fanned_out))
+        [0.0, 1.0]
     """
+    if isinstance(sample, (list, tuple)):
+        return await reward_group(args, sample)
     [score] = await _scorer(args).score_async([_sample(sample)])
     return _reward(args, score)
 

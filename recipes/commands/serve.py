@@ -25,7 +25,7 @@ from typing import Any
 
 from referee.recipes.serve.limits import TOKEN_ENV, ServeLimits, is_loopback
 from referee.rewards.adapters import AdapterOptions, Scorer
-from referee.rewards.routing import ConfigurationError
+from referee.rewards.routing import OPENRLHF_FIELDS, ConfigurationError
 from referee.verifiers import VERIFIER_NAMES
 
 
@@ -242,7 +242,7 @@ def run(args: argparse.Namespace) -> int:
               f"code: set a token (--token, or {TOKEN_ENV}) or listen on 127.0.0.1.", file=sys.stderr)
         return 2
     try:
-        scorer = Scorer(options, name="referee_serve")
+        scorer = Scorer(options, name="referee_serve", fields=OPENRLHF_FIELDS)
     except ConfigurationError as exc:
         listener.close()
         print(f"referee serve: {exc}", file=sys.stderr)

@@ -5,6 +5,13 @@ dot), then ``await rm_function(args, sample)`` per sample, or with ``--group-rm`
 rm_function(args, samples)`` per group; the reward is stored on ``sample.reward`` and read back as
 ``sample.reward`` or ``sample.reward[args.reward_key]``; ``--custom-config-path`` YAML keys become
 attributes of ``args``.
+
+Followed from slime's source (THUDM/slime): ``slime/rollout/rm_hub/__init__.py`` at commit
+0b420f1ef4161f02d2a00d47c1318eec955a4e2e (``async_rm``, ``batched_async_rm``) and
+``slime/rollout/sglang_rollout.py`` at 0044b40d6584cc8f6de5673ae52f7c1628ebd7f6 (``generate_and_rm``:
+a custom generate function that returns a list of samples, without ``--group-rm``, has
+``batched_async_rm(args, samples_need_reward)`` call the per-sample ``--custom-rm-path`` with the list,
+and the rewards are zipped back with ``strict=False``).
 """
 
 import asyncio
@@ -90,6 +97,44 @@ def test_group_reward_as_slime_awaits_it():
     assert [reward_value(args, s) for s in group] == EXPECTED
 
 
+async def generate_and_rm_fanned_out(args, samples):
+    """sglang_rollout.generate_and_rm after a custom generate function returned ``samples`` (no --group-rm)."""
+    samples_need_reward = [sample for sample in samples if sample.reward is None]
+    rewards = await batched_async_rm(args, samples_need_reward)
+    for sample, reward in zip(samples_need_reward, rewards, strict=False):
+        sample.reward = reward
+    return samples
+
+
+def test_the_fan_out_path_hands_the_per_sample_reward_a_list(caplog):
+    """Issue 34: referee returned one 0.0 for the whole list, with a misleading "no gold answer" warning."""
+    args = make_args()  # --custom-rm-path referee.rewards.slime.reward, the per-sample function
+    fanned = [Sample(response=s.response, label=s.label, metadata=dict(s.metadata)) for s in SAMPLES]
+    asyncio.run(generate_and_rm_fanned_out(args, fanned))
+    assert [reward_value(args, s) for s in fanned] == EXPECTED
+    assert "no gold answer" not in caplog.text
+    keyed = make_args(reward_key="score")
+    fanned = [Sample(response=s.response, label=s.label, metadata=dict(s.metadata)) for s in SAMPLES]
+    asyncio.run(generate_and_rm_fanned_out(keyed, fanned))
+    assert [reward_value(keyed, s) for s in fanned] == EXPECTED and fanned[4].reward["referee_error"] == 1.0
+
+
+def test_messages_use_slimes_words(monkeypatch, caplog):
+    """Issue 34: warnings said verl's ``ground_truth`` and ``extra_info``; slime's fields are ``label`` and ``metadata``."""
+    from referee.rewards import policy
+
+    monkeypatch.setattr(policy, "_warned", set())
+    args = make_args(reward_key="score")
+    assert asyncio.run(async_rm(args, Sample(response="#### 18", label=None, metadata={"verifier": "gsm8k"})))["referee_error"] == 1.0
+    monkeypatch.setattr(policy, "_warned", set())  # warned once per kind: the next one is of the same kind
+    assert asyncio.run(async_rm(args, Sample(response="def f(): pass", label=None, metadata={"verifier": "code"})))["referee_error"] == 1.0
+    assert "(label is None)" in caplog.text and "in label or metadata['tests']" in caplog.text
+    assert "ground_truth" not in caplog.text and "extra_info" not in caplog.text
+    with pytest.raises(UnknownDataSource) as caught:
+        asyncio.run(async_rm(args, Sample(response="#### 18", label="18", metadata={"data_source": "mine"})))
+    assert "metadata['verifier']" in str(caught.value) and "extra_info" not in str(caught.value)
+
+
 def test_a_reward_key_gets_a_dict_of_numbers():
     args = make_args(reward_key="score")
     reward = asyncio.run(async_rm(args, SAMPLES[4]))
@@ -105,7 +150,7 @@ def test_options_from_the_custom_config_yaml():
 
 
 def test_an_unknown_source_stops_at_the_first_sample():
-    with pytest.raises(UnknownDataSource, match="extra_info\\['verifier'\\]"):
+    with pytest.raises(UnknownDataSource, match="metadata\\['verifier'\\]"):
         asyncio.run(async_rm(make_args(), Sample(response="#### 18", label="18", metadata={"data_source": "mine"})))
 
 
