@@ -168,3 +168,16 @@ def test_a_javascript_crash_reason_names_the_error_not_nodes_version_line():
                    {"declaration": JS_DECLARATION, "prompt": JS_DECLARATION, "test": JS_TEST})
     [(status, reason)] = got
     assert status == "wrong" and "TypeError: boom" in reason and "Node.js v" not in reason, reason
+
+
+def test_cpp_the_tests_calls_reach_the_program_not_a_library_function_of_the_same_name():
+    """CPP/23 tests `int strlen(string)` with `strlen("")`: C's strlen(const char*) matches better, so
+    without the harness's forwarding function every program, however wrong, passed."""
+    available("cpp")
+    declaration = "#include<stdio.h>\n#include<string>\nusing namespace std;\nint strlen(string str){\n"
+    test = ("#undef NDEBUG\n#include<assert.h>\nint main(){\n    assert (strlen(\"\") == 0);\n"
+            "    assert (strlen(\"x\") == 1);\n    assert (strlen(\"asdasnakj\") == 9);\n}\n")
+    got, _ = judge("cpp", [declaration + "    return str.length();\n}\n", declaration + "    return 0;\n}\n",
+                           declaration + "    return 9;\n}\n"],
+                   {"declaration": declaration, "prompt": declaration, "test": test})
+    assert [status for status, _ in got] == ["correct", "wrong", "wrong"], got

@@ -112,3 +112,23 @@ def with_declaration(program: str, declaration: str, defines: re.Pattern[str]) -
         'int f(){\\n    return 1;\\n}'
     """
     return program if defines.search(program) else declaration + program
+
+
+def split_parameters(params: str) -> list[str]:
+    """A parameter list split at its top-level commas (not those inside ``<>``, ``()`` or ``[]``).
+
+    Example:
+        >>> split_parameters("map<string, int> m, vector<pair<int, int>> v, ")
+        ['map<string, int> m', 'vector<pair<int, int>> v']
+    """
+    depth, start, parts = 0, 0, []
+    for at, char in enumerate(params):
+        if char in "<([":
+            depth += 1
+        elif char in ">)]":
+            depth -= 1
+        elif char == "," and depth == 0:
+            parts.append(params[start:at])
+            start = at + 1
+    parts.append(params[start:])
+    return [part.strip() for part in parts if part.strip()]

@@ -2,7 +2,9 @@
 
 ``main.cpp`` is the program (with the declaration's includes; a ``main`` of its own is renamed).
 ``tests.cpp`` is trusted: the declaration's includes, the entry point's prototype (so the test
-calls the function with the declared signature, whatever types the program invents), the
+calls the function with the declared signature, whatever types the program invents) and, in the
+test's namespace, a function of that signature that calls it (so no library function of the same
+name, C's ``strlen`` for CPP/23's ``strlen(string)``, answers the test's calls instead), the
 declaration's helpers and the test code in an anonymous namespace, an ``assert`` that ends the
 process by the system call itself (no library call the program could replace, no signal it could
 catch), and the harness's ``main``. The program's macros,
@@ -21,7 +23,7 @@ import struct
 
 from ..formats import HumanEvalTests
 from ..libraries import link_flags
-from .base import Assembly, cut_entry, declaration_of, last_name, with_declaration
+from .base import Assembly, cut_entry, declaration_of, last_name, split_parameters, with_declaration
 
 # HumanEval-X's own evaluation puts these before every C++ program (codegeex/benchmark/utils.py).
 _IMPORT_HELPER = ("#include<stdlib.h>", "#include<algorithm>", "#include<math.h>", "#include<stdio.h>",
@@ -84,11 +86,39 @@ def assemble(program: str, spec: HumanEvalTests) -> Assembly:
     test = re.sub(r"\breturn\s+0\s*;", "return;", test)
     # The declaration's order kept: its helpers (a typedef the signature names) come before the prototype.
     tests_cpp = (f"{includes}\n#include <unistd.h>\nnamespace {{\n{_FAIL}\n{_HEADER.sub('', helpers)}\n}}\n"
-                 f"{prototype}\nnamespace {{\n{test}\n{_HARNESS}")
+                 f"{prototype}\nnamespace {{\n{forwarding(prototype, entry) or ''}\n{test}\n{_HARNESS}")
     compile_argv = ("{g++}", "-std=c++17", "-O2", "-save-temps", "-o", "main", "tests.cpp", "main.cpp",
                     *link_flags(declaration, program))
     return Assembly({"main.cpp": main_cpp, "tests.cpp": tests_cpp}, "main.cpp", compile_argv, ("./main",),
                     ("main", "main-main.o", "main-tests.o"), inspect=refused_symbols)
+
+
+def forwarding(prototype: str, entry: str) -> str | None:
+    """A function of the test's own namespace, of the entry point's declared signature, that calls
+    the program's: every call the test makes by that name reaches the program, never a library
+    function of the same name that matches its arguments better (CPP/23 tests an ``int
+    strlen(string)`` with ``strlen("")``, which C's ``strlen(const char*)`` would answer, whatever
+    the program). ``None`` when a parameter has no name.
+
+    Example:
+        >>> forwarding("int strlen(string str);", "strlen")
+        'int strlen(string str) { return ::strlen(str); }'
+        >>> forwarding("bool f(vector<int>, int k);", "f") is None
+        True
+    """
+    found = re.search(rf"\b{re.escape(entry)}\s*\((?P<params>[^()]*)\)\s*;$", prototype)
+    if found is None:
+        return None
+    names = []
+    for param in split_parameters(found.group("params")):
+        param = param.split("=", 1)[0].strip()
+        if param == "void":
+            continue
+        name = re.search(r"(?<![\w:])([A-Za-z_]\w*)\s*(?:\[\s*\w*\s*\])?$", param)
+        if name is None or not param[:name.start()].strip():  # a type alone: an unnamed parameter
+            return None
+        names.append(name.group(1))
+    return f"{prototype[:-1].strip()} {{ return ::{entry}({', '.join(names)}); }}"
 
 
 def refused_symbols(files: dict[str, bytes]) -> str | None:

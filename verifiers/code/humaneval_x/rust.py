@@ -23,7 +23,7 @@ import re
 from ..formats import HumanEvalTests, TestsError
 from ..languages import LANGUAGES, find_toolchain
 from ..libraries import RUST_CRATES, LibraryMissing, built_crates, crates_folder, not_given, rust_extern_args
-from .base import Assembly, ProgramRefused, declaration_of
+from .base import Assembly, ProgramRefused, declaration_of, split_parameters
 from .rust_text import closes_before_opening, code_only
 
 _USE = re.compile(r"^\s*use\s+[^;]+;[ \t]*$", re.MULTILINE)
@@ -51,20 +51,6 @@ fn main() {
 """
 
 
-def _split_params(params: str) -> list[str]:
-    depth, start, parts = 0, 0, []
-    for at, char in enumerate(params):
-        if char in "<([":
-            depth += 1
-        elif char in ">)]":
-            depth -= 1
-        elif char == "," and depth == 0:
-            parts.append(params[start:at])
-            start = at + 1
-    parts.append(params[start:])
-    return [part.strip() for part in parts if part.strip()]
-
-
 def wrapper(declaration: str, name: str) -> str | None:
     """A function of the declared signature of ``name`` that calls the program's, or ``None`` when
     the declaration does not give it (or its parameters are patterns).
@@ -78,7 +64,7 @@ def wrapper(declaration: str, name: str) -> str | None:
         return None
     signature = found[-1]
     arguments = []
-    for param in _split_params(signature.group("params")):
+    for param in split_parameters(signature.group("params")):
         argument = re.match(r"^(?:mut\s+)?([a-z_]\w*)\s*:", param)
         if argument is None:
             return None
