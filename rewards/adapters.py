@@ -38,7 +38,7 @@ from referee.verifiers import VERIFIER_NAMES, Verdict
 
 from .completions import completion_text
 from .policy import error_verdict, reward_of, warn_once
-from .routing import VERL_FIELDS, ConfigurationError, FieldNames, RefereeStop, Route, route
+from .routing import VERL_FIELDS, ConfigurationError, FieldNames, RefereeStop, Route, referee_stop, route
 from .verdict_rewards import VerifierReward
 
 # The numeric keys every adapter reports for every sample, in this order.
@@ -373,6 +373,8 @@ class Scorer:
             try:
                 judged = reward.verdicts([samples[i].completion for i in indices], gold=[routes[i].gold for i in indices])
             except Exception as exc:  # a verifier bug is an error, never the completion's fault
+                if (stop := referee_stop(exc)) is not None:  # a stop that came back through Ray: still a stop
+                    raise stop from None
                 judged = [error_verdict("exception", f"the {verifier} verifier raised {type(exc).__name__}: {exc}")] * len(indices)
             for i, verdict in zip(indices, judged):
                 verdicts[i] = verdict

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -45,6 +46,52 @@ class RefereeStop(BaseException):
         >>> issubclass(UnknownDataSource, RefereeStop), issubclass(RefereeStop, Exception)
         (True, False)
     """
+
+
+def referee_stop(exc: BaseException | None) -> RefereeStop | None:
+    """The :class:`RefereeStop` behind ``exc``, or ``None``: ``exc`` itself, or what it carries.
+
+    Ray re-raises a remote task's exception as a ``RayTaskError``, an ``Exception`` (so
+    ``except Exception`` catches it) holding the original as ``cause`` and named for it
+    (``RayTaskError(ErrorRateExceeded)``). This follows ``cause``, ``__cause__`` and
+    ``__context__``, and where the stop itself did not travel, recognises it by that type name
+    (returning a plain stop with the same text): no ray import needed. A stop found this way is
+    re-raised by referee as a stop, never scored.
+
+    Example:
+        >>> class RayTaskError(Exception):  # what Ray raises in the caller (no ray needed here)
+        ...     def __init__(self, cause): super().__init__(str(cause)); self.cause = cause
+        >>> stop = UnknownDataSource("referee has no verifier for data_source 'x'")
+        >>> referee_stop(RayTaskError(stop)) is stop, referee_stop(ValueError("x")) is None
+        (True, True)
+        >>> renamed = type("RayTaskError(UnknownDataSource)", (Exception,), {})("no verifier for 'x'")
+        >>> type(referee_stop(renamed)).__name__, str(referee_stop(renamed))
+        ('RefereeStop', "no verifier for 'x'")
+    """
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        cause = getattr(exc, "cause", None)
+        if isinstance(cause, BaseException):
+            exc = cause
+            continue
+        if isinstance(exc, RefereeStop):
+            return exc if not isinstance(exc, Exception) else RefereeStop(str(exc))
+        named = re.search(r"\((\w+)\)$", type(exc).__name__)
+        if named and named.group(1) in _stop_names():
+            return RefereeStop(str(exc))
+        exc = exc.__cause__ or exc.__context__
+    return None
+
+
+def _stop_names() -> set[str]:
+    """The names of :class:`RefereeStop` and every subclass defined so far."""
+    names, pending = set(), [RefereeStop]
+    while pending:
+        cls = pending.pop()
+        names.add(cls.__name__)
+        pending.extend(cls.__subclasses__())
+    return names
 
 
 class ConfigurationError(RefereeStop):

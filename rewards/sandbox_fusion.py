@@ -1,7 +1,8 @@
 """Sandbox Fusion's ``POST /run_code``, answered by referee's sandbox (``referee serve``).
 
 verl judges code with a Sandbox Fusion service when its config sets
-``reward_model.sandbox_fusion.url``: it posts ``{"code", "language", "stdin", "run_timeout",
+``reward.sandbox_fusion.url`` (verl 0.7 and later; ``reward_model.sandbox_fusion.url`` in verl 0.6 and
+earlier): it posts ``{"code", "language", "stdin", "run_timeout",
 "memory_limit_MB", ...}`` and compares the reply's ``run_result.stdout`` with the expected output.
 Pointing that URL at ``referee serve``'s ``/run_code`` runs those programs in referee's sandbox
 (isolation, limits, cleanup) with no service to deploy. Sandbox Fusion's ``language`` names

@@ -1,11 +1,14 @@
-"""referee in verl: ``compute_score`` for ``custom_reward_function`` (every reward manager).
+"""referee in verl: ``compute_score`` for ``custom_reward_function`` (every reward manager), and
+``compute_score_float`` for ``verl.trainer.main_eval``.
 
 verl calls a custom reward function per sample, by keyword, as
 ``compute_score(data_source=..., solution_str=..., ground_truth=..., extra_info=..., **reward_kwargs)``
-(``naive`` and ``dapo`` managers, and the reward loop, which awaits an ``async`` function and
-runs a sync one in a thread), or positionally as ``compute_score(data_source, solution_str,
-ground_truth, extra_info)`` in worker processes (``prime``); the ``batch`` manager passes lists
-to ``compute_score_batch(data_sources=..., solution_strs=..., ground_truths=..., extra_infos=...)``.
+(the ``naive``, ``dapo``, ``remote`` and ``rate_limited`` managers verl 0.7+ registers, and the
+reward loop, which awaits an ``async`` function and runs a sync one in a thread); verl 0.6 and
+earlier also had ``prime``, which calls it positionally as ``compute_score(data_source,
+solution_str, ground_truth, extra_info)`` in worker processes, and ``batch``, which passes lists to
+``compute_score_batch(data_sources=..., solution_strs=..., ground_truths=..., extra_infos=...)``.
+``verl.trainer.main_eval`` averages what it gets with ``np.mean``: give it ``compute_score_float``.
 
 Every call returns a :class:`VerlScore`: a dict with the same numeric keys on every sample
 (``score``, ``acc``, ``referee_error``, ``referee_timeout``, ``referee_no_answer``), never
@@ -13,12 +16,13 @@ Every call returns a :class:`VerlScore`: a dict with the same numeric keys on ev
 reward: an ``error`` (bad gold, failed sandbox) scores the ``fallback`` option with
 ``referee_error = 1``, and too many errors stop the run (:class:`~referee.rewards.adapters.ErrorRateExceeded`).
 
-Config (``reward_kwargs`` are :class:`~referee.rewards.adapters.AdapterOptions`)::
+Config (``reward_kwargs`` are :class:`~referee.rewards.adapters.AdapterOptions`), verl 0.7 and later
+(verl 0.6 and earlier: the same keys without ``reward.``; verl 0.9's ``main_ppo`` ignores them there)::
 
-    custom_reward_function.path=pkg://referee.rewards.verl
-    custom_reward_function.name=compute_score          # or compute_score_async, compute_score_batch
-    +custom_reward_function.reward_kwargs.fallback=0.0
-    +custom_reward_function.reward_kwargs.verifier_options.math.timeout=5
+    reward.custom_reward_function.path=pkg://referee.rewards.verl
+    reward.custom_reward_function.name=compute_score_async   # or compute_score
+    +reward.custom_reward_function.reward_kwargs.fallback=0.0
+    +reward.custom_reward_function.reward_kwargs.verifier_options.math.timeout=5
 """
 
 from __future__ import annotations
@@ -108,6 +112,24 @@ async def compute_score_async(
     """
     [score] = await _scorer(kwargs).score_async([TrainerSample(solution_str, ground_truth, data_source, extra_info)])
     return _result(score)
+
+
+def compute_score_float(
+    data_source: Any,
+    solution_str: str,
+    ground_truth: Any,
+    extra_info: Mapping[str, Any] | None = None,
+    **kwargs: Any,
+) -> float:
+    """:func:`compute_score`'s score alone, a float: for ``verl.trainer.main_eval``, which averages the
+    results with ``np.mean`` (referee's dicts cannot be added) and calls it positionally.
+
+    Example:
+        >>> import numpy as np
+        >>> float(np.mean([compute_score_float("openai/gsm8k", r, "18") for r in ("#### 18", "#### 17")]))
+        0.5
+    """
+    return float(compute_score(data_source, solution_str, ground_truth, extra_info, **kwargs)["score"])
 
 
 def compute_score_batch(

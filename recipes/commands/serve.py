@@ -3,7 +3,8 @@
 ``POST /get_reward`` takes ``{"query": [...], "prompts": [...], "labels": [...]}`` (what
 OpenRLHF's ``--reward.remote_url http://host:port/get_reward`` sends) and answers
 ``{"rewards": [...], "scores": [...], "extra_logs": {...}}``; ``POST /run_code`` answers Sandbox
-Fusion's requests for Python (verl's ``reward_model.sandbox_fusion.url`` can point at it, see
+Fusion's requests (verl 0.7+'s ``reward.sandbox_fusion.url``, ``reward_model.sandbox_fusion.url`` in
+verl 0.6 and earlier, can point at it, see
 :mod:`referee.rewards.sandbox_fusion`); ``GET /health`` says whether the
 server is up, how many recent samples were errors, whether the last request tripped the breaker
 and why, and the last refusal; each refusal's sentence is printed on stderr too. One process serves every request with the
@@ -259,7 +260,8 @@ def run(args: argparse.Namespace) -> int:
     shown = f"[{host}]" if ":" in host else host
     url = f"http://{shown}:{port}"
     print(f"referee serve: listening on {url}{' (token required)' if limits.token else ''}: POST {url}/get_reward "
-          f"(OpenRLHF: --reward.remote_url {url}/get_reward); POST {url}/run_code (verl: "
-          f"reward_model.sandbox_fusion.url={url}/run_code)", file=sys.stderr, flush=True)
+          f"(OpenRLHF: --reward.remote_url {url}/get_reward); POST {url}/run_code (verl 0.7+: "
+          f"reward.sandbox_fusion.url={url}/run_code; verl 0.6 and earlier: reward_model.sandbox_fusion.url)",
+          file=sys.stderr, flush=True)
     uvicorn.Server(config).run(sockets=[listener])
     return 0

@@ -116,14 +116,14 @@ def test_prime_reward_manager_reads_the_score_from_worker_processes():
     assert manager.verify(data) == [row[4] for row in rows]
 
 
-def reward_loop_scores(data, name, **reward_kwargs):
+def reward_loop_scores(data, name, manager="naive", **reward_kwargs):
     """What verl's RewardLoopWorker and RewardLoopManager do with a batch (without Ray actors):
     the registered `naive` manager from load_reward_manager, one run_single task per sample,
     then rm_scores and the reward_extra_info columns, whose keys come from sample 0."""
     from verl.trainer.ppo.reward import load_reward_manager
 
     config = OmegaConf.create({
-        "reward": {"reward_manager": {"source": "register", "name": "naive"},
+        "reward": {"reward_manager": {"source": "register", "name": manager},
                    "custom_reward_function": {"path": "pkg://referee.rewards.verl", "name": name,
                                               "reward_kwargs": reward_kwargs}},
         "actor_rollout_ref": {"rollout": {"multi_turn": {}}},
@@ -174,3 +174,37 @@ def test_reward_kwargs_from_hydra_dotlist_overrides():
     fn = get_custom_reward_fn(config)
     assert fn(data_source="openai/gsm8k", solution_str="The answer is 18.", ground_truth="18", extra_info={})["referee_no_answer"] == 1.0
     assert fn(data_source="openai/gsm8k", solution_str="#### 18", ground_truth="?", extra_info={})["score"] == -1.0
+
+
+@pytest.mark.parametrize("manager", ["dapo", "rate_limited"])
+def test_the_reward_loops_other_managers_take_compute_score(manager):
+    tokenizer = CharTokenizer()
+    data = make_batch(ROWS, tokenizer)
+    _, rm_scores, columns = reward_loop_scores(data, "compute_score", manager=manager, fallback=-1.0)
+    check_rewards(rm_scores, columns, ROWS, data)
+
+
+def test_main_eval_on_ray_gets_floats_and_referees_stop_through_ray():
+    """verl.trainer.main_eval.process_item (a Ray task) with `+reward.custom_reward_function.*`: np.mean of
+    compute_score_float's floats; compute_score's dicts cannot be added; a stop arrives as a RayTaskError."""
+    ray = pytest.importorskip("ray")
+    from verl.trainer.main_eval import process_item
+
+    from referee.rewards.routing import UnknownDataSource, referee_stop
+
+    def config(name):
+        return OmegaConf.create({"reward": {"custom_reward_function": {"path": "pkg://referee.rewards.verl", "name": name}}})
+
+    ray.init(num_cpus=1, include_dashboard=False, ignore_reinit_error=True)
+    try:
+        source, score = ray.get(process_item.remote(config("compute_score_float"), "openai/gsm8k", ["#### 18", "#### 17"],
+                                                    {"ground_truth": "18"}))
+        assert (source, float(score)) == ("openai/gsm8k", 0.5)
+        with pytest.raises(Exception, match="unsupported operand"):
+            ray.get(process_item.remote(config("compute_score"), "openai/gsm8k", ["#### 18", "#### 17"], {"ground_truth": "18"}))
+        with pytest.raises(Exception) as caught:  # an Exception: `except Exception` in a caller would swallow it
+            ray.get(process_item.remote(config("compute_score_float"), "openai/gms8k", ["#### 18"], {"ground_truth": "18"}))
+        assert isinstance(caught.value, ray.exceptions.RayTaskError)
+        assert isinstance(referee_stop(caught.value), UnknownDataSource)
+    finally:
+        ray.shutdown()

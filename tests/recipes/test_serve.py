@@ -393,6 +393,9 @@ def test_refusals_are_logged_with_their_sentence_and_counted_by_health():
     finally:
         stop(process)
     output = process.stdout.read()
+    port = url.rsplit(":", 1)[1]  # issue 34: the start-up line gives verl 0.7+'s key, the old one labelled
+    assert f"verl 0.7+: reward.sandbox_fusion.url=http://127.0.0.1:{port}/run_code; verl 0.6 and earlier: " \
+           "reward_model.sandbox_fusion.url)" in output
     assert "referee serve: POST /get_reward answered 400: label 0 (" in output and "did you mean 'openai/gsm8k'" in output
     assert "referee serve: POST /get_reward answered 400: query 0: the query does not contain its prompt" in output
 

@@ -13,7 +13,7 @@ from functools import partial
 
 import pytest
 
-from referee.rewards.adapters import METRIC_KEYS, ErrorRateExceeded, Scorer
+from referee.rewards.adapters import METRIC_KEYS, ErrorRateExceeded, Scorer, TrainerSample
 from referee.rewards.routing import UnknownDataSource
 from referee.rewards.verl import VerlScore, compute_score, compute_score_async, compute_score_batch
 
@@ -207,3 +207,64 @@ def test_a_cpp_codecontests_row_is_judged_as_cpp():
     result = compute_score("codecontests", adder.replace("```cpp", "```"), STDIO, {"language": "cpp"})
     assert result["score"] == 1.0, result
     assert compute_score("codecontests", adder.replace("```cpp", "```"), STDIO, {})["score"] == 0.0  # read as Python
+
+
+# --- issue 34 ----------------------------------------------------------------------------------
+
+def process_item(reward_fn, data_source, response_lst, reward_data):
+    """verl.trainer.main_eval.process_item (verl 0.9.1), without its @ray.remote."""
+    import numpy as np
+
+    ground_truth = reward_data["ground_truth"]
+    score_lst = [reward_fn(data_source, r, ground_truth) for r in response_lst]
+    return data_source, np.mean(score_lst)
+
+
+def test_main_eval_gets_floats_from_compute_score_float():
+    """Issue 34: main_eval crashed adding referee's dict results (`unsupported operand type(s) for +`)."""
+    from referee.rewards.verl import compute_score_float
+
+    responses = ["9 * 2 = 18\n#### 18", "#### 17", "#### 18", "no idea"]
+    with pytest.raises(TypeError, match="unsupported operand"):  # why the dict entry point cannot serve there
+        process_item(compute_score, "openai/gsm8k", responses, {"ground_truth": "18"})
+    source, score = process_item(compute_score_float, "openai/gsm8k", responses, {"ground_truth": "18"})
+    assert (source, float(score)) == ("openai/gsm8k", 0.5)
+    wrapped = partial(_call_with_kwargs, compute_score_float, {"fallback": -1.0})  # get_custom_reward_fn with reward_kwargs
+    assert float(process_item(wrapped, "openai/gsm8k", ["#### 18"], {"ground_truth": "?"})[1]) == -1.0
+
+
+class RayTaskError(Exception):
+    """What Ray raises in the caller for a remote task's exception: an Exception holding it as ``cause``."""
+
+    def __init__(self, cause):
+        super().__init__(f"ray::compute_score() {type(cause).__name__}: {cause}")
+        self.cause = cause
+
+
+def test_a_stop_that_comes_back_through_ray_is_still_a_stop(monkeypatch):
+    """Issue 34: over Ray referee's stop arrives as a RayTaskError (an Exception); a verifier call that
+    raises one must stop the run, not score an `error`."""
+    from referee.rewards.routing import RefereeStop, referee_stop
+    from referee.rewards.verdict_rewards import VerifierReward
+
+    stop = ErrorRateExceeded("26 of the last 512 samples were referee errors")
+
+    def raises_through_ray(self, completions, gold):
+        raise RayTaskError(stop)
+
+    monkeypatch.setattr(VerifierReward, "verdicts", raises_through_ray)
+    with pytest.raises(RefereeStop) as caught:
+        Scorer().score([TrainerSample("#### 18", "18", "gsm8k")])
+    assert caught.value is stop and not isinstance(caught.value, Exception)
+    assert referee_stop(RayTaskError(stop)) is stop and referee_stop(RuntimeError("x")) is None
+
+
+def test_rays_own_task_error_is_understood():
+    exceptions = pytest.importorskip("ray.exceptions")
+    from referee.rewards.routing import referee_stop
+
+    stop = UnknownDataSource("referee has no verifier for data_source 'x'")
+    error = exceptions.RayTaskError("compute_score", "Traceback ...", stop)
+    assert isinstance(error, Exception) and referee_stop(error) is stop
+    dual = error.as_instanceof_cause()  # RayTaskError(UnknownDataSource): an Exception and a stop at once
+    assert isinstance(dual, Exception) and referee_stop(dual) is stop
