@@ -132,7 +132,8 @@ def full_reading() -> Iterator[None]:
                (hedging, "answer_tags", full_answer_tags), (hedging, "disowned_answer", full_disowned_answer),
                (hedging, "disowned_boxes", full_disowned_boxes),
                (gsm8k_hedges, "_statement_before", full_statement_before),
-               (gsm8k_hedges, "_statements_after", full_statements_after)]
+               (gsm8k_hedges, "_statements_after", full_statements_after),
+               (gsm8k_hedges, "_no_mark_before", lambda text, start: False)]
     for module in (gsm8k_hedges, math_hedges):
         patches.append((module, "closing_statement", hedging.CLOSING_RE.search))
         for name in ("sentence_start", "answer_tags", "disowned_answer", "disowned_boxes"):
@@ -353,3 +354,24 @@ def test_boxed_spans_match_the_full_reading(text: str) -> None:
     assert first == full_boxed_spans(text), text
     first.append((0, 0, "changed by a caller"))
     assert boxed_spans(text) == full_boxed_spans(text) == boxed_spans(text[:]), text  # the kept boxes are the text's own
+
+
+@settings(max_examples=500, deadline=None)
+@given(text=compositions(), data=st.data())
+def test_no_mark_before_means_no_statement_before(text: str, data: st.DataObject) -> None:
+    start = data.draw(st.integers(0, len(text)))
+    if gsm8k_hedges._no_mark_before(text, start):
+        assert full_statement_before(text, start) is None, (text, start)
+
+
+def full_after_reasoning(completion: str) -> str | None:
+    close = completion.rfind(hedging.THINK_CLOSE)
+    if close >= 0:
+        return completion[close + len(hedging.THINK_CLOSE):]
+    return None if hedging.THINK_OPEN in completion else completion
+
+
+@settings(max_examples=500, deadline=None)
+@given(text=compositions() | st.lists(st.sampled_from(["<think>", "</think>", "<", ">", "think", "5", " "]), max_size=8).map("".join))
+def test_after_reasoning_matches_the_full_reading(text: str) -> None:
+    assert hedging.after_reasoning(text) == full_after_reasoning(text)

@@ -178,7 +178,7 @@ def _statements_after(after: str) -> list[NumberMatch]:
 
 
 def _has_box(text: str, end: int) -> bool:
-    return text.find("\\boxed", 0, end) >= 0 or text.find("\\fbox", 0, end) >= 0
+    return text.find("\\", 0, end) >= 0 and (text.find("\\boxed", 0, end) >= 0 or text.find("\\fbox", 0, end) >= 0)
 
 
 def _last_box(text: str, end: int) -> tuple[int, int, NumberMatch] | None:
@@ -191,6 +191,16 @@ def _last_box(text: str, end: int) -> tuple[int, int, NumberMatch] | None:
     if boxed is None:
         return None
     return boxed[0], next(close for begin, close, _ in spans if begin == boxed[0]), boxed[1].number
+
+
+def _no_mark_before(text: str, start: int) -> bool:
+    """Whether ``text[:start]`` holds none of the marks :func:`_statement_before` reads a statement by (an
+    answer phrase's "answer", a ``####`` line, a bold line in its last characters, a box): then it finds none."""
+    head = text[:start]
+    if "####" in head or "\\" in head or "**" in head[-STATEMENT_GAP - 100:]:  # "\\": no box either
+        return False
+    cues = cue_text(head)
+    return cues is not None and "answer" not in cues
 
 
 def _statement_before(text: str, start: int, box: tuple[int, int, NumberMatch] | None) -> NumberMatch | None:
@@ -289,6 +299,8 @@ def review(text: str, answer: Extraction | None, read: Callable[[str], Extractio
     if answer.source == "boxed":
         return _review_box(text, answer, spans)
     line_end = _line_end(text, answer.start)
+    if answer.source == "####" and _DIGIT_RE.search(text, line_end) is None and _no_mark_before(text, answer.start):
+        return Review(answer)  # nothing after the line states a number, and nothing before it is a statement
     others = _statements_after(text[line_end:]) if line_end < len(text) else []
     if answer.source == "answer phrase":
         box = _last_box(text, answer.start)
