@@ -275,7 +275,7 @@ def _last_phrase(text: str, lowered: str | None) -> tuple[int, Extraction] | Non
             continue
         answer = _phrase_answer(_until_sentence_end(text, phrase.end()))
         if answer is not None:
-            return start, answer._replace(start=start)
+            return start, Extraction(answer.number, answer.source, answer.alternatives, answer.qualified, start)
     return None
 
 
