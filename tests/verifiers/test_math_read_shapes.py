@@ -51,6 +51,12 @@ SHAPES = [
     (WORK + "**Answer:** 1200 kcal m⁻² yr⁻¹", "1200", "correct", "final answer"),
     (WORK + "**Answer:** 700°C", "700", "correct", "final answer"),
     (WORK + "The furnace must reach \\boxed{700 ^\\circ \\text{C}}.", "700", "correct", "boxed"),
+    # Units raised to powers in a box (Minerva's physics answers): the number, never the unit's exponent
+    (WORK + "\\boxed{15000 \\text{ kcal m}^{-2} \\text{yr}^{-1}}", "15000", "correct", "boxed"),
+    (WORK + "\\boxed{6 \\times 10^{-3} \\text{ m/s}^2}", "0.006", "correct", "boxed"),
+    (WORK + "\\boxed{6 \\times 10^{-3} \\text{ m/s²}}", "0.006", "correct", "boxed"),
+    (WORK + "\\boxed{3 \\text{ m s}^{-1}}", "-1", "wrong", "boxed"),
+    (WORK + "\\boxed{7 \\times 10^{-3} \\text{ m/s}^2}", "0.006", "wrong", "boxed"),
     (WORK + "**Calculation**:\nThe oranges left are 60 - 36 = 24.", "24", "correct", "last number"),
     # LaTeX outside maths delimiters
     (WORK + "So each part is \\frac{2}{5} tons.", "\\frac{2}{5}", "correct", "math span"),

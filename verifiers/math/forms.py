@@ -26,6 +26,8 @@
   ``\\text{ where } ...``; never a condition such as ``\\text{ if } ...``);
 * **other scripts**: full-width and other decimal digits (``４２``) as ASCII digits;
 * **temperatures**: a degree sign with its scale after a number (``700°C``, ``212 ^\\circ F``) is a unit;
+* **powered units**: units raised to powers after a number end the answer (``15000 \\text{ kcal m}^{-2}
+  \\text{yr}^{-1}``, ``6 \\times 10^{-3} \\text{ m/s}^2`` -> ``15000``, ``6 \\times 10^{-3}``);
 * **scale words**: a whole answer ``1.45 million``, ``\\text{2 dozen}`` -> ``1450000``, ``24``.
 
 Each rewrite keeps the value.
@@ -75,6 +77,10 @@ _UNIT_IMAGINARY_RE = re.compile(r"(?<![0-9.])1(?:\.0+)?\s*(?=i(?![A-Za-z]))")  #
 _BARE_POINT_RE = re.compile(r"(?<=[0-9])\.(?![0-9])(?=\s*[/)])")  # "3./2" is 3/2
 # A temperature's unit after its number: "700°C", "700 ^\circ \text{C}", "212 °F" (a degree alone is an angle's: kept).
 _TEMPERATURE_RE = re.compile(r"(?<=[0-9}])\s*(?:°|\^\s*\{?\s*\\circ\s*\}?)\s*(?:\\(?:text|mathrm)\s*\{\s*)?[CF](?![A-Za-z])\s*\}?")
+# Units raised to powers after a number end the answer: "15000 \text{ kcal m}^{-2} \text{yr}^{-1}", "6 \times 10^{-3}
+# \text{ m/s}^2", "3 \text{ m/s²}" (a unit without a power is read as one already: "50 \text{ m}").
+_UNIT_GROUP = rf"\s*{TEXT_COMMAND}\s*\{{\s*[A-Za-zÅμΩ/ ⁻¹²³]+\}}\s*(?:\^\s*(?:\{{\s*-?\s*[0-9]\s*\}}|-?[0-9]))?"
+_POWERED_UNITS_RE = re.compile(rf"(?<=[0-9}}])(?=(?:{_UNIT_GROUP})+\s*$)(?=.*(?:\^|[⁻¹²³]))(?:{_UNIT_GROUP})+\s*$", re.DOTALL)
 _APPROX_RE = re.compile(r"\\approx(?![A-Za-z])|≈")
 _SCALED_NUMBER_RE = re.compile(  # "1.45 million", "\text{2 dozen}", "3 \text{ thousand}": the whole (stripped) answer
     rf"(?:{TEXT_COMMAND}\s*\{{\s*)?" r"(?P<sign>-?)(?P<number>[0-9]{1,3}(?:,[0-9]{3})*(?:\.[0-9]+)?|[0-9]+(?:\.[0-9]+)?)"
@@ -242,6 +248,7 @@ CLEANUPS: tuple[tuple[str, Callable[[str], str]], ...] = (
     ("spacing", lambda text: _SPACING_COMMAND_RE.sub(" ", _NEGATIVE_SPACE_RE.sub("", text))),
     ("repeating decimals", lambda text: _REPEATING_RE.sub(_repeating_as_fraction, text)),
     ("temperatures", lambda text: _TEMPERATURE_RE.sub("", text)),  # "700°C" is 700
+    ("powered units", lambda text: _POWERED_UNITS_RE.sub("", text)),  # "3 \text{ m s}^{-1}" is 3
     ("currency", lambda text: _DIGIT_TYPO_RE.sub("", _CURRENCY_RE.sub("", text))),
     ("scale words", _scaled_answer),  # "1.45 million" is 1450000
     ("unicode roots", lambda text: _UNICODE_ROOT_RE.sub(_unicode_root, text)),  # "√2" is "\sqrt{2}"
