@@ -18,21 +18,34 @@ The gold is the ``answer`` column; ``info`` is read like verl's ``extra_info`` (
 logs it, so errors are not raised: they score ``fallback`` and show in the ``referee_error`` metric
 (the breaker still stops the run past ``max_error_share``).
 
-**v1 (``verifiers.v1``).** A task's reward is a decorated ``async`` method; await
-:func:`score_completion` in it::
+The v0 ``vf.Rubric(funcs=..., weights=...)`` is verifiers 0.3.x (``import verifiers as vf``); 0.4
+has no top-level ``Rubric``.
+
+**v1 (``verifiers.v1``, 0.4).** A task's reward is a decorated ``async`` method; await
+:func:`score_completion` in it. ``Task.score`` runs the metrics before the rewards, so a metric
+cannot read what a reward left behind: the metric judges too, and :func:`score_completion`
+remembers its recent results, so the verifier runs once per rollout whichever asks first::
 
     import verifiers.v1 as vf
-    from referee.rewards.prime_verifiers import score_completion
+    from referee.rewards.prime_verifiers import fault_signals, score_completion
 
     class MathTask(vf.Task[MathData]):
+        async def judged(self, trace: vf.Trace):
+            return await score_completion(trace.last_reply or "", self.data.answer, verifier="math")
+
         @vf.reward(weight=1.0)
         async def correct(self, trace: vf.Trace) -> float:
-            result = await score_completion(trace.last_reply or "", self.data.answer, verifier="math")
-            return result.score
+            return (await self.judged(trace)).score
+
+        @vf.metric
+        async def referee(self, trace: vf.Trace) -> dict[str, float]:  # referee_error, _timeout, _no_answer
+            return fault_signals(await self.judged(trace))
 """
 
 from __future__ import annotations
 
+import asyncio
+import collections
 from collections.abc import Mapping
 from typing import Any
 
@@ -42,6 +55,9 @@ from .routing import VERIFIERS_FIELDS, verifier_for_source
 # The weight-0 metrics rubric_functions() adds, each read from the reward's result in `state`.
 METRICS: tuple[str, ...] = ("referee_error", "referee_timeout", "referee_no_answer")
 STATE_KEY = "referee"
+# score_completion's memory of recent judgements (a v1 metric and reward of one rollout share one).
+RECENT = 4096
+_recent: collections.OrderedDict[str, asyncio.Task[SampleScore]] = collections.OrderedDict()
 
 
 def _sample(completion: Any, answer: Any, info: Any, task: Any, verifier: str | None) -> TrainerSample:
@@ -67,6 +83,10 @@ async def score_completion(
 
     ``options`` are :class:`~referee.rewards.adapters.AdapterOptions` (``fallback``, ...).
 
+    The same call again (same completion, gold and options) while its result is among the last
+    :data:`RECENT` gets that result: a v1 task's metric and reward judge a rollout once, and the
+    breaker counts it once.
+
     Example:
         >>> import asyncio
         >>> result = asyncio.run(score_completion([{"role": "assistant", "content": "#### 18"}], "18", verifier="gsm8k"))
@@ -77,8 +97,34 @@ async def score_completion(
     if verifier is not None:
         extra["verifier"] = verifier
     sample = TrainerSample(completion, gold, data_source if data_source is not None else extra.get("data_source"), extra)
-    [score] = await scorer_for(options, name="referee_verifiers", fields=VERIFIERS_FIELDS).score_async([sample])
+    key = repr((completion, gold, sample.data_source, sorted(extra.items(), key=str), sorted(options.items(), key=str)))
+    loop = asyncio.get_running_loop()
+    task = _recent.get(key)
+    if task is None or task.get_loop() is not loop or (task.done() and (task.cancelled() or task.exception() is not None)):
+        scorer = scorer_for(options, name="referee_verifiers", fields=VERIFIERS_FIELDS)
+        task = _recent[key] = loop.create_task(_score_one(scorer, sample))
+    _recent.move_to_end(key)
+    while len(_recent) > RECENT:
+        _recent.popitem(last=False)
+    return await asyncio.shield(task)
+
+
+async def _score_one(scorer: Scorer, sample: TrainerSample) -> SampleScore:
+    [score] = await scorer.score_async([sample])
     return score
+
+
+def fault_signals(score: SampleScore) -> dict[str, float]:
+    """The signals of faults that are not the model's answer being wrong: ``referee_error``,
+    ``referee_timeout``, ``referee_no_answer`` (a v1 ``@vf.metric`` can return this dict).
+
+    Example:
+        >>> from referee.verifiers import Verdict
+        >>> fault_signals(SampleScore(0.0, Verdict("error", reason="the sandbox failed"), "code"))
+        {'referee_error': 1.0, 'referee_timeout': 0.0, 'referee_no_answer': 0.0}
+    """
+    metrics = score.metrics()
+    return {name: metrics[name] for name in METRICS}
 
 
 class RubricReward:

@@ -116,3 +116,56 @@ def test_an_outage_escapes_the_rubrics_except_exception():
 def test_the_v1_helper():
     result = asyncio.run(score_completion("so the answer is $\\boxed{18}$", "18", verifier="math"))
     assert (result.score, result.verdict.status, result.verifier) == (1.0, "correct", "math")
+
+
+# --- verifiers v1 (0.4): Task.score runs the metrics, then the rewards (issue 34) ---------------
+
+class V1MathTask:
+    """docs/integrations.md's v1 pattern, as written there, on a plain class (verifiers.v1's decorators
+    only mark the methods; Task.score awaits every @vf.metric, then every @vf.reward)."""
+
+    def __init__(self, answer):
+        self.answer = answer
+
+    async def judged(self, trace):
+        from referee.rewards.prime_verifiers import score_completion
+
+        return await score_completion(trace.last_reply or "", self.answer, verifier="math")
+
+    async def correct(self, trace):  # @vf.reward(weight=1.0)
+        return (await self.judged(trace)).score
+
+    async def referee(self, trace):  # @vf.metric
+        from referee.rewards.prime_verifiers import fault_signals
+
+        return fault_signals(await self.judged(trace))
+
+
+async def task_score(task, trace):
+    """verifiers.v1 Task.score's order: metrics first, then rewards."""
+    metrics = await task.referee(trace)
+    reward = await task.correct(trace)
+    return reward, metrics
+
+
+def test_the_v1_pattern_keeps_the_fault_signals_and_judges_once(monkeypatch):
+    """Issue 34: with metrics before rewards, referee's flag passing gave v1 users empty metrics."""
+    from types import SimpleNamespace
+
+    from referee.rewards.adapters import Scorer
+
+    calls = []
+    score = Scorer.score
+
+    def counted(self, samples, **kwargs):
+        calls.append(len(samples))
+        return score(self, samples, **kwargs)
+
+    monkeypatch.setattr(Scorer, "score", counted)
+    reward, metrics = asyncio.run(task_score(V1MathTask("not a number {"), SimpleNamespace(last_reply="$\\boxed{18}$")))
+    assert reward == 0.0 and metrics == {"referee_error": 1.0, "referee_timeout": 0.0, "referee_no_answer": 0.0}
+    reward, metrics = asyncio.run(task_score(V1MathTask("18"), SimpleNamespace(last_reply="I am not sure.")))
+    assert reward == 0.0 and metrics["referee_no_answer"] == 1.0 and metrics["referee_error"] == 0.0
+    reward, metrics = asyncio.run(task_score(V1MathTask("18"), SimpleNamespace(last_reply="so $\\boxed{18}$")))
+    assert reward == 1.0 and set(metrics.values()) == {0.0}
+    assert calls == [1, 1, 1]  # one judgement per rollout: the reward reuses the metric's
