@@ -50,6 +50,8 @@ from typing import Any
 from referee.verifiers import code
 from referee.verifiers.code.isolation import resolve_isolation
 from referee.verifiers.code.languages import LANGUAGES, find_toolchain
+from referee.verifiers.code.builds import first_error_lines
+from referee.verifiers.code.libraries import crates_folder, rust_extern_args
 from referee.verifiers.code.outputs import stdout_matches
 from referee.verifiers.code.run import run_program
 
@@ -257,13 +259,30 @@ def humaneval_x_tests(row: dict, language: str) -> dict:
     return tests
 
 
+def rust_test_build(row: dict) -> str:
+    """Rust's harness is ``cargo test`` of the declaration, the solution and the test: built here as it
+    builds it (``rustc --test`` with the crates the judge is given), never run; a build that fails is the row's."""
+    toolchain = find_toolchain("rust")
+    assert toolchain is not None
+    externs = rust_extern_args(crates_folder(toolchain.version))
+    with tempfile.TemporaryDirectory(prefix="referee-harness-") as folder:
+        Path(folder, "main.rs").write_text(row["declaration"] + row["canonical_solution"] + "\n" + row["test"])
+        done = subprocess.run([toolchain.tools["rustc"], "--edition", "2021", "--test", "-C", f"linker={toolchain.tools['cc']}",
+                               *externs, "-o", "tests", "main.rs"], cwd=folder, capture_output=True, text=True, timeout=300)
+    if done.returncode != 0:
+        return f"fails there too (cargo test does not build it: {first_error_lines(done.stderr).splitlines()[0][:120]})"
+    return "builds there (cargo test not run here)"
+
+
 def dataset_harness(row: dict, language: str, timeout: float) -> str:
     """The row's canonical solution in HumanEval-X's own harness (codegeex/benchmark/humaneval-x: the prompt,
     the solution and the test in one file, run as it runs them), in referee's sandbox (``run_program``): how
     it ended, for a failure to be called the row's only when it fails there too. Go's harness needs testify and
-    ``go test``, Rust's ``cargo test`` with the crates: not run here."""
-    if language in ("go", "rust"):
-        return "not run here (the harness needs go test with testify, or cargo test)"
+    ``go test``: not run here; Rust's is built (:func:`rust_test_build`)."""
+    if language == "go":
+        return "not run here (the harness needs go test with testify)"
+    if language == "rust":
+        return rust_test_build(row)
     includes = "".join(f"#include<{name}>\n" for name in ("stdlib.h", "algorithm", "math.h", "stdio.h", "vector",
                                                            "string", "climits", "cstring", "iostream"))
     program = (includes if language == "cpp" else "") + row["prompt"] + row["canonical_solution"] + "\n" + row["test"]
