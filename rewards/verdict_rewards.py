@@ -17,6 +17,7 @@ from referee.verifiers import VERIFIER_NAMES, Verdict, get_verifier
 from referee.verifiers.format import get_check
 from referee.verifiers.registry import backend_problem, default_gold_field, verify_batch_on
 
+from .breaker import ErrorBreaker
 from .completions import completion_text
 from .policy import error_verdict, report, reward_of, warn_once
 from .routing import LANGUAGE_KEY, with_language
@@ -117,6 +118,13 @@ class VerifierReward:
             (``#### N`` for GSM8K, ``\\boxed{}`` for maths, none for code).
         backend: where ``verify_batch`` runs: ``"local"`` (this process's pools) or ``"ray"``
             (the Ray verifier host of the caller's node: :mod:`referee.verifiers.ray_host`).
+        max_error_share: the circuit breaker on TRL's path: once more than this share of the last
+            ``error_window`` completions scored in training calls (those TRL's trainer makes, with
+            ``trainer_state``) were ``error`` (reward ``None``), every such call raises
+            :class:`~referee.rewards.breaker.ErrorRateExceeded`, and the run stops instead of
+            training on the other rewards alone; ``None`` turns it off. Other callers (the
+            pre-filter, the audit, golden checks) are never stopped. Default 0.05.
+        error_window: how many recent completions the breaker looks at (default 512).
         **options: the verifier's own options (e.g. ``mode="strict"`` for GSM8K).
 
     Example:
@@ -144,10 +152,13 @@ class VerifierReward:
         all_or_nothing: bool = False,
         answer_template: str | None = None,
         backend: str = "local",
+        max_error_share: float | None = 0.05,
+        error_window: int = 512,
         **options: Any,
     ) -> None:
         self.__name__ = _checked_name(name)
         self.verifier = verifier
+        self.breaker = _training_breaker(name, max_error_share, error_window)
         if backend_problem(backend):
             raise ValueError(f"Bad option for reward {name}: {backend_problem(backend)}.")
         self.backend = backend
@@ -182,8 +193,21 @@ class VerifierReward:
         completion_ids: Sequence[Sequence[int]] | None = None,
         **kwargs: Any,
     ) -> list[float | None]:
-        """Score a batch the way TRL's ``GRPOTrainer`` calls reward functions (by keyword)."""
-        return score_verdicts(self.__name__, self.verdicts, completions, kwargs, all_or_nothing=self.all_or_nothing)
+        """Score a batch the way TRL's ``GRPOTrainer`` calls reward functions (by keyword); a training
+        call (with ``trainer_state``) is counted by the breaker, and raises once it has tripped."""
+        if self.breaker is None or "trainer_state" not in kwargs:
+            return score_verdicts(self.__name__, self.verdicts, completions, kwargs, all_or_nothing=self.all_or_nothing)
+        self.breaker.check()
+        judged: list[Verdict] = []
+
+        def judge(batch: Sequence[Any], **columns: Any) -> list[Verdict]:
+            judged.extend(self.verdicts(batch, **columns))
+            return judged
+
+        rewards = score_verdicts(self.__name__, judge, completions, kwargs, all_or_nothing=self.all_or_nothing)
+        last = next((verdict.reason for verdict in reversed(judged) if verdict.status == "error"), "")
+        self.breaker.record([reward is None for reward in rewards], last_reason=f"reward {self.__name__}: {last}" if last else "")
+        return rewards
 
     def verdicts(self, completions: Sequence[Any], **columns: Any) -> list[Verdict]:
         """The verifier's Verdict for each completion, in order (``error`` ones for unusable input).
@@ -249,6 +273,18 @@ class VerifierReward:
         if not isinstance(verdict, Verdict):
             return error_verdict("exception", f"the {self.verifier} verifier returned {type(verdict).__name__}, not a Verdict")
         return verdict
+
+
+def _training_breaker(name: str, max_error_share: float | None, error_window: int) -> ErrorBreaker | None:
+    """The breaker a correctness reward keeps on TRL's path (``None``: none), its options checked."""
+    if max_error_share is None:
+        return None
+    if isinstance(max_error_share, bool) or not isinstance(max_error_share, (int, float)) or not 0 <= max_error_share <= 1:
+        raise ValueError(f"Bad option for reward {name}: max_error_share={max_error_share!r} must be a number in [0, 1], "
+                         "or None for no breaker.")
+    if isinstance(error_window, bool) or not isinstance(error_window, int) or error_window < 1:
+        raise ValueError(f"Bad option for reward {name}: error_window={error_window!r} must be a positive whole number.")
+    return ErrorBreaker(max_error_share, error_window, instead="training on the other rewards alone")
 
 
 class FormatReward:

@@ -228,3 +228,39 @@ def test_code_verify_with_an_infinite_timeout_is_an_error_verdict_not_an_excepti
     verdict = code.verify("def f():\n    return 1", tests, timeout=float("inf"))  # used to raise OverflowError
     assert verdict.status == "error" and "timeout=inf" in verdict.reason
     assert code.verify_batch(["def f():\n    return 1"] * 2, [tests] * 2, timeout=float("inf"))[1].status == "error"
+
+
+# --- the breaker on TRL's path (issue 34) ------------------------------------------------------
+
+def test_a_run_of_unusable_golds_stops_trls_training_calls():
+    """Issue 34: with every gold unusable TRL trained on the shaping reward alone; the correctness
+    reward's breaker now stops the run (past the trainers' `except Exception`, as on the adapters)."""
+    from referee.rewards.adapters import ErrorRateExceeded
+
+    reward = get_reward("gsm8k_accuracy", max_error_share=0.25, error_window=8)
+    trainer = FakeTrainer()
+    assert reward(completions=["#### 18"] * 2, answer=["n/a", "18"], **trainer.kwargs()) == [None, 1.0]  # 1 of 8: allowed
+    with pytest.raises(ErrorRateExceeded, match=r"3 of the last 4 samples.*reward gsm8k_accuracy: gold 'n/a'.*other rewards alone"):
+        reward(completions=["#### 18"] * 2, answer=["n/a", "n/a"], **trainer.kwargs())
+    with pytest.raises(ErrorRateExceeded):  # tripped for good: the next batch, good golds and all
+        reward(completions=["#### 18"], answer=["18"], **trainer.kwargs())
+    assert not isinstance(ErrorRateExceeded("x"), Exception)
+
+
+def test_the_breaker_watches_training_calls_only_and_can_be_turned_off():
+    reward = get_reward("gsm8k_accuracy", max_error_share=0.0, error_window=8)
+    for _ in range(3):  # the pre-filter, the audit and golden checks call without trainer_state: never stopped
+        assert reward(completions=["#### 18"], answer=["n/a"]) == [None]
+    off = get_reward("gsm8k_accuracy", max_error_share=None)
+    assert off(completions=["#### 18"] * 40, answer=["n/a"] * 40, **FakeTrainer().kwargs()) == [None] * 40
+    with pytest.raises(ValueError, match="max_error_share=2"):
+        get_reward("gsm8k_accuracy", max_error_share=2)
+
+
+def test_a_reward_with_its_breaker_pickles_as_trls_async_trainer_needs():
+    from referee.rewards.adapters import ErrorRateExceeded
+
+    reward = get_reward("gsm8k_accuracy", max_error_share=0.0, error_window=4)
+    copy = pickle.loads(pickle.dumps(reward))
+    with pytest.raises(ErrorRateExceeded):
+        copy(completions=["#### 18"], answer=["n/a"], **FakeTrainer().kwargs())
