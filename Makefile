@@ -43,7 +43,8 @@ test: install
 	$(PY) -m pytest -q $(PYTEST_ARGS)
 
 # Real trainers' reward code calling referee, each in its own virtualenv (verl pins an older
-# transformers than TRL): verl's NaiveRewardManager, BatchRewardManager and reward loop on a DataProto.
+# transformers than TRL): verl's legacy managers and its reward loop (naive, dapo, rate_limited) on a
+# DataProto, and main_eval's process_item on Ray. docs/integrations.md#what-is-tested-where lists every path.
 INTEG_VENV := .venv-integrations
 INTEG_PY := $(INTEG_VENV)/bin/python
 VERL_VERSION := 0.9.1

@@ -35,7 +35,7 @@ from typing import Any
 
 from referee.verifiers import VERIFIER_NAMES, Verdict
 
-from .breaker import ErrorBreaker, ErrorRateExceeded
+from .breaker import ErrorBreaker, ErrorRateExceeded  # noqa: F401 (ErrorRateExceeded: re-exported, its old home)
 from .completions import completion_text
 from .policy import error_verdict, reward_of, warn_once
 from .routing import VERL_FIELDS, ConfigurationError, FieldNames, RefereeStop, Route, referee_stop, route
