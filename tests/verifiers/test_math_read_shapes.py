@@ -57,6 +57,10 @@ SHAPES = [
     (WORK + "\\boxed{6 \\times 10^{-3} \\text{ m/s²}}", "0.006", "correct", "boxed"),
     (WORK + "\\boxed{3 \\text{ m s}^{-1}}", "-1", "wrong", "boxed"),
     (WORK + "\\boxed{7 \\times 10^{-3} \\text{ m/s}^2}", "0.006", "wrong", "boxed"),
+    # A power in superscripts right after a number is a power; after a letter, a unit's
+    (WORK + "The answer is 5².", "25", "correct", "final answer"),
+    (WORK + "The answer is 5².", "5", "wrong", "final answer"),
+    (WORK + "The answer is $3 \\times 10⁻²$.", "0.03", "correct", "final answer"),
     (WORK + "**Calculation**:\nThe oranges left are 60 - 36 = 24.", "24", "correct", "last number"),
     # LaTeX outside maths delimiters
     (WORK + "So each part is \\frac{2}{5} tons.", "\\frac{2}{5}", "correct", "math span"),

@@ -26,6 +26,8 @@
   ``\\text{ where } ...``; never a condition such as ``\\text{ if } ...``);
 * **other scripts**: full-width and other decimal digits (``４２``) as ASCII digits;
 * **temperatures**: a degree sign with its scale after a number (``700°C``, ``212 ^\\circ F``) is a unit;
+* **superscript powers**: a power in superscripts right after a number (``10⁻⁷``, ``5²``) is
+  ``10^{-7}``, ``5^{2}``; after a letter (``m⁻²``) it stays a unit's;
 * **powered units**: units raised to powers after a number end the answer (``15000 \\text{ kcal m}^{-2}
   \\text{yr}^{-1}``, ``6 \\times 10^{-3} \\text{ m/s}^2`` -> ``15000``, ``6 \\times 10^{-3}``);
 * **scale words**: a whole answer ``1.45 million``, ``\\text{2 dozen}`` -> ``1450000``, ``24``.
@@ -193,6 +195,15 @@ def _unicode_relations(text: str) -> str:
     return text
 
 
+_SUPERSCRIPTS = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻⁺", "0123456789-+")
+# A power written in superscripts right after a number: "10⁻⁷", "5²" (after a letter, "m⁻²", it is a unit's power: kept).
+_UNICODE_POWER_RE = re.compile(r"(?<=[0-9])[⁻⁺]?[⁰¹²³⁴⁵⁶⁷⁸⁹]+")
+
+
+def _unicode_powers(text: str) -> str:
+    return _UNICODE_POWER_RE.sub(lambda power: "^{" + power.group().translate(_SUPERSCRIPTS) + "}", text)
+
+
 def _scaled_answer(text: str) -> str:
     scaled = _SCALED_NUMBER_RE.fullmatch(text.strip())  # the whole answer: match, not a scan
     return _scaled(scaled) if scaled else text
@@ -241,6 +252,7 @@ CLEANUPS: tuple[tuple[str, Callable[[str], str]], ...] = (
     ("commands escaped twice", _doubled_commands),  # "\\\\frac" (JSON's doing) is "\\frac"
     ("row spacing", lambda text: _ROW_SPACING_RE.sub(r"\\\\", text)),  # "\\\\[4pt]" is a row break
     ("unicode relations", _unicode_relations),  # "≤" is "\le", "−" is "-"
+    ("unicode powers", _unicode_powers),  # "10⁻⁷" is "10^{-7}", "5²" is "5^{2}"
     ("plain-text values", _plain_text_values),  # "pi/2", "14.0 + -1.0i", "-3./2"
     ("qualifier tails", lambda text: _QUALIFIER_TAIL_RE.sub("", text)),  # "(a,1) \text{ for any integer } a" is (a,1)
     ("wrapped letters", lambda text: _LETTER_WRAPPER_RE.sub(_unwrap_letter, text)),  # "\textbf{C}" is "C"
