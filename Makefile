@@ -55,7 +55,7 @@ $(INTEG_VENV)/.installed: pyproject.toml
 	@# verl without its training stack: only what its reward managers and DataProto import.
 	$(INTEG_PY) -m pip install --quiet --no-deps verl==$(VERL_VERSION)
 	$(INTEG_PY) -m pip install --quiet 'tensordict==0.10.0' 'transformers>=5.5.3,<5.11' ray numpy packaging \
-	  codetiming hydra-core omegaconf psutil dill aiohttp
+	  codetiming hydra-core omegaconf psutil dill aiohttp pandas tqdm orjson
 	$(INTEG_PY) -m pip install --quiet -e '.[dev]'
 	touch $@
 
