@@ -3,9 +3,9 @@
 ``main.rs`` is the program (a ``main`` of its own renamed; the declaration kept before a body that
 completes it and goes on to define other functions), then ``mod referee_tests`` with the test code.
 The crates HumanEval-X's declarations import (``rand``, ``regex``, ``md5``) come from the judge's
-libraries (:mod:`..libraries`); where one was not given, its imports are dropped, and a program that
-still uses it is ``error``, saying which. That module does not glob-import the program (``use super::*``): it imports only the
-functions the test calls, and where the declaration gives a function's signature it calls it
+libraries (:mod:`..libraries`); where one was not given, its imports are dropped, and a program
+that still uses it is ``error``, saying which. The test module does not glob-import the program
+(``use super::*``): it imports only the functions the test calls, and where the declaration gives a function's signature it calls it
 through a wrapper of that signature, so the program cannot return a type of its own; every macro
 the test invokes is ``::std::``'s (a ``macro_rules! assert_eq`` of the program's never applies).
 ``main`` runs each ``#[test]`` function in order, then prints the key; a failed assertion panics,
