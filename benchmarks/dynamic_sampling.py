@@ -141,8 +141,9 @@ def run_arm(name: str, seed: int, warm: Path, budget: int, out: Path) -> dict[st
 
 
 def summarise(runs: list[dict[str, Any]], arms: list[str]) -> dict[str, dict[str, Any]]:
-    """Per arm: the mean and 95% interval of held-out accuracy and of its difference from ``plain`` on
-    the same seed, and the means of the other columns, over the seeds every listed arm has finished.
+    """Per arm: the mean and 95% interval of held-out accuracy (clipped to [0, 1]) and of its difference
+    from ``plain`` on the same seed, and the means of the other columns, over the seeds every listed arm
+    has finished.
 
     Example:
         >>> runs = [{"arm": a, "seed": s, "held_out_accuracy": acc, "zero_gradient_share": 0.0, "tokens": 10,
@@ -160,7 +161,8 @@ def summarise(runs: list[dict[str, Any]], arms: list[str]) -> dict[str, dict[str
         rows = [by_arm[arm][seed] for seed in seeds]
         if not rows:
             continue
-        entry: dict[str, Any] = {"seeds": len(rows), "accuracy": mean_interval([r["held_out_accuracy"] for r in rows])}
+        mean, low, high = mean_interval([r["held_out_accuracy"] for r in rows])
+        entry: dict[str, Any] = {"seeds": len(rows), "accuracy": (mean, max(0.0, low), min(1.0, high))}
         if "plain" in by_arm:
             entry["difference"] = mean_interval([r["held_out_accuracy"] - by_arm["plain"][r["seed"]]["held_out_accuracy"]
                                                  for r in rows])

@@ -38,7 +38,8 @@ class CurriculumSettings:
     """The recipe's ``curriculum:`` block.
 
     Attributes:
-        sampler: ``sweep``, ``band``, ``learnability`` (default) or ``thompson``.
+        sampler: ``sweep`` (default), ``band``, ``learnability`` or ``thompson``; ``docs/training.md``
+            gives each one's held-out accuracy against plain GRPO over seeds.
         seed_from: a ``referee prefilter`` / ``referee eval`` ``all.jsonl`` of the training set
             (same rows, same order) whose per-row counts seed the posterior.
         state: a file the posterior is also written to at each checkpoint and at the end.
@@ -63,7 +64,7 @@ class CurriculumSettings:
         ValueError: curriculum.half_life is 0; give a number of optimizer steps > 0, or null to never forget.
     """
 
-    sampler: Literal["sweep", "band", "learnability", "thompson"] = "learnability"
+    sampler: Literal["sweep", "band", "learnability", "thompson"] = "sweep"
     seed_from: str | None = None
     state: str | None = None
     band: tuple[float, float] = (0.125, 0.875)
@@ -92,6 +93,17 @@ class CurriculumSettings:
     def from_dict(cls, values: Any) -> CurriculumSettings:
         """The settings of a ``curriculum:`` mapping, unknown keys refused with a suggestion."""
         return from_mapping(cls, values, "curriculum")
+
+
+def learnability(p: float) -> float:
+    """How much GRPO can learn from a prompt solved with probability ``p``: ``p(1-p)``, at least a tiny
+    floor so that a prompt the rule does not want can still fill a batch.
+
+    Example:
+        >>> learnability(0.5), learnability(1.0)
+        (0.25, 1e-06)
+    """
+    return max(_FLOOR, p * (1 - p))
 
 
 class PassRatePosterior:
@@ -169,7 +181,8 @@ class PassRatePosterior:
         return [a / (a + b) for a, b in zip(self.alpha, self.beta)]
 
     def weights(self, settings: CurriculumSettings, generator: random.Random) -> list[float]:
-        """Each prompt's draw weight under ``settings.sampler``.
+        """Each prompt's draw weight under ``settings.sampler`` (``band``, ``learnability`` or ``thompson``;
+        ``sweep`` draws with :class:`~referee.recipes.train.sweep.SweepSampler`).
 
         Example:
             >>> posterior = PassRatePosterior(3)
@@ -179,14 +192,15 @@ class PassRatePosterior:
             >>> posterior.weights(CurriculumSettings("band"), random.Random(0))
             [1.0, 1e-06, 1.0]
         """
+        if settings.sampler == "sweep":
+            raise ValueError("The sweep sampler draws with SweepSampler.draw, not by weights.")
         if settings.sampler == "thompson":
-            draws = [generator.betavariate(a, b) for a, b in zip(self.alpha, self.beta)]
-            return [max(_FLOOR, t * (1 - t)) for t in draws]
+            return [learnability(generator.betavariate(a, b)) for a, b in zip(self.alpha, self.beta)]
         means = self.means()
         if settings.sampler == "band":
             low, high = settings.band
             return [1.0 if low <= p <= high else _FLOOR for p in means]
-        return [max(_FLOOR, p * (1 - p)) for p in means]
+        return [learnability(p) for p in means]
 
     def state_dict(self) -> dict[str, Any]:
         """What :meth:`load_state_dict` restores (JSON-ready)."""

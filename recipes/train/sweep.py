@@ -18,10 +18,7 @@ from typing import Any
 
 import torch
 
-from .curriculum import PassRatePosterior
-
-# The weight of a prompt with p at 0 or 1: it is still drawn within its sweep, last.
-_FLOOR = 1e-6
+from .curriculum import PassRatePosterior, learnability
 
 
 class SweepSampler:
@@ -83,7 +80,7 @@ class SweepSampler:
             unseen = [index for index in fresh if self.visits[index] == 0
                       and (posterior.alpha[index], posterior.beta[index]) == posterior.prior]
             candidates = unseen or fresh
-            weights = [1.0 if unseen else max(_FLOOR, means[i] * (1 - means[i])) for i in candidates]
+            weights = [1.0 if unseen else learnability(means[i]) for i in candidates]
             take = min(count - len(picks), len(candidates))
             chosen = torch.multinomial(torch.tensor(weights, dtype=torch.float64), take, replacement=False,
                                        generator=generator).tolist()

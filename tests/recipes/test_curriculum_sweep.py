@@ -30,7 +30,7 @@ def test_the_learnability_sampler_starves_the_prompts_the_sweep_covers():
     """What the sweep sampler guards against: weighted draws, fresh at every step, return to the most
     learnable prompt every time and leave others undrawn, where one sweep draws each prompt once."""
     posterior = skewed_posterior(20)
-    weighted = [index for seed in range(10) for index in draw_prompts(posterior, CurriculumSettings(), 2, seed=seed)]
+    weighted = [index for seed in range(10) for index in draw_prompts(posterior, CurriculumSettings("learnability"), 2, seed=seed)]
     assert weighted.count(0) >= 8 and len(set(weighted)) < 20
     sampler = SweepSampler(20, retire_after=0)
     swept = [index for seed in range(10) for index in sampler.draw(posterior, 2, seed=seed)]
