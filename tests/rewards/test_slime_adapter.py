@@ -106,30 +106,43 @@ async def generate_and_rm_fanned_out(args, samples):
     return samples
 
 
-def test_the_fan_out_path_hands_the_per_sample_reward_a_list(caplog):
+@pytest.fixture
+def warnings_seen(monkeypatch, caplog):
+    """referee's warnings, each kind shown afresh, whatever logging set-up an earlier test ran."""
+    import logging
+
+    from referee.rewards import policy
+
+    monkeypatch.setattr(policy, "_warned", set())
+    monkeypatch.setattr(policy.logger, "disabled", False)
+    monkeypatch.setattr(policy.logger, "handlers", [caplog.handler])
+    caplog.set_level(logging.WARNING, logger=policy.logger.name)  # setLevel: clears the logger's cached answer
+    return caplog
+
+
+def test_the_fan_out_path_hands_the_per_sample_reward_a_list(warnings_seen):
     """Issue 34: referee returned one 0.0 for the whole list, with a misleading "no gold answer" warning."""
     args = make_args()  # --custom-rm-path referee.rewards.slime.reward, the per-sample function
     fanned = [Sample(response=s.response, label=s.label, metadata=dict(s.metadata)) for s in SAMPLES]
     asyncio.run(generate_and_rm_fanned_out(args, fanned))
     assert [reward_value(args, s) for s in fanned] == EXPECTED
-    assert "no gold answer" not in caplog.text
+    assert "no gold answer" not in warnings_seen.text and "gold 'n/a'" in warnings_seen.text
     keyed = make_args(reward_key="score")
     fanned = [Sample(response=s.response, label=s.label, metadata=dict(s.metadata)) for s in SAMPLES]
     asyncio.run(generate_and_rm_fanned_out(keyed, fanned))
     assert [reward_value(keyed, s) for s in fanned] == EXPECTED and fanned[4].reward["referee_error"] == 1.0
 
 
-def test_messages_use_slimes_words(monkeypatch, caplog):
+def test_messages_use_slimes_words(monkeypatch, warnings_seen):
     """Issue 34: warnings said verl's ``ground_truth`` and ``extra_info``; slime's fields are ``label`` and ``metadata``."""
     from referee.rewards import policy
 
-    monkeypatch.setattr(policy, "_warned", set())
     args = make_args(reward_key="score")
     assert asyncio.run(async_rm(args, Sample(response="#### 18", label=None, metadata={"verifier": "gsm8k"})))["referee_error"] == 1.0
     monkeypatch.setattr(policy, "_warned", set())  # warned once per kind: the next one is of the same kind
     assert asyncio.run(async_rm(args, Sample(response="def f(): pass", label=None, metadata={"verifier": "code"})))["referee_error"] == 1.0
-    assert "(label is None)" in caplog.text and "in label or metadata['tests']" in caplog.text
-    assert "ground_truth" not in caplog.text and "extra_info" not in caplog.text
+    assert "(label is None)" in warnings_seen.text and "in label or metadata['tests']" in warnings_seen.text
+    assert "ground_truth" not in warnings_seen.text and "extra_info" not in warnings_seen.text
     with pytest.raises(UnknownDataSource) as caught:
         asyncio.run(async_rm(args, Sample(response="#### 18", label="18", metadata={"data_source": "mine"})))
     assert "metadata['verifier']" in str(caught.value) and "extra_info" not in str(caught.value)
