@@ -76,7 +76,8 @@ class SweepSampler:
                 self.sweep += 1
                 self.drawn = [False] * len(self.drawn)
                 continue
-            fresh = [index for index in pool if index not in picks] or pool
+            taken = set(picks)
+            fresh = [index for index in pool if index not in taken] or pool
             unseen = [index for index in fresh if self.visits[index] == 0
                       and (posterior.alpha[index], posterior.beta[index]) == posterior.prior]
             candidates = unseen or fresh
@@ -110,7 +111,7 @@ class SweepSampler:
             else:
                 self.streak[index] = 0
             retire = self.retire_after and abs(self.streak[index]) >= self.retire_after
-            if retire and index not in self.retired and len(self.live()) > self.min_live:
+            if retire and index not in self.retired and len(self.drawn) - len(self.retired) > self.min_live:
                 self.retired[index] = {"reason": "solved" if self.streak[index] > 0 else "failed", "step": step,
                                        "sweep": self.sweep, "visits": self.visits[index]}
 
