@@ -4,7 +4,7 @@ An ``error`` Verdict is not the completion's fault (bad gold, a failed sandbox o
 few are counted and left out (TRL) or scored a fallback (the other trainers); a run of them is an
 outage, and training on would mean training on the other rewards alone, or on fallbacks.
 :class:`ErrorBreaker` counts error flags over a sliding window and, past a share of it, raises
-:class:`ErrorRateExceeded` on every call: a :class:`~referee.rewards.routing.RefereeStop`, so it
+:class:`ErrorRateExceeded` on every call: a :class:`~referee.rewards.trainers.routing.RefereeStop`, so it
 gets past the trainers' ``except Exception``.
 """
 
@@ -16,7 +16,7 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
-from .routing import RefereeStop
+from .trainers.routing import RefereeStop
 
 
 class ErrorRateExceeded(RefereeStop):

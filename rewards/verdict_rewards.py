@@ -20,7 +20,7 @@ from referee.verifiers.registry import backend_problem, default_gold_field, veri
 from .breaker import ErrorBreaker
 from .completions import completion_text
 from .policy import error_verdict, report, reward_of, warn_once
-from .routing import LANGUAGE_KEY, with_language
+from .trainers.routing import LANGUAGE_KEY, with_language
 
 _NAME_RE = re.compile(r"[A-Za-z_][\w.-]*")
 

@@ -5,7 +5,7 @@ OpenRLHF's ``--reward.remote_url http://host:port/get_reward`` sends) and answer
 ``{"rewards": [...], "scores": [...], "extra_logs": {...}}``; ``POST /run_code`` answers Sandbox
 Fusion's requests (verl 0.7+'s ``reward.sandbox_fusion.url``, ``reward_model.sandbox_fusion.url`` in
 verl 0.6 and earlier, can point at it, see
-:mod:`referee.rewards.sandbox_fusion`); ``GET /health`` says whether the
+:mod:`referee.rewards.trainers.sandbox_fusion`); ``GET /health`` says whether the
 server is up, how many recent samples were errors, whether the last request tripped the breaker
 and why, and the last refusal; each refusal's sentence is printed on stderr too. One process serves every request with the
 same verifier pools (``--workers`` worker processes each for maths and code), so parallel
@@ -25,8 +25,8 @@ import sys
 from typing import Any
 
 from referee.recipes.serve.limits import TOKEN_ENV, ServeLimits, is_loopback
-from referee.rewards.adapters import AdapterOptions, Scorer
-from referee.rewards.routing import OPENRLHF_FIELDS, ConfigurationError
+from referee.rewards.trainers.adapters import AdapterOptions, Scorer
+from referee.rewards.trainers.routing import OPENRLHF_FIELDS, ConfigurationError
 from referee.verifiers import VERIFIER_NAMES
 
 
@@ -182,7 +182,7 @@ def bind(host: str, port: int) -> socket.socket:
         >>> bind("127.0.0.1", listener.getsockname()[1])
         Traceback (most recent call last):
         ...
-        referee.rewards.routing.ConfigurationError: 127.0.0.1 port ... is in use (another server?); stop it or choose another --port.
+        referee.rewards.trainers.routing.ConfigurationError: 127.0.0.1 port ... is in use (another server?); stop it or choose another --port.
         >>> listener.close()
     """
     if not 0 <= port <= 65535:

@@ -1,6 +1,6 @@
 """``referee serve``'s endpoints: ``POST /get_reward``, ``POST /run_code`` and ``GET /health``.
 
-Every request shares one :class:`~referee.rewards.adapters.Scorer` (its verifier pools start
+Every request shares one :class:`~referee.rewards.trainers.adapters.Scorer` (its verifier pools start
 once). The guards of :mod:`.guards` stand in front: the bearer token (when the server has one)
 and the body size limit, both answered before an endpoint reads anything.
 """
@@ -14,7 +14,7 @@ import os
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from referee.rewards.adapters import Scorer
+from referee.rewards.trainers.adapters import Scorer
 from referee.verifiers import VERIFIER_NAMES
 
 from .guards import BodyLimit, TokenGuard
@@ -47,7 +47,7 @@ def build_app(scorer: Scorer, limits: ServeLimits | None = None) -> Any:
     from fastapi import FastAPI, Request
     from fastapi.responses import JSONResponse
 
-    from referee.rewards.sandbox_fusion import RunCodeRequestError, handle_run_code
+    from referee.rewards.trainers.sandbox_fusion import RunCodeRequestError, handle_run_code
 
     limits = limits or ServeLimits()
     code_options = scorer.options.verifier_options.get("code", {})

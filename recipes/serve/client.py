@@ -15,7 +15,7 @@ It posts the same ``{"query", "prompts", "labels"}`` and returns the server's
 that cannot be judged; 503: too many referee errors in the request; 401: a wrong token; 413)
 raises :class:`RewardServerRefused` carrying that sentence; a server that cannot be reached in
 :data:`ATTEMPTS` tries raises :class:`RewardServerUnreachable`. Both derive from
-:class:`~referee.rewards.routing.RefereeStop` (a ``BaseException``), so they get past OpenRLHF's
+:class:`~referee.rewards.trainers.routing.RefereeStop` (a ``BaseException``), so they get past OpenRLHF's
 ``except Exception`` and stop the run with the reason, instead of a reward of ``None``.
 """
 
@@ -31,7 +31,7 @@ from typing import Any
 
 # Absolute imports: OpenRLHF loads this very file by path.
 from referee.recipes.serve.limits import TOKEN_ENV
-from referee.rewards.routing import RefereeStop
+from referee.rewards.trainers.routing import RefereeStop
 
 URL_ENV = "REFEREE_SERVE_URL"
 ATTEMPTS = 5  # tries for a server that cannot be reached or is busy (not for a refusal: it would say the same)

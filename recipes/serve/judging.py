@@ -23,9 +23,9 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
-from referee.rewards.adapters import SampleScore, Scorer, TrainerSample
-from referee.rewards.openrlhf import request_samples, result_of
-from referee.rewards.routing import ConfigurationError
+from referee.rewards.trainers.adapters import SampleScore, Scorer, TrainerSample
+from referee.rewards.trainers.openrlhf import request_samples, result_of
+from referee.rewards.trainers.routing import ConfigurationError
 from referee.verifiers import Verdict
 
 
@@ -115,7 +115,7 @@ def judge_request(payload: Any, scorer: Scorer, max_completion_chars: int, error
     """Judge one ``/get_reward`` body (OpenRLHF's ``{"query", "prompts", "labels"}``) under the rules above.
 
     Example:
-        >>> from referee.rewards.adapters import AdapterOptions
+        >>> from referee.rewards.trainers.adapters import AdapterOptions
         >>> scorer = Scorer(AdapterOptions(default_verifier="gsm8k"))
         >>> judge_request({"query": ["#### 18", "#### 1" * 50], "labels": ["18", "1"]}, scorer, 100, ErrorWindow(8)).body["rewards"]
         [1.0, 0.0]

@@ -3,7 +3,7 @@
 These run only where verl is installed (its own virtualenv, .venv-integrations: verl pins a
 transformers release TRL does not accept); in the main suite they are skipped. The reward
 function is loaded the way verl's trainer loads it (``get_custom_reward_fn`` on a
-``custom_reward_function`` config with ``pkg://referee.rewards.verl`` and ``reward_kwargs``).
+``custom_reward_function`` config with ``pkg://referee.rewards.trainers.verl`` and ``reward_kwargs``).
 """
 
 import asyncio
@@ -17,7 +17,7 @@ from omegaconf import OmegaConf  # noqa: E402
 from verl import DataProto  # noqa: E402
 from verl.trainer.ppo.reward import get_custom_reward_fn  # noqa: E402
 
-from referee.rewards.adapters import METRIC_KEYS, ErrorRateExceeded  # noqa: E402
+from referee.rewards.trainers.adapters import METRIC_KEYS, ErrorRateExceeded  # noqa: E402
 
 PAD = 0
 
@@ -68,7 +68,7 @@ def make_batch(rows, tokenizer, prompt_len=8, response_len=40):
 
 def reward_fn(name, **reward_kwargs):
     # verl >= 0.7 keeps it under `reward.` (earlier releases: top-level custom_reward_function)
-    config = OmegaConf.create({"reward": {"custom_reward_function": {"path": "pkg://referee.rewards.verl", "name": name,
+    config = OmegaConf.create({"reward": {"custom_reward_function": {"path": "pkg://referee.rewards.trainers.verl", "name": name,
                                                                      "reward_kwargs": reward_kwargs}}})
     return get_custom_reward_fn(config)
 
@@ -124,7 +124,7 @@ def reward_loop_scores(data, name, manager="naive", **reward_kwargs):
 
     config = OmegaConf.create({
         "reward": {"reward_manager": {"source": "register", "name": manager},
-                   "custom_reward_function": {"path": "pkg://referee.rewards.verl", "name": name,
+                   "custom_reward_function": {"path": "pkg://referee.rewards.trainers.verl", "name": name,
                                               "reward_kwargs": reward_kwargs}},
         "actor_rollout_ref": {"rollout": {"multi_turn": {}}},
     })
@@ -168,7 +168,7 @@ def test_an_outage_stops_verl_instead_of_training_on_fallbacks():
 def test_reward_kwargs_from_hydra_dotlist_overrides():
     """`+reward.custom_reward_function.reward_kwargs.verifier_options.gsm8k.mode=strict` on verl's command line."""
     config = OmegaConf.merge(
-        OmegaConf.create({"reward": {"custom_reward_function": {"path": "pkg://referee.rewards.verl", "name": "compute_score"}}}),
+        OmegaConf.create({"reward": {"custom_reward_function": {"path": "pkg://referee.rewards.trainers.verl", "name": "compute_score"}}}),
         OmegaConf.from_dotlist(["reward.custom_reward_function.reward_kwargs.verifier_options.gsm8k.mode=strict",
                                 "reward.custom_reward_function.reward_kwargs.fallback=-1"]))
     fn = get_custom_reward_fn(config)
@@ -190,10 +190,10 @@ def test_main_eval_on_ray_gets_floats_and_referees_stop_through_ray():
     ray = pytest.importorskip("ray")
     from verl.trainer.main_eval import process_item
 
-    from referee.rewards.routing import UnknownDataSource, referee_stop
+    from referee.rewards.trainers.routing import UnknownDataSource, referee_stop
 
     def config(name):
-        return OmegaConf.create({"reward": {"custom_reward_function": {"path": "pkg://referee.rewards.verl", "name": name}}})
+        return OmegaConf.create({"reward": {"custom_reward_function": {"path": "pkg://referee.rewards.trainers.verl", "name": name}}})
 
     ray.init(num_cpus=1, include_dashboard=False, ignore_reinit_error=True)
     try:

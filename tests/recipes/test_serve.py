@@ -164,7 +164,7 @@ class FailingSandbox:
     """A scorer stand-in whose verifier fails (not the completion's fault) for every non-empty completion."""
 
     def __init__(self, max_error_share):
-        from referee.rewards.adapters import AdapterOptions, Scorer
+        from referee.rewards.trainers.adapters import AdapterOptions, Scorer
 
         self.real = Scorer(AdapterOptions(default_verifier="gsm8k", max_error_share=max_error_share))
         self.options = self.real.options
@@ -173,7 +173,7 @@ class FailingSandbox:
         return self.real.route(sample)
 
     def score(self, samples, record=True):
-        from referee.rewards.adapters import SampleScore
+        from referee.rewards.trainers.adapters import SampleScore
         from referee.verifiers import Verdict
 
         return [SampleScore(0.0, Verdict("error", reason="the sandbox died") if sample.completion else
@@ -459,7 +459,7 @@ def execute_like_openrlhf(func, query, prompt, label):
 
 
 def test_the_client_file_returns_rewards_and_stops_the_run_with_the_servers_sentence(server, monkeypatch):
-    from referee.rewards.routing import RefereeStop
+    from referee.rewards.trainers.routing import RefereeStop
 
     func = load_client_like_openrlhf()  # a module of its own: its classes are not referee.recipes.serve.client's
     monkeypatch.setenv("REFEREE_SERVE_URL", server)
@@ -475,7 +475,7 @@ def test_the_client_file_returns_rewards_and_stops_the_run_with_the_servers_sent
 
 
 def test_the_client_file_carries_a_503s_sentence(monkeypatch):
-    from referee.rewards.routing import RefereeStop
+    from referee.rewards.trainers.routing import RefereeStop
 
     server, url = serve_in_thread(FailingSandbox(0.05))
     try:

@@ -5,8 +5,8 @@ import threading
 
 import pytest
 
-from referee.rewards import adapters
-from referee.rewards.adapters import (
+from referee.rewards.trainers import adapters
+from referee.rewards.trainers.adapters import (
     METRIC_KEYS,
     AdapterOptions,
     ErrorBreaker,
@@ -15,7 +15,7 @@ from referee.rewards.adapters import (
     TrainerSample,
     scorer_for,
 )
-from referee.rewards.routing import ConfigurationError
+from referee.rewards.trainers.routing import ConfigurationError
 from referee.verifiers import Verdict
 
 CORRECT = TrainerSample("#### 18", "18", "openai/gsm8k")

@@ -80,7 +80,7 @@ def test_a_run_whose_golds_are_all_unusable_stops_instead_of_training_on_shaping
     from transformers import AutoModelForCausalLM
 
     from referee.recipes.common.loading import load_tokenizer
-    from referee.rewards.adapters import ErrorRateExceeded
+    from referee.rewards.trainers.adapters import ErrorRateExceeded
 
     torch.set_num_threads(1)
     reward_funcs, reward_weights = compose_rewards([

@@ -1,4 +1,4 @@
-"""referee.rewards.openrlhf called exactly as OpenRLHF's SingleTurnAgentExecutor calls ``reward_func``.
+"""referee.rewards.trainers.openrlhf called exactly as OpenRLHF's SingleTurnAgentExecutor calls ``reward_func``.
 
 OpenRLHF loads ``reward_func`` from a ``.py`` path, calls it with ``asyncio.to_thread(reward_func,
 [query], [prompt], [label])`` (one sample per call; the query decoded with special tokens), and
@@ -13,9 +13,9 @@ import json
 
 import pytest
 
-from referee.rewards import openrlhf
-from referee.rewards.adapters import ErrorRateExceeded
-from referee.rewards.openrlhf import reward_func, reward_func_async, response_text
+from referee.rewards.trainers import openrlhf
+from referee.rewards.trainers.adapters import ErrorRateExceeded
+from referee.rewards.trainers.openrlhf import reward_func, reward_func_async, response_text
 
 torch = pytest.importorskip("torch")
 
@@ -87,7 +87,7 @@ def test_a_prompt_with_numbers_does_not_leak_into_the_answer():
 
 
 def test_plain_labels_need_a_default_verifier(monkeypatch):
-    from referee.rewards.routing import UnknownDataSource
+    from referee.rewards.trainers.routing import UnknownDataSource
 
     with pytest.raises(UnknownDataSource, match="default_verifier"):
         reward_func([query("#### 18")], [PROMPT], ["18"])
@@ -96,7 +96,7 @@ def test_plain_labels_need_a_default_verifier(monkeypatch):
 
 
 def test_bad_options_in_the_environment_are_named(monkeypatch):
-    from referee.rewards.routing import ConfigurationError
+    from referee.rewards.trainers.routing import ConfigurationError
 
     monkeypatch.setenv(openrlhf.OPTIONS_ENV, "{default_verifier: gsm8k}")
     with pytest.raises(ConfigurationError, match="REFEREE_OPTIONS is not JSON"):
@@ -165,7 +165,7 @@ def test_a_prompt_whose_spaces_changed_on_the_way_is_still_cut():
 
 def test_a_typod_data_source_is_refused_even_with_a_default_verifier(monkeypatch):
     """Issue 34: a typo'd data_source silently went to the default verifier."""
-    from referee.rewards.routing import UnknownDataSource
+    from referee.rewards.trainers.routing import UnknownDataSource
 
     monkeypatch.setenv(openrlhf.OPTIONS_ENV, json.dumps({"default_verifier": "math"}))
     with pytest.raises(UnknownDataSource, match="did you mean 'openai/gsm8k'"):

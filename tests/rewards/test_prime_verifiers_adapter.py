@@ -1,4 +1,4 @@
-"""referee.rewards.prime_verifiers called exactly as the ``verifiers`` library's Rubric calls reward functions.
+"""referee.rewards.trainers.prime_verifiers called exactly as the ``verifiers`` library's Rubric calls reward functions.
 
 ``Rubric._call_individual_reward_func``: with a ``**kwargs`` parameter the function gets every
 score object (``prompt``, ``completion``, ``answer``, ``state``, ``info``, ``task``), otherwise
@@ -13,8 +13,8 @@ from typing import get_origin
 
 import pytest
 
-from referee.rewards.adapters import ErrorRateExceeded
-from referee.rewards.prime_verifiers import RubricReward, rubric_functions, score_completion
+from referee.rewards.trainers.adapters import ErrorRateExceeded
+from referee.rewards.trainers.prime_verifiers import RubricReward, rubric_functions, score_completion
 
 GROUP_INDICATORS = {"states", "prompts", "completions", "answers", "tasks", "infos"}
 
@@ -128,7 +128,7 @@ class V1MathTask:
         self.answer = answer
 
     async def judged(self, trace):
-        from referee.rewards.prime_verifiers import score_completion
+        from referee.rewards.trainers.prime_verifiers import score_completion
 
         return await score_completion(trace.last_reply or "", self.answer, verifier="math")
 
@@ -136,7 +136,7 @@ class V1MathTask:
         return (await self.judged(trace)).score
 
     async def referee(self, trace):  # @vf.metric
-        from referee.rewards.prime_verifiers import fault_signals
+        from referee.rewards.trainers.prime_verifiers import fault_signals
 
         return fault_signals(await self.judged(trace))
 
@@ -152,7 +152,7 @@ def test_the_v1_pattern_keeps_the_fault_signals_and_judges_once(monkeypatch):
     """Issue 34: with metrics before rewards, referee's flag passing gave v1 users empty metrics."""
     from types import SimpleNamespace
 
-    from referee.rewards.adapters import Scorer
+    from referee.rewards.trainers.adapters import Scorer
 
     calls = []
     score = Scorer.score

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from referee.rewards.routing import (
+from referee.rewards.trainers.routing import (
     DATA_SOURCES,
     RefereeStop,
     UnknownDataSource,

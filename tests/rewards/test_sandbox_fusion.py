@@ -2,7 +2,7 @@
 
 import pytest
 
-from referee.rewards.sandbox_fusion import RunCodeRequestError, handle_run_code, run_code_reply
+from referee.rewards.trainers.sandbox_fusion import RunCodeRequestError, handle_run_code, run_code_reply
 from referee.verifiers.code.run import ProgramRun
 
 
@@ -97,7 +97,7 @@ ADDERS = {
 
 @pytest.mark.parametrize("language", sorted(ADDERS))
 def test_sandbox_fusions_languages_are_compiled_and_run(language):
-    from referee.rewards.sandbox_fusion import SANDBOX_FUSION_LANGUAGES
+    from referee.rewards.trainers.sandbox_fusion import SANDBOX_FUSION_LANGUAGES
     from referee.verifiers.code import find_toolchain
     if find_toolchain(SANDBOX_FUSION_LANGUAGES[language]) is None:
         pytest.skip(f"no toolchain for {language} here")

@@ -1,4 +1,4 @@
-"""referee.rewards.slime called exactly as slime's rollout calls a ``--custom-rm-path`` reward.
+"""referee.rewards.trainers.slime called exactly as slime's rollout calls a ``--custom-rm-path`` reward.
 
 slime: ``rm_function = load_function(args.custom_rm_path)`` ("module.attr", rpartition on the last
 dot), then ``await rm_function(args, sample)`` per sample, or with ``--group-rm`` ``await
@@ -23,8 +23,8 @@ from typing import Any
 
 import pytest
 
-from referee.rewards.adapters import ErrorRateExceeded
-from referee.rewards.routing import UnknownDataSource
+from referee.rewards.trainers.adapters import ErrorRateExceeded
+from referee.rewards.trainers.routing import UnknownDataSource
 
 
 @dataclass
@@ -45,7 +45,7 @@ def load_function(path):
 
 
 def make_args(**extra):
-    return SimpleNamespace(**{"custom_rm_path": "referee.rewards.slime.reward", "group_rm": False, "reward_key": None, **extra})
+    return SimpleNamespace(**{"custom_rm_path": "referee.rewards.trainers.slime.reward", "group_rm": False, "reward_key": None, **extra})
 
 
 async def async_rm(args, sample):
@@ -89,7 +89,7 @@ def test_per_sample_reward_as_slime_awaits_it():
 
 def test_group_reward_as_slime_awaits_it():
     args = make_args()
-    args.custom_rm_path, args.group_rm = "referee.rewards.slime.reward_group", True
+    args.custom_rm_path, args.group_rm = "referee.rewards.trainers.slime.reward_group", True
     group = [Sample(response=s.response, label=s.label, metadata=dict(s.metadata)) for s in SAMPLES]
     rewards = asyncio.run(batched_async_rm(args, group))
     for sample, reward in zip(group, rewards, strict=False):
@@ -122,7 +122,7 @@ def warnings_seen(monkeypatch, caplog):
 
 def test_the_fan_out_path_hands_the_per_sample_reward_a_list(warnings_seen):
     """Issue 34: referee returned one 0.0 for the whole list, with a misleading "no gold answer" warning."""
-    args = make_args()  # --custom-rm-path referee.rewards.slime.reward, the per-sample function
+    args = make_args()  # --custom-rm-path referee.rewards.trainers.slime.reward, the per-sample function
     fanned = [Sample(response=s.response, label=s.label, metadata=dict(s.metadata)) for s in SAMPLES]
     asyncio.run(generate_and_rm_fanned_out(args, fanned))
     assert [reward_value(args, s) for s in fanned] == EXPECTED
@@ -171,7 +171,7 @@ def test_rollout_keeps_generating_while_referee_judges(monkeypatch):
     """slime awaits rewards on its rollout loop: a code judgement must not stall other coroutines.
     The judgement waits, in its thread, for a coroutine on the loop to answer: on the loop itself it
     never would (no tick counting)."""
-    from referee.rewards.adapters import Scorer
+    from referee.rewards.trainers.adapters import Scorer
 
     args = make_args()
     slow = Sample(response="import time\ndef f(x):\n    time.sleep(1.0)\n    return x + 1",

@@ -235,7 +235,7 @@ def test_code_verify_with_an_infinite_timeout_is_an_error_verdict_not_an_excepti
 def test_a_run_of_unusable_golds_stops_trls_training_calls():
     """Issue 34: with every gold unusable TRL trained on the shaping reward alone; the correctness
     reward's breaker now stops the run (past the trainers' `except Exception`, as on the adapters)."""
-    from referee.rewards.adapters import ErrorRateExceeded
+    from referee.rewards.trainers.adapters import ErrorRateExceeded
 
     reward = get_reward("gsm8k_accuracy", max_error_share=0.25, error_window=8)
     trainer = FakeTrainer()
@@ -258,7 +258,7 @@ def test_the_breaker_watches_training_calls_only_and_can_be_turned_off():
 
 
 def test_a_reward_with_its_breaker_pickles_as_trls_async_trainer_needs():
-    from referee.rewards.adapters import ErrorRateExceeded
+    from referee.rewards.trainers.adapters import ErrorRateExceeded
 
     reward = get_reward("gsm8k_accuracy", max_error_share=0.0, error_window=4)
     copy = pickle.loads(pickle.dumps(reward))

@@ -1,4 +1,4 @@
-"""referee.rewards.verl called exactly as verl's reward managers call a custom reward function.
+"""referee.rewards.trainers.verl called exactly as verl's reward managers call a custom reward function.
 
 (``make test-integrations`` runs verl's own managers; these hold the contract without verl.)
 """
@@ -13,9 +13,9 @@ from functools import partial
 
 import pytest
 
-from referee.rewards.adapters import METRIC_KEYS, ErrorRateExceeded, Scorer, TrainerSample
-from referee.rewards.routing import UnknownDataSource
-from referee.rewards.verl import VerlScore, compute_score, compute_score_async, compute_score_batch
+from referee.rewards.trainers.adapters import METRIC_KEYS, ErrorRateExceeded, Scorer, TrainerSample
+from referee.rewards.trainers.routing import UnknownDataSource
+from referee.rewards.trainers.verl import VerlScore, compute_score, compute_score_async, compute_score_batch
 
 STDIO = json.dumps({"inputs": ["1 2\n", "3 4\n"], "outputs": ["3\n", "7\n"]})  # verl's stored shape
 ADDER = "```python\na, b = map(int, input().split())\nprint(a + b)\n```"
@@ -75,7 +75,7 @@ def test_an_unknown_data_source_stops_at_the_first_sample():
 
 
 def test_a_misspelt_reward_kwarg_stops_at_the_first_sample():
-    from referee.rewards.routing import ConfigurationError
+    from referee.rewards.trainers.routing import ConfigurationError
 
     with pytest.raises(ConfigurationError, match="'fallbak'"):
         compute_score("openai/gsm8k", "#### 18", "18", {}, fallbak=0.0)
@@ -222,7 +222,7 @@ def process_item(reward_fn, data_source, response_lst, reward_data):
 
 def test_main_eval_gets_floats_from_compute_score_float():
     """Issue 34: main_eval crashed adding referee's dict results (`unsupported operand type(s) for +`)."""
-    from referee.rewards.verl import compute_score_float
+    from referee.rewards.trainers.verl import compute_score_float
 
     responses = ["9 * 2 = 18\n#### 18", "#### 17", "#### 18", "no idea"]
     with pytest.raises(TypeError, match="unsupported operand"):  # why the dict entry point cannot serve there
@@ -244,7 +244,7 @@ class RayTaskError(Exception):
 def test_a_stop_that_comes_back_through_ray_is_still_a_stop(monkeypatch):
     """Issue 34: over Ray referee's stop arrives as a RayTaskError (an Exception); a verifier call that
     raises one must stop the run, not score an `error`."""
-    from referee.rewards.routing import RefereeStop, referee_stop
+    from referee.rewards.trainers.routing import RefereeStop, referee_stop
     from referee.rewards.verdict_rewards import VerifierReward
 
     stop = ErrorRateExceeded("26 of the last 512 samples were referee errors")
@@ -261,7 +261,7 @@ def test_a_stop_that_comes_back_through_ray_is_still_a_stop(monkeypatch):
 
 def test_rays_own_task_error_is_understood():
     exceptions = pytest.importorskip("ray.exceptions")
-    from referee.rewards.routing import referee_stop
+    from referee.rewards.trainers.routing import referee_stop
 
     stop = UnknownDataSource("referee has no verifier for data_source 'x'")
     error = exceptions.RayTaskError("compute_score", "Traceback ...", stop)

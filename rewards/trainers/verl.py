@@ -14,12 +14,12 @@ Every call returns a :class:`VerlScore`: a dict with the same numeric keys on ev
 (``score``, ``acc``, ``referee_error``, ``referee_timeout``, ``referee_no_answer``), never
 ``None``, so the ``reward_extra_info`` schema verl fixes on sample 0 holds. verl has no ``None``
 reward: an ``error`` (bad gold, failed sandbox) scores the ``fallback`` option with
-``referee_error = 1``, and too many errors stop the run (:class:`~referee.rewards.adapters.ErrorRateExceeded`).
+``referee_error = 1``, and too many errors stop the run (:class:`~referee.rewards.trainers.adapters.ErrorRateExceeded`).
 
-Config (``reward_kwargs`` are :class:`~referee.rewards.adapters.AdapterOptions`), verl 0.7 and later
+Config (``reward_kwargs`` are :class:`~referee.rewards.trainers.adapters.AdapterOptions`), verl 0.7 and later
 (verl 0.6 and earlier: the same keys without ``reward.``; verl 0.9's ``main_ppo`` ignores them there)::
 
-    reward.custom_reward_function.path=pkg://referee.rewards.verl
+    reward.custom_reward_function.path=pkg://referee.rewards.trainers.verl
     reward.custom_reward_function.name=compute_score_async   # or compute_score
     +reward.custom_reward_function.reward_kwargs.fallback=0.0
     +reward.custom_reward_function.reward_kwargs.verifier_options.math.timeout=5
@@ -30,7 +30,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .adapters import SampleScore, Scorer, TrainerSample, scorer_for
+from referee.rewards.trainers.adapters import SampleScore, Scorer, TrainerSample, scorer_for
 
 # Keyword arguments verl's reward loop adds for model-based rewards: not referee options.
 VERL_CALL_KWARGS: frozenset[str] = frozenset({"reward_router_address", "reward_model_tokenizer"})
@@ -74,13 +74,13 @@ def compute_score(
 
     Args:
         data_source: verl's dataset name (``openai/gsm8k``, ``lighteval/MATH``, ``math_dapo``,
-            ``aime*``, ``codecontests``, ``apps``, ``taco``, ...; see :mod:`referee.rewards.routing`).
+            ``aime*``, ``codecontests``, ``apps``, ``taco``, ...; see :mod:`referee.rewards.trainers.routing`).
         solution_str: the decoded response.
         ground_truth: ``reward_model.ground_truth``: the answer, or the code tests.
         extra_info: verl's ``extra_info``; ``verifier`` and ``tests`` are read from it.
-        **kwargs: verl's ``reward_kwargs``, the options of :class:`~referee.rewards.adapters.AdapterOptions`.
+        **kwargs: verl's ``reward_kwargs``, the options of :class:`~referee.rewards.trainers.adapters.AdapterOptions`.
 
-    Raises :class:`~referee.rewards.routing.RefereeStop` (past ``except Exception``) for an
+    Raises :class:`~referee.rewards.trainers.routing.RefereeStop` (past ``except Exception``) for an
     unknown ``data_source`` or option, and once errors pass ``max_error_share``.
 
     Example:

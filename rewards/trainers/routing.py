@@ -346,7 +346,7 @@ def route(
         >>> route("openai/gms8k", "18", default_verifier="math")
         Traceback (most recent call last):
         ...
-        referee.rewards.routing.UnknownDataSource: referee has no verifier for data_source 'openai/gms8k' (did you mean 'openai/gsm8k'?); the default_verifier option judges only samples without a data_source: set extra_info['verifier'] (gsm8k, math or code) in the dataset, or name it in the data_sources option ({'openai/gms8k': 'math'}, or {'*': 'math'} for every source referee does not know).
+        referee.rewards.trainers.routing.UnknownDataSource: referee has no verifier for data_source 'openai/gms8k' (did you mean 'openai/gsm8k'?); the default_verifier option judges only samples without a data_source: set extra_info['verifier'] (gsm8k, math or code) in the dataset, or name it in the data_sources option ({'openai/gms8k': 'math'}, or {'*': 'math'} for every source referee does not know).
     """
     sources = dict(data_sources or {})
     for name, value in (("default_verifier", default_verifier), *(

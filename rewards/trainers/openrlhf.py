@@ -1,7 +1,7 @@
 """referee in OpenRLHF: ``reward_func`` for ``--reward.remote_url my_reward.py``, and the remote protocol.
 
 OpenRLHF loads ``reward_func`` from a ``.py`` file given as the remote reward URL (this module's
-own file works: ``python -c "import referee.rewards.openrlhf as m; print(m.__file__)"``) and calls
+own file works: ``python -c "import referee.rewards.trainers.openrlhf as m; print(m.__file__)"``) and calls
 ``reward_func(queries, prompts, labels)`` in a thread (``asyncio.to_thread``), one sample per
 call. ``queries`` are prompt + response decoded *with* special tokens: the prompt is cut off the
 front and trailing special tokens (``<|im_end|>``, ``</s>``, ...) off the end before judging.
@@ -30,8 +30,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 # Absolute imports: OpenRLHF may load this very file by path (--reward.remote_url .../openrlhf.py).
-from referee.rewards.adapters import SampleScore, Scorer, TrainerSample, mean_metrics, scorer_for
-from referee.rewards.routing import OPENRLHF_FIELDS, ConfigurationError
+from referee.rewards.trainers.adapters import SampleScore, Scorer, TrainerSample, mean_metrics, scorer_for
+from referee.rewards.trainers.routing import OPENRLHF_FIELDS, ConfigurationError
 
 # Special tokens a decoded query may end with (chat templates' end-of-turn, EOS, padding).
 _TRAILING_SPECIAL_RE = re.compile(r"(?:\s*(?:<\|[^|<>\s]{1,40}\|>|</s>|<eos>|<end_of_turn>|<pad>|<\uff5cend\u2581of\u2581sentence\uff5c>))+\s*\Z")
@@ -69,7 +69,7 @@ def response_text(query: str, prompt: Any) -> str:
         >>> response_text("User: 9*2? Worked: #### 18\\nAssistant: I am not sure.", "9*2? Worked: #### 18\\nA:")
         Traceback (most recent call last):
         ...
-        referee.rewards.openrlhf.PromptNotFound: the query does not contain its prompt ('9*2? Worked: #### 18\\nA:'), not even with spaces ignored, so where the response starts is unknown and it is not judged (the prompt itself must never be); send each prompt exactly as the query begins with it.
+        referee.rewards.trainers.openrlhf.PromptNotFound: the query does not contain its prompt ('9*2? Worked: #### 18\\nA:'), not even with spaces ignored, so where the response starts is unknown and it is not judged (the prompt itself must never be); send each prompt exactly as the query begins with it.
     """
     text = query if isinstance(query, str) else str(query)
     if prompt is not None and prompt != "":
@@ -167,7 +167,7 @@ def _scorer() -> Scorer:
 def reward_func(queries: Sequence[str], prompts: Sequence[Any], labels: Sequence[Any], **kwargs: Any) -> dict[str, Any]:
     """OpenRLHF's custom reward function: score each query's response against its label.
 
-    Options (:class:`~referee.rewards.adapters.AdapterOptions`) come from the
+    Options (:class:`~referee.rewards.trainers.adapters.AdapterOptions`) come from the
     ``REFEREE_OPTIONS`` environment variable as JSON, e.g. ``{"default_verifier": "math"}``;
     without one, labels must say which verifier (``{"verifier": ...}`` or ``{"data_source": ...}``).
 

@@ -59,7 +59,7 @@ def handle_run_code(payload: Any, code_options: Mapping[str, Any] | None = None,
         >>> handle_run_code({"code": "print(1)", "run_timeout": 60}, max_run_timeout=30)
         Traceback (most recent call last):
         ...
-        referee.rewards.sandbox_fusion.RunCodeRequestError: 'run_timeout' must be a number of seconds in (0, 30], got 60.
+        referee.rewards.trainers.sandbox_fusion.RunCodeRequestError: 'run_timeout' must be a number of seconds in (0, 30], got 60.
     """
     request = _checked(payload, max_run_timeout, max_memory_mb)
     options = {key: value for key, value in (code_options or {}).items() if key in RUN_OPTIONS}

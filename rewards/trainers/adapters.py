@@ -1,11 +1,11 @@
 """The core every trainer adapter shares: route, judge, score where the trainer has no ``None``, stop on an outage.
 
-verl, OpenRLHF, slime and the ``verifiers`` library (:mod:`referee.rewards.verl`,
-:mod:`~referee.rewards.openrlhf`, :mod:`~referee.rewards.slime`,
-:mod:`~referee.rewards.prime_verifiers`) differ only in how they call a reward. Each turns its
+verl, OpenRLHF, slime and the ``verifiers`` library (:mod:`referee.rewards.trainers.verl`,
+:mod:`~referee.rewards.trainers.openrlhf`, :mod:`~referee.rewards.trainers.slime`,
+:mod:`~referee.rewards.trainers.prime_verifiers`) differ only in how they call a reward. Each turns its
 call into :class:`TrainerSample` values and asks a :class:`Scorer` for :class:`SampleScore` values:
 
-* **routing** by :func:`referee.rewards.routing.route` (explicit ``verifier``, ``data_source``
+* **routing** by :func:`referee.rewards.trainers.routing.route` (explicit ``verifier``, ``data_source``
   table, ``default_verifier`` option);
 * **judging** with each verifier's ``verify_batch`` (through
   :class:`~referee.rewards.verdict_rewards.VerifierReward`, so one batch per verifier, with its
@@ -35,11 +35,11 @@ from typing import Any
 
 from referee.verifiers import VERIFIER_NAMES, Verdict
 
-from .breaker import ErrorBreaker, ErrorRateExceeded  # noqa: F401 (ErrorRateExceeded: re-exported, its old home)
-from .completions import completion_text
-from .policy import error_verdict, reward_of, warn_once
-from .routing import VERL_FIELDS, ConfigurationError, FieldNames, RefereeStop, Route, referee_stop, route
-from .verdict_rewards import VerifierReward
+from referee.rewards.breaker import ErrorBreaker, ErrorRateExceeded  # noqa: F401 (ErrorRateExceeded: re-exported, its old home)
+from referee.rewards.completions import completion_text
+from referee.rewards.policy import error_verdict, reward_of, warn_once
+from referee.rewards.trainers.routing import VERL_FIELDS, ConfigurationError, FieldNames, RefereeStop, Route, referee_stop, route
+from referee.rewards.verdict_rewards import VerifierReward
 
 # The numeric keys every adapter reports for every sample, in this order.
 METRIC_KEYS: tuple[str, ...] = ("score", "acc", "referee_error", "referee_timeout", "referee_no_answer")
@@ -126,7 +126,7 @@ class AdapterOptions:
         >>> AdapterOptions.parse({"fallbak": 0.0})
         Traceback (most recent call last):
         ...
-        referee.rewards.routing.ConfigurationError: unknown referee option 'fallbak'; the options are default_verifier, data_sources, fallback, max_error_share, error_window, all_or_nothing, verifier_options.
+        referee.rewards.trainers.routing.ConfigurationError: unknown referee option 'fallbak'; the options are default_verifier, data_sources, fallback, max_error_share, error_window, all_or_nothing, verifier_options.
     """
 
     default_verifier: str | None = None
@@ -140,7 +140,7 @@ class AdapterOptions:
     @classmethod
     def parse(cls, options: Mapping[str, Any]) -> AdapterOptions:
         """Check ``options`` (a dict, or OmegaConf's DictConfig) and build the options; a bad one
-        raises :class:`~referee.rewards.routing.ConfigurationError` naming it."""
+        raises :class:`~referee.rewards.trainers.routing.ConfigurationError` naming it."""
         names = [f.name for f in fields(cls)]
         unknown = [key for key in options if key not in names]
         if unknown:
@@ -223,7 +223,7 @@ class Scorer:
             return self._rewards[verifier]
 
     def route(self, sample: TrainerSample) -> Route:
-        """The sample's route (raises :class:`~referee.rewards.routing.UnknownDataSource`).
+        """The sample's route (raises :class:`~referee.rewards.trainers.routing.UnknownDataSource`).
 
         Example:
             >>> Scorer(AdapterOptions(default_verifier="math")).route(TrainerSample("x", "1/2")).decided_by
@@ -236,8 +236,8 @@ class Scorer:
     def score(self, samples: Sequence[TrainerSample], *, record: bool = True) -> list[SampleScore]:
         """Score ``samples`` in order, one ``verify_batch`` per verifier.
 
-        Raises :class:`~referee.rewards.routing.RefereeStop` subclasses only: an unknown source or
-        bad option (:class:`~referee.rewards.routing.ConfigurationError`), or a tripped breaker
+        Raises :class:`~referee.rewards.trainers.routing.RefereeStop` subclasses only: an unknown source or
+        bad option (:class:`~referee.rewards.trainers.routing.ConfigurationError`), or a tripped breaker
         (:class:`ErrorRateExceeded`). Anything a verifier raises becomes an ``error`` Verdict.
         ``record=False`` leaves the breaker out (neither checked nor counted), for a caller with a
         policy of its own (``referee serve`` judges each request's errors alone).

@@ -1,8 +1,8 @@
 """referee in slime: an ``async`` reward for ``--custom-rm-path`` (and ``--group-rm``).
 
 slime awaits ``reward(args, sample)`` once per sample (``--custom-rm-path
-referee.rewards.slime.reward``), or, with ``--group-rm``, ``reward_group(args, samples)`` once per
-group of samples (``--custom-rm-path referee.rewards.slime.reward_group``), on its rollout event
+referee.rewards.trainers.slime.reward``), or, with ``--group-rm``, ``reward_group(args, samples)`` once per
+group of samples (``--custom-rm-path referee.rewards.trainers.slime.reward_group``), on its rollout event
 loop: referee judges in a worker thread, so generation keeps going meanwhile. Where a custom
 generate function returns several samples (slime's fan-out, without ``--group-rm``), slime hands
 the per-sample ``reward`` the list (``batched_async_rm``): it then returns one reward per sample,
@@ -14,7 +14,7 @@ A sample brings ``sample.response``, ``sample.label`` (the gold, or a dict such 
 given ``--reward-key`` it is a dict holding the score under that key plus the numeric metrics
 ``score``, ``acc``, ``referee_error``, ``referee_timeout``, ``referee_no_answer``.
 
-Options (:class:`~referee.rewards.adapters.AdapterOptions`) come from ``args.referee``, which
+Options (:class:`~referee.rewards.trainers.adapters.AdapterOptions`) come from ``args.referee``, which
 slime's ``--custom-config-path`` YAML sets::
 
     referee:
@@ -27,8 +27,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .adapters import SampleScore, Scorer, TrainerSample, scorer_for
-from .routing import SLIME_FIELDS
+from referee.rewards.trainers.adapters import SampleScore, Scorer, TrainerSample, scorer_for
+from referee.rewards.trainers.routing import SLIME_FIELDS
 
 # The attribute of slime's ``args`` holding referee's options (a ``--custom-config-path`` YAML key).
 ARGS_OPTIONS = "referee"

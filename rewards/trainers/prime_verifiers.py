@@ -8,7 +8,7 @@ the event loop), named for the Rubric's metrics; :func:`rubric_functions` adds w
 that show referee's errors, timeouts and missing answers::
 
     import verifiers as vf
-    from referee.rewards.prime_verifiers import rubric_functions
+    from referee.rewards.trainers.prime_verifiers import rubric_functions
 
     funcs, weights = rubric_functions("gsm8k")            # or "math", "code", or None to route by info
     rubric = vf.Rubric(funcs=funcs, weights=weights)
@@ -27,7 +27,7 @@ cannot read what a reward left behind: the metric judges too, and :func:`score_c
 remembers its recent results, so the verifier runs once per rollout whichever asks first::
 
     import verifiers.v1 as vf
-    from referee.rewards.prime_verifiers import fault_signals, score_completion
+    from referee.rewards.trainers.prime_verifiers import fault_signals, score_completion
 
     class MathTask(vf.Task[MathData]):
         async def judged(self, trace: vf.Trace):
@@ -49,8 +49,8 @@ import collections
 from collections.abc import Mapping
 from typing import Any
 
-from .adapters import SampleScore, Scorer, TrainerSample, scorer_for
-from .routing import VERIFIERS_FIELDS, verifier_for_source
+from referee.rewards.trainers.adapters import SampleScore, Scorer, TrainerSample, scorer_for
+from referee.rewards.trainers.routing import VERIFIERS_FIELDS, verifier_for_source
 
 # The weight-0 metrics rubric_functions() adds, each read from the reward's result in `state`.
 METRICS: tuple[str, ...] = ("referee_error", "referee_timeout", "referee_no_answer")
@@ -81,7 +81,7 @@ async def score_completion(
 ) -> SampleScore:
     """Score one completion (text or chat messages) off the event loop: the v1 ``@vf.reward`` building block.
 
-    ``options`` are :class:`~referee.rewards.adapters.AdapterOptions` (``fallback``, ...).
+    ``options`` are :class:`~referee.rewards.trainers.adapters.AdapterOptions` (``fallback``, ...).
 
     The same call again (same completion, gold and options) while its result is among the last
     :data:`RECENT` gets that result: a v1 task's metric and reward judge a rollout once, and the
@@ -134,7 +134,7 @@ class RubricReward:
         verifier: ``gsm8k``, ``math`` or ``code``; ``None`` routes by ``info`` (``verifier`` or
             ``data_source``) or the ``task`` name.
         name: the function's ``__name__`` (the Rubric's metric name).
-        **options: :class:`~referee.rewards.adapters.AdapterOptions` (``fallback``, ``verifier_options``, ...).
+        **options: :class:`~referee.rewards.trainers.adapters.AdapterOptions` (``fallback``, ``verifier_options``, ...).
 
     Example:
         >>> import asyncio
