@@ -10,6 +10,7 @@ One module per trainer, over one shared core:
 * the core: :mod:`referee.rewards.trainers.adapters` (the scorer, its options and metrics) and
   :mod:`referee.rewards.trainers.routing` (which verifier a trainer's sample needs, and its gold).
 
-This package imports none of its modules: ``import referee.rewards.trainers.verl`` loads verl's
-and what it needs, nothing else.
+The modules' old paths (``referee.rewards.verl``, ...) import for one release, with a
+``DeprecationWarning`` (:mod:`referee.rewards.trainers.old_paths`). This package imports none of
+its modules: ``import referee.rewards.trainers.verl`` loads verl's and what it needs, nothing else.
 """

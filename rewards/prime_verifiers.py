@@ -1,0 +1,5 @@
+"""Moved to :mod:`referee.rewards.trainers.prime_verifiers`; this old path works, with a DeprecationWarning, for one release."""
+
+from referee.rewards.trainers.old_paths import forward
+
+forward(globals(), "prime_verifiers")
