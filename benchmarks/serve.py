@@ -38,8 +38,8 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.answers import maths_answer
-from referee.rewards.adapters import AdapterOptions, Scorer
-from referee.rewards.openrlhf import handle_get_reward
+from referee.rewards.trainers.adapters import AdapterOptions, Scorer
+from referee.rewards.trainers.openrlhf import handle_get_reward
 
 BATCH = 64
 LOAD_BATCH = 16
