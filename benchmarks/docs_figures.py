@@ -130,7 +130,9 @@ def make_test(_: Path) -> dict[str, float]:
         subprocess.run(["make", "install"], cwd=clone, check=True, capture_output=True)
         for marks in ("not slow", "slow"):
             started = time.perf_counter()
-            subprocess.run(["make", "test", f"PYTEST_ARGS=-m '{marks}'"], cwd=clone, check=True, capture_output=True)
+            done = subprocess.run(["make", "test", f"PYTEST_ARGS=-m '{marks}'"], cwd=clone, capture_output=True, text=True)
+            if done.returncode != 0:
+                raise RuntimeError(f"make test -m '{marks}' failed on a fresh clone:\n{done.stdout[-6000:]}")
             minutes[marks] = (time.perf_counter() - started) / 60
     return {"make_test.minutes": minutes["not slow"] + minutes["slow"], "make_test.not_slow_minutes": minutes["not slow"]}
 
