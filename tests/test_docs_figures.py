@@ -28,7 +28,8 @@ def where(path: Path, line: int) -> str:
 
 def test_the_pages_mark_the_figures_of_the_readme_commands():
     keys = {key for _, _, key, _, _, _ in MARKS}
-    assert {"demo.before", "demo.after", "demo.seconds", "eval.pass@1", "prefilter.kept", "train.seconds"} <= keys
+    assert {"demo.before", "demo.after", "demo.seconds", "eval.pass@1", "prefilter.kept", "train.seconds",
+            "make_test.minutes", "make_test.not_slow_minutes"} <= keys
     assert {path.name for path, *_ in MARKS} >= {"README.md", "training.md"}
     assert RECORDED["machine"]["date"] and RECORDED["machine"]["cpus"]
 
