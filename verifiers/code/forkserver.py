@@ -40,6 +40,7 @@ from .channel import ChannelClosed, recv_message, send_message
 from .cleanup import (SHARED_WRITABLE_DIRS, cpu_seconds_of, files_owned_by, job_processes, kill_job, list_processes,
                       reap_child, remove_tree, running_since, tree_bytes)
 from .confine import LAYER_NAME as CONFINEMENT, confine_job, job_rules, self_test
+from .cells import serve_cells
 from .execjob import collect_files, exec_program, place_files
 from .isolation import SANDBOX_ENV, read_only_paths
 from .job import run_main, serve_calls
@@ -176,6 +177,9 @@ class _ForkServer:
                 run_main(channel, request["code"])
             elif request["mode"] == "exec":
                 exec_program(channel, request)
+            elif request["mode"] == "cells":
+                serve_cells(channel, cpu_seconds=float(request["cell_cpu_seconds"]),
+                            output_chars=int(request["output_chars"]))
             else:
                 serve_calls(channel, request["code"], request["names"],
                             standard_imports=bool(request.get("standard_imports")))
