@@ -15,6 +15,9 @@ time against the problem's ``time_limit`` and ``memory_limit``, by tokens or by 
 HumanEval-X ``humaneval`` tests (C++, Java, JavaScript, Go, Rust) by :mod:`.humaneval_x`; and
 with ``call`` tests (JavaScript) by :mod:`.call_tests`.
 
+:class:`PythonSession` (:mod:`.cell_session`) runs a model's tool calls as notebook cells, keeping
+their variables, in the same sandbox.
+
 Example:
     >>> from referee.verifiers import code
     >>> code.verify("```python\\ndef f(x):\\n    return x + 1\\n```",
@@ -22,6 +25,7 @@ Example:
     'correct'
 """
 
+from .cell_session import CellLimits, CellResult, PythonSession
 from .doctor import sandbox_check
 from .extract import extract_code
 from .formats import FORMATS
@@ -31,7 +35,8 @@ from .languages import LANGUAGES, find_toolchain, language_of_tag
 from .run import ProgramRun, run_program
 
 # The face: judging (verify, verify_batch), running one program (run_program: Sandbox Fusion's
-# /run_code), and what referee doctor reports (isolation levels, the sandbox check, toolchains).
-__all__ = ["FORMATS", "LANGUAGES", "LEVELS", "Isolation", "ProgramRun", "available_isolation", "exposures",
-           "extract_code", "find_toolchain", "language_of_tag", "resolve_isolation", "run_program", "sandbox_check",
-           "verify", "verify_batch"]
+# /run_code), a stateful Python session for tools (PythonSession), and what referee doctor reports
+# (isolation levels, the sandbox check, toolchains).
+__all__ = ["FORMATS", "LANGUAGES", "LEVELS", "CellLimits", "CellResult", "Isolation", "ProgramRun", "PythonSession",
+           "available_isolation", "exposures", "extract_code", "find_toolchain", "language_of_tag", "resolve_isolation",
+           "run_program", "sandbox_check", "verify", "verify_batch"]

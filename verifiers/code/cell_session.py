@@ -18,7 +18,7 @@ import math
 import select
 import socket
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from .cells import ERROR_CHARS
@@ -223,9 +223,8 @@ class PythonSession:
                                 "the session restarts on the next cell]", sandbox_failed=True)
         if result.killed or result.timeout:
             self._lost = True
-        text = f"{RESTARTED}\n{result.text}" if restarted else result.text
-        return CellResult(text, result.error, result.timeout, result.killed, result.truncated, restarted,
-                          result.refused, result.sandbox_failed, time.monotonic() - started)
+        return replace(result, text=f"{RESTARTED}\n{result.text}" if restarted else result.text, restarted=restarted,
+                       seconds=time.monotonic() - started)
 
     def _request(self) -> dict[str, Any]:
         return {"mode": "cells", "code": "", "limits": self.limits.job_limits().to_dict(), "deadline_s": _JOB_SECONDS,
