@@ -7,6 +7,7 @@ namespace or an own uid, or Landlock's signal scope); never as root or our own u
 """
 
 import os
+import time
 import uuid
 
 import pytest
@@ -195,6 +196,7 @@ def test_hostile_cells_reach_nothing_and_the_caller_survives(level, planted, lis
     ]
     with PythonSession(FAST, isolation=level) as session:
         results = [session.run(cell) for cell in cells]
+        uid = session._lease.uid if session._lease is not None else None
         texts = "\n".join(result.text for result in results)
         assert SECRET not in texts, texts
         assert "[project]" not in texts  # the repository's pyproject.toml was not read
@@ -206,3 +208,36 @@ def test_hostile_cells_reach_nothing_and_the_caller_survives(level, planted, lis
             last = session.run("6 * 7")
         assert last.text.splitlines()[-1] == "42", last.text
     assert os.path.exists(secret_file) and os.environ["REFEREE_CELL_SECRET"] == SECRET  # and we are alive
+    assert _sandbox_processes(uid) == []  # closed: no worker, no job, nothing the cells started
+
+
+def _sandbox_processes(uid, wait=5.0):
+    """Processes under this test process that belong to a sandbox, and any process of ``uid``
+    (a uid leased to the session alone), after at most ``wait`` seconds."""
+    deadline = time.monotonic() + wait
+    while True:
+        parents, found = {}, []
+        for name in filter(str.isdigit, os.listdir("/proc")):
+            try:
+                with open(f"/proc/{name}/stat", "rb") as handle:
+                    fields = handle.read().rsplit(b")", 1)[1].split()
+                with open(f"/proc/{name}/cmdline", "rb") as handle:
+                    argv = handle.read()
+                owner = os.stat(f"/proc/{name}").st_uid
+            except (OSError, IndexError):
+                continue
+            if fields[0] == b"Z":  # ended, not yet reaped: it holds nothing but its pid
+                continue
+            parents[int(name)] = (int(fields[1]), argv)
+            if uid is not None and owner == uid:
+                found.append(int(name))
+        for pid, (parent, argv) in parents.items():
+            chain, seen = parent, set()
+            while chain in parents and chain not in seen and chain != os.getpid():
+                seen.add(chain)
+                chain = parents[chain][0]
+            if chain == os.getpid() and (b"forkserver" in argv or b"bwrap" in argv):
+                found.append(pid)
+        if not found or time.monotonic() > deadline:
+            return found
+        time.sleep(0.05)
