@@ -52,6 +52,7 @@ class _Capture(io.TextIOBase):
     def write(self, text: str) -> int:  # type: ignore[override]
         if not isinstance(text, str):
             raise TypeError(f"write() argument must be str, not {type(text).__name__}")
+        text = str.__str__(text)  # a plain str, whatever a subclass's own methods do
         room = max(0, self.cap - self.kept)
         if room:
             self.parts.append(text[:room])
