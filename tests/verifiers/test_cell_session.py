@@ -7,6 +7,8 @@ namespace or an own uid, or Landlock's signal scope); never as root or our own u
 """
 
 import os
+import signal
+import threading
 import time
 import uuid
 
@@ -241,3 +243,29 @@ def _sandbox_processes(uid, wait=5.0):
         if not found or time.monotonic() > deadline:
             return found
         time.sleep(0.05)
+
+
+@pytest.mark.parametrize("level", [level for level in GUARDED_LEVELS if available_isolation(level).own_uid])
+def test_a_kill_from_outside_is_the_sandboxs_failure_not_the_cells(level):
+    with PythonSession(CellLimits(timeout=20.0, cpu_seconds=20.0), isolation=level) as session:
+        session.run("kept = 1")
+        uid = session._lease.uid
+        results = []
+        cell = threading.Thread(target=lambda: results.append(session.run("import time\ntime.sleep(30)")))
+        cell.start()
+        killed = []
+        deadline = time.monotonic() + 10
+        while not killed and time.monotonic() < deadline:  # the OOM killer, an operator: SIGKILL from outside
+            for pid in _sandbox_processes(uid, wait=0):
+                try:
+                    if os.stat(f"/proc/{pid}").st_uid == uid:  # the job, not its worker
+                        os.kill(pid, signal.SIGKILL)
+                        killed.append(pid)
+                except OSError:
+                    pass
+            time.sleep(0.02)
+        cell.join(30)
+        [result] = results
+        assert killed and result.sandbox_failed and not result.killed and not result.ok, result
+        assert "killed from outside" in result.text
+        assert session.run("'kept' in globals()").text == f"{RESTARTED}\nFalse"
