@@ -149,10 +149,9 @@ def measure(steps: list[str], workdir: Path) -> dict[str, float]:
     (workdir / "examples").exists() or (workdir / "examples").symlink_to(ROOT / "examples", target_is_directory=True)
     figures: dict[str, float] = {}
     for step in steps:
-        figures.update(STEPS[step](workdir))
-        print(f"{step}: " + ", ".join(f"{key} {value:.4g}" for key, value in figures.items()
-                                      if key.startswith(step.split("_")[0] + ".") or key.startswith(step + ".")),
-              flush=True)
+        measured = STEPS[step](workdir)
+        figures.update(measured)
+        print(f"{step}: " + ", ".join(f"{key} {value:.4g}" for key, value in measured.items()), flush=True)
     return figures
 
 
