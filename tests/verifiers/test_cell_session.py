@@ -136,6 +136,17 @@ def test_two_sessions_share_nothing():
         assert first.run("shared").text == "'first'"
 
 
+@needs_sandbox
+def test_a_session_started_from_a_thread_that_ended_keeps_its_process(session):
+    """The sandbox dies with the thread that forked it (PDEATHSIG): thread pools start sessions and then end."""
+    started = threading.Thread(target=session.run, args=("kept = 42",))
+    started.start()
+    started.join()
+    time.sleep(0.2)
+    result = session.run("kept")
+    assert (result.text, result.restarted, result.sandbox_failed) == ("42", False, False)
+
+
 def test_bad_arguments_are_one_clear_sentence():
     with pytest.raises(ValueError, match="timeout=0"):
         CellLimits(timeout=0)

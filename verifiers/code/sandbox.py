@@ -12,6 +12,7 @@ from .channel import ChannelClosed, ChannelTimeout, MessageTooLarge, recv_messag
 from .confine import LAYER_NAME as CONFINEMENT
 from .isolation import SANDBOX_ENV, Isolation, confined, worker_argv
 from .limits import DEFAULT_TMP_MB
+from .spawner import popen_lasting
 from .wire import WireError
 
 _START_SECONDS = 60.0  # a cold start in namespaces on a loaded machine
@@ -79,7 +80,7 @@ class Sandbox:
         self.close()
         ours, theirs = socket.socketpair()
         try:
-            self.process = subprocess.Popen(
+            self.process = popen_lasting(
                 worker_argv(self.isolation, self._worker_args(theirs.fileno()), tmp_bytes=self.tmp_mb << 20),
                 pass_fds=[theirs.fileno()],
                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=SANDBOX_ENV)
