@@ -37,6 +37,7 @@ from .curriculum import STATE_FILE, CurriculumSettings, PassRatePosterior, draw_
 from .dynamic_sampling import DynamicSampling, classify_groups, group_rows, join_rows, split_groups_problem
 from .loss import BUILTIN_AGGREGATIONS, Aggregation, AggregationContext, get_aggregation
 from .sweep import SweepSampler
+from .tool_calls import ConcurrentToolCalls
 from .trl_version import check_trl_version
 from .vllm_cpu_server import use_file_sync, without_nccl_on_cpu
 from .vllm_cpu_sync import cpu_engine_start, use_cpu_sync
@@ -113,11 +114,13 @@ def kl_scale(rule_name: str, scale: torch.Tensor, mask: torch.Tensor) -> float:
     return float(on_tokens[0])
 
 
-class RefereeGRPOTrainer(GRPOTrainer):
+class RefereeGRPOTrainer(ConcurrentToolCalls, GRPOTrainer):
     """``GRPOTrainer`` whose loss aggregation is ``args.loss_aggregation`` (see ``RefereeGRPOConfig``).
 
     Everything else is TRL's: generation, rewards, advantages, clipping, importance
-    sampling, entropy terms and metrics. With ``args.loss_aggregation`` unset (a plain
+    sampling, entropy terms and metrics. With ``environment_factory=PythonTool.factory(...)``
+    (:mod:`referee.rewards.tools`) each tool turn's cells of all rollouts run at once
+    (:mod:`referee.recipes.train.tool_calls`), with TRL's results and order. With ``args.loss_aggregation`` unset (a plain
     ``GRPOConfig``, or a loss type with no matching rule such as ``cispo``) it is exactly
     TRL's trainer. The installed TRL must be the pinned release.
 
