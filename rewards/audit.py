@@ -30,6 +30,13 @@ the function or a static initializer), an always-equal object, the first expecte
 hard-coded (rows whose tests expect several different outputs), a forged "All tests passed"
 marker, a program that raises, one in another language than the row names, a syntax error.
 
+With ``tool_turns=True`` (``referee audit --tool-turns``, for training with a Python tool) answer
+rows also get conversations with a tool turn, scored in a batch of their own: the right and the
+wrong answer stated after a tool turn (a reward that pays neither does not read the last
+assistant message: a problem), and the probes of :mod:`referee.rewards.tool_probes` (the answer
+only in the tool's output or in its code, a tool output claiming "correct", a cell printing the
+gold it found).
+
 A probe **earns** on a row when it scores above the best plain wrong answer, and **pays
 like right** when it scores at least as much as the least a plain right answer gets
 (counted only on rows where some shape scores the right answer above the wrong one).
@@ -62,6 +69,7 @@ from referee.verifiers.verdict import UnusableGold
 from .code_probes import CODE_PROBES, SOLUTION_COLUMNS, CodeRow, code_row, is_code_tests
 from .columns import reward_columns
 from .probe import Probe
+from .tool_probes import TOOL_PROBES, shown_completion, tool_reference
 from .completions import prompt_text
 
 _EPSILON = 1e-9
@@ -385,7 +393,7 @@ class _Completion:
     answer in answer shape ``shape``) or the probe named ``probe``."""
 
     row: int
-    text: str
+    text: Any  # a str, or a conversation (a list of messages) for the tool-turn probes
     probe: str | None = None
     shape: int | None = None
     right: bool = False
@@ -403,6 +411,13 @@ class _Completion:
                               for name, text in ((probe.name, probe.build(replace(answers, form=form))) for probe in PROBES)
                               if text is not None)
         return [cls(row, text, probe=name) for name, text in built]
+
+    @classmethod
+    def tool_turns(cls, row: int, answers: ProbeAnswers, formats: Sequence[AnswerFormat]) -> list[_Completion]:
+        """The right and the wrong answer stated as final after a tool turn, in each format, then the tool probes."""
+        references = [cls(row, tool_reference(replace(answers, form=form), right), shape=index, right=right)
+                      for index, form in enumerate(formats) for right in (True, False)]
+        return references + cls.probes(row, TOOL_PROBES, replace(answers, form=formats[0]))
 
     @classmethod
     def for_code_row(cls, row: int, code: CodeRow) -> list[_Completion]:
@@ -439,7 +454,7 @@ class _RowScores:
         texts: dict[str, str] = {}
         for item, score in scored:  # a probe written in several formats: its best-paid variant counts
             if item.probe is not None and (item.probe not in probes or _above(score, probes[item.probe])):
-                probes[item.probe], texts[item.probe] = score, item.text
+                probes[item.probe], texts[item.probe] = score, shown_completion(item.text)
         return cls(min(separating) if separating else None, max(wrongs) if wrongs else None, probes, texts)
 
 
@@ -493,6 +508,7 @@ def audit_reward(
     fail_share: float = 0.05,
     solution_column: str | None = None,
     answer_template: str | None = None,
+    tool_turns: bool = False,
 ) -> AuditReport:
     """Score the references and every probe for each row in one batch and judge each probe.
 
@@ -508,6 +524,9 @@ def audit_reward(
             score is the reward's maximum.
         answer_template: the format the reward reads, when it does not declare one itself
             (``{answer}`` marks the place, e.g. ``"FINAL: {answer}"``): every probe is written in it too.
+        tool_turns: answer rows: also score conversations with a Python tool turn (the right and the
+            wrong answer stated after it, and :data:`referee.rewards.tool_probes.TOOL_PROBES`), in a
+            batch of their own, as a trainer with tools passes them.
 
     Example:
         >>> from referee.rewards import parse_reward_sum
@@ -549,6 +568,18 @@ def audit_reward(
     ceiling = _maximum(reward)
     row_scores = [_RowScores.from_scored(scored, ceiling if family == "code" else None) for scored in scored_by_row]
     results = tuple(_judge_probe(probe, row_scores, fail_share) for probe in (CODE_PROBES if family == "code" else PROBES))
+    tool_problem = None
+    if tool_turns and family != "code" and built:
+        tool_scored: list[list[tuple[_Completion, float | None]]] = [[] for _ in built]
+        _score(reward, [item for index, (_, source) in enumerate(built)
+                        for item in _Completion.tool_turns(index, source, read or formats[:1])],
+               built, prompt_column, tool_scored)
+        tool_rows = [_RowScores.from_scored(scored) for scored in tool_scored]
+        results += tuple(_judge_probe(probe, tool_rows, fail_share) for probe in TOOL_PROBES)
+        if read and not any(row.right is not None for row in tool_rows):
+            tool_problem = ("the reward never scored a right answer stated after a tool turn above a wrong one (it pays "
+                            "them in plain completions): it does not read the last assistant message of a conversation "
+                            "with tool turns (use referee.rewards.completion_text)")
     golds = sum(1 for _, source in built if family == "code" and source.right is not None)
     reference = ("" if family != "code" else f"the gold solution on {golds} rows" if golds == len(built)
                  else f"the reward's maximum ({ceiling:g}) on {len(built) - golds} rows without a gold solution"
@@ -576,7 +607,7 @@ def audit_reward(
                    """answer_template = '{"answer": "{answer}"}' or a write_answer(answer) method """
                    "(docs/rewards.md, 'The answer format'), so no probe can be judged")
     return AuditReport(getattr(reward, "__name__", repr(reward)), len(rows), len(built), scored, separating, results,
-                       problem, family, reference, tuple(form.name for form in read))
+                       problem or tool_problem, family, reference, tuple(form.name for form in read))
 
 
 def read_formats(formats: Sequence[AnswerFormat],
@@ -598,7 +629,7 @@ def _score(reward: Callable[..., Any], items: list[_Completion], built: Sequence
     columns = {key: [row.get(key) for row in item_rows] for key in keys}
     completions = [item.text for item in items]
     scores = list(reward(prompts=[row.get(prompt_column) for row in item_rows], completions=completions,
-                         completion_ids=[[0] * len(text) for text in completions], **columns))
+                         completion_ids=[[0] * len(shown_completion(text)) for text in completions], **columns))
     if len(scores) != len(items):
         raise ValueError(f"the reward returned {len(scores)} scores for {len(items)} completions; a TRL reward "
                          "function returns one score (or None) per completion")

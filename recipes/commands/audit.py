@@ -49,6 +49,10 @@ def add_parser(subparsers: Any) -> None:
     parser.add_argument("--limit", type=int, default=500, metavar="N", help="audit the first N rows (default 500)")
     parser.add_argument("--fail-share", type=float, default=0.05, metavar="F",
                         help="a probe fails when it pays like right on more than this share of rows (default 0.05)")
+    parser.add_argument("--tool-turns", action="store_true",
+                        help="also probe conversations with a Python tool turn (training with a tool: "
+                             "referee.rewards.tools.PythonTool): the right answer only in the tool's output or code, "
+                             "a tool output that claims 'correct', a cell that prints the gold it found")
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     parser.set_defaults(run=run)
 
@@ -163,7 +167,7 @@ def run(args: argparse.Namespace) -> int:
     logging.getLogger("referee.rewards").setLevel(logging.ERROR)  # probes provoke errors on purpose
     report = audit_reward(reward, rows, answer_column=args.answer_column, prompt_column=args.prompt_column,
                           fail_share=args.fail_share, solution_column=args.solution_column,
-                          answer_template=args.answer_template)
+                          answer_template=args.answer_template, tool_turns=args.tool_turns)
     if not report.usable:
         print(f"referee audit: {_no_answer_message(reward, rows, args, report.family)}", file=sys.stderr)
         return 2
