@@ -69,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
         if dry_run:
             return _dry_run(path, overrides)
         from referee.recipes.train.recipe import build_trainer, parse_recipe, train_and_save
-        from referee.recipes.train.teardown import holding_process_group
+        from referee.recipes.train.teardown import exit_process, holding_process_group, launched
 
         recipe = parse_recipe(path, overrides)
         trainer = build_trainer(recipe)
@@ -85,6 +85,8 @@ def run(args: argparse.Namespace) -> int:
         if trainer.accelerator.is_main_process:
             _summarise(trainer, recipe.training.output_dir, time.monotonic() - started)
         del trainer  # freed while the process group is still held (see referee.recipes.train.teardown)
+    if launched():  # a rank's group outlives its destruction; interpreter exit could abort the rank
+        exit_process(0)
     return 0
 
 

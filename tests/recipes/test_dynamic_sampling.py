@@ -123,7 +123,7 @@ import torch
 from datasets import Dataset
 from referee.recipes.common.loading import load_tokenizer
 from referee.recipes.train.config import build_grpo_config
-from referee.recipes.train.teardown import holding_process_group
+from referee.recipes.train.teardown import exit_process, holding_process_group
 from referee.recipes.train.trainer import RefereeGRPOTrainer
 sys.path.insert(0, sys.argv[3])
 from test_dynamic_sampling import by_prompt
@@ -155,6 +155,7 @@ with holding_process_group():
         with open(os.path.join(out, f"curriculum{rank}.json"), "w") as sink:
             json.dump(trainer._curriculum_state(), sink)
     del trainer
+exit_process(0)
 """
 
 

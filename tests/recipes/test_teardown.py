@@ -42,15 +42,24 @@ SCRIPT = textwrap.dedent("""
         # The kept group and the live model are what interpreter exit then meets: that exit may
         # abort (see the teardown module), and it is not the block's to make clean.
         os._exit(0)
-    with holding_process_group():
-        model = trained_model()
-        del model
+    if sys.argv[1] == "made_inside":  # a launcher's group made when the trainer is built inside the block
+        dist.destroy_process_group()
+        with holding_process_group():
+            dist.init_process_group("gloo", init_method="file://" + os.path.join(tempfile.mkdtemp(), "store"),
+                                    rank=0, world_size=1)
+            model = trained_model()
+            del model
+    else:
+        with holding_process_group():
+            model = trained_model()
+            del model
     print("group destroyed:", not dist.is_initialized())
 """)
 
 
-@pytest.mark.parametrize("case, expected", [("normal", "group destroyed: True"), ("raises", "raised; group kept: True"),
-                                            ("destroys", "already destroyed: ok")])
+@pytest.mark.parametrize("case, expected", [("normal", "group destroyed: True"),
+                                            ("made_inside", "group destroyed: True"),
+                                            ("raises", "raised; group kept: True"), ("destroys", "already destroyed: ok")])
 @pytest.mark.slow
 def test_process_group_is_destroyed_after_a_ddp_model_unless_the_block_raises(tmp_path, case, expected):
     script = tmp_path / "rank.py"
