@@ -11,6 +11,7 @@ A recipe is a YAML file of TRL's own keys (``model_name_or_path``, ``learning_ra
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import sys
 from collections.abc import Iterator, Sequence
@@ -56,6 +57,12 @@ class RecipeArguments(ScriptArguments):
         default=None,
         metadata={"help": "Columns for the rewards, copied from dataset columns before loading: {name: source}, "
                   "e.g. {target: final} (a JSON object on the command line)."},
+    )
+    python_tool: dict[str, Any] | str | None = field(
+        default=None,
+        metadata={"help": "Give the model a sandboxed Python interpreter as a tool (YAML mapping: timeout, cpu_seconds, "
+                  "memory_mb, output_chars, processes, max_calls, isolation; {} for the defaults); cap the tool turns "
+                  "with max_tool_calling_iterations. See referee.rewards.tools."},
     )
 
 
@@ -139,7 +146,28 @@ def parse_recipe(config_path: str, overrides: Sequence[str] = (), *, without_gpu
     get_dataset_format(script.dataset_format)
     eval_settings(script)
     script.columns = _column_mapping(script.columns)
+    tool_settings(script)
     return Recipe(script, training, model)
+
+
+def tool_settings(script: RecipeArguments) -> Any:
+    """The recipe's ``python_tool`` settings (a JSON object on the command line), or ``None`` without one.
+
+    Example:
+        >>> tool_settings(RecipeArguments(dataset_name="d", python_tool='{"max_calls": 4}')).max_calls
+        4
+        >>> tool_settings(RecipeArguments(dataset_name="d")) is None
+        True
+    """
+    from .python_tool_settings import python_tool_settings
+
+    values = script.python_tool
+    if values is None:
+        return None
+    try:
+        return python_tool_settings(json.loads(values) if isinstance(values, str) else values)
+    except (ValueError, json.JSONDecodeError) as exc:
+        raise RecipeError(str(exc)) from None
 
 
 def eval_settings(script: RecipeArguments) -> Any:
@@ -410,8 +438,14 @@ def build_trainer(recipe: Recipe) -> Any:
         "dtype": model.dtype,
         **(training.model_init_kwargs or {}),
     }
+    tool = tool_settings(script)
+    try:
+        environment_factory = tool.factory() if tool is not None else None
+    except ValueError as exc:  # a sandbox level this machine does not give, or one too weak to name silently
+        raise RecipeError(f"python_tool: {exc}") from exc
     trainer = RefereeGRPOTrainer(model=model.model_name_or_path, reward_funcs=reward_funcs, args=training,
-                                 train_dataset=dataset, processing_class=tokenizer, peft_config=get_peft_config(model))
+                                 train_dataset=dataset, processing_class=tokenizer, peft_config=get_peft_config(model),
+                                 environment_factory=environment_factory)
     warn_on_lost_updates(trainer)
     if script.diagnostics:
         from ..diagnostics import DiagnosticsCallback

@@ -186,3 +186,39 @@ def test_an_answer_only_in_tool_output_earns_nothing(tmp_path, scripted):
     assert [tool.results[-1].text for tool in trainer.environments] == ["7006652"] * 4  # the tool printed the gold
     assert [m["role"] for m in seen["completions"][0]] == ["assistant", "tool", "assistant", "tool", "assistant"]
     assert seen["rewards"] == [0.0] * 4
+
+
+def test_a_recipe_with_python_tool_gives_the_trainer_its_interpreters(tmp_path):
+    from referee.recipes.common.tiny_model import build_tiny_model as tiny
+    from referee.recipes.train.recipe import build_trainer, parse_recipe, write_recipe
+
+    tokenizer = qwen_tool_tokenizer()
+    tiny(tokenizer, hidden_size=32, num_layers=1, num_heads=2, num_kv_heads=1, intermediate_size=64,
+         max_positions=4096).save_pretrained(tmp_path / "model")
+    tokenizer.save_pretrained(tmp_path / "model")
+    data = tmp_path / "rows.jsonl"
+    data.write_text("".join(json.dumps({"problem": p, "solution": f"\\boxed{{{eval('*'.join(re.findall(r'[0-9]+', p)))}}}"})
+                            + "\n" for p in PROMPTS), encoding="utf-8")
+    path = write_recipe(tmp_path / "r.yaml", model_name_or_path=str(tmp_path / "model"), dataset_name=str(data),
+                        dataset_format="math", output_dir=str(tmp_path / "out"), use_cpu=True, bf16=False,
+                        use_vllm=False, activation_checkpointing=False, per_device_train_batch_size=4,
+                        num_generations=2, max_completion_length=64, report_to="none", reward_funcs=["math_accuracy"],
+                        python_tool={"timeout": 2, "max_calls": 3, "output_chars": 50}, max_tool_calling_iterations=2)
+    trainer = build_trainer(parse_recipe(str(path)))
+    tool = trainer.environment_factories[None]()
+    assert isinstance(tool, PythonTool) and [t.__name__ for t in trainer.tools] == ["python"]
+    assert (tool._session.limits.timeout, tool._session.max_calls, tool._session.limits.output_chars) == (2, 3, 50)
+    assert trainer.max_tool_calling_iterations == 2
+    tool._close()
+
+
+@pytest.mark.parametrize("settings, message", [
+    ('{"timout": 2}', "python_tool has no key 'timout'; did you mean 'timeout'?"),
+    ('{"max_calls": 0}', "python_tool: max_calls=0 must be a whole number >= 1"),
+    ('{"timeout": -1}', "python_tool: CellLimits(timeout=-1)"),
+])
+def test_bad_python_tool_settings_are_refused_in_one_line(settings, message, capsys):
+    from referee.recipes.cli import main
+
+    assert main(["train", "--dry-run", "tir_qwen2.5-1.5b_lora", "--python_tool", settings]) == 2
+    assert message in capsys.readouterr().err

@@ -25,7 +25,7 @@ def dry_run(capsys, *argv):
 def test_the_issue_recipes_are_shipped():
     assert RECIPES == ["code_qwen2.5-coder-1.5b_lora.yaml", "gsm8k_qwen2.5-1.5b_full.yaml",
                        "gsm8k_qwen2.5-1.5b_lora.yaml", "gsm8k_r1-distill-qwen-1.5b_lora_8gb.yaml",
-                       "math_qwen2.5-1.5b_full.yaml", "math_qwen2.5-1.5b_lora.yaml"]
+                       "math_qwen2.5-1.5b_full.yaml", "math_qwen2.5-1.5b_lora.yaml", "tir_qwen2.5-1.5b_lora.yaml"]
 
 
 # The 8 GB recipe has its own set-up (G=4, beta 0.04, no vLLM): tests/recipes/test_shipped_recipes.py.
@@ -44,7 +44,8 @@ def test_shipped_recipe_dry_run_resolves_without_gpu(capsys, name):
     assert model["model_name_or_path"].startswith("Qwen/Qwen2.5-")
     # Correctness weighs 1 and the shaping reward a tenth of it, resolved through referee.rewards.
     assert sorted(resolved["rewards"].values()) == [0.1, 1.0]
-    assert resolved["recipe"]["dataset_format"] == name.split("_")[0]
+    assert resolved["recipe"]["dataset_format"] == {"tir": "math"}.get(name.split("_")[0], name.split("_")[0])
+    assert (resolved["recipe"]["python_tool"] is not None) is name.startswith("tir_")
 
 
 def test_cli_overrides_win_over_the_file(capsys):
