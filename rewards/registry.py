@@ -10,6 +10,7 @@ from typing import Any
 
 from .protocol import RewardFunction
 from .soft_overlong import SoftOverlong
+from .tools.tool_use import ToolUseReward
 from .verdict_rewards import FormatReward, VerifierReward
 
 
@@ -26,6 +27,7 @@ _REWARDS: dict[str, tuple[type, dict[str, Any]]] = {
     "code_format": (FormatReward, {"check": "code_block"}),
     "regex_format": (FormatReward, {"check": "regex"}),
     "soft_overlong": (SoftOverlong, {}),
+    "tool_use": (ToolUseReward, {}),
 }
 
 REWARD_NAMES: tuple[str, ...] = tuple(_REWARDS)
@@ -38,7 +40,8 @@ def get_reward(name: str, /, **options: Any) -> RewardFunction:
     ``code_pass_rate`` (share of tests passed) and ``code_all_pass`` (gold in ``tests``) check
     correctness; ``think_format``, ``answer_format``, ``tag_count``, ``gsm8k_format`` (one
     ``#### N`` line), ``code_format``, ``regex_format`` (needs ``pattern=``) and
-    ``soft_overlong`` (needs ``max_length=``) shape.
+    ``soft_overlong`` (needs ``max_length=``) shape; ``tool_use`` pays a right answer found with the
+    Python tool (:class:`referee.rewards.tools.ToolUseReward`).
 
     Example:
         >>> get_reward("gsm8k_accuracy")(completions=["#### 18"], answer=["18"])

@@ -1,4 +1,7 @@
-"""Tools a model calls mid-solution, as TRL environments: :class:`PythonTool`, a sandboxed Python interpreter.
+"""Training with tools: :class:`PythonTool`, a sandboxed Python interpreter as a TRL environment, and
+:class:`ToolUseReward` (``tool_use``), a shaping reward for calling it paid only beside a right answer.
+
+The sandbox is imported when :class:`PythonTool` is first used, so rewards load without it.
 
 Example:
     >>> from referee.rewards.tools import PythonTool
@@ -6,6 +9,16 @@ Example:
     '45'
 """
 
-from .python_tool import DEFAULT_MAX_CALLS, PythonTool
+from typing import Any
 
-__all__ = ["DEFAULT_MAX_CALLS", "PythonTool"]
+from .tool_use import ToolUseReward, tool_calls
+
+__all__ = ["DEFAULT_MAX_CALLS", "PythonTool", "ToolUseReward", "tool_calls"]
+
+
+def __getattr__(name: str) -> Any:
+    if name in ("PythonTool", "DEFAULT_MAX_CALLS"):
+        from . import python_tool
+
+        return getattr(python_tool, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
