@@ -161,6 +161,13 @@ def format_plan(plan: RunPlan, settings: RecipeSettings) -> str:
                      "chance the rounds run out")
         lines += [f"  {source:<10} {row['expected_rounds']:.2f} rounds   {row['tokens_per_step']:,.0f} tokens   "
                   f"{row['shortfall_chance']:.1%}" for source, row in plan.dynamic_sampling.items()]
+    if plan.tool_turns is not None:
+        tools = plan.tool_turns
+        rounds = "no cap" if tools["rounds"] is None else f"up to {tools['rounds']:g}"
+        lines.append(f"python tool, per process and generation: {rounds} generation rounds, at most "
+                     f"{tools['cells']:,.0f} cells; longest wait for cells {tools['concurrent_wait_s']:,.0f} s with "
+                     f"each turn's cells at once (RefereeGRPOTrainer), {tools['serial_wait_s']:,.0f} s one rollout "
+                     "after another (TRL's GRPOTrainer)")
     if plan.ppo_model_states_gb is not None:
         lines.append(f"for comparison: PPO (critic + reward model) holds {plan.ppo_model_states_gb:.1f} GB of "
                      "model states before sharding")

@@ -86,6 +86,7 @@ class RunPlan:
     degenerate_share: dict[str, float]
     dynamic_sampling: dict[str, dict[str, float]] | None
     ppo_model_states_gb: float | None
+    tool_turns: dict[str, float] | None
     warnings: tuple[str, ...]
     assumed: tuple[str, ...]
 
@@ -201,6 +202,12 @@ def plan_run(
             f"the generation batch ({settings.per_device_train_batch_size * num_gpus * steps_per_generation} "
             f"completions) is not a multiple of num_generations={settings.num_generations}: TRL will refuse it."
         )
+    tools = None
+    if settings.python_tool is not None:
+        tools = tool_turn_plan(settings, settings.per_device_train_batch_size * steps_per_generation)
+        if settings.max_tool_calling_iterations is None:
+            warnings.append("python_tool without max_tool_calling_iterations: TRL generates again after every tool "
+                            "turn until the model stops calling or max_completion_length is spent; cap it (e.g. 4).")
     sampling = None
     if settings.dynamic_sampling is not None:
         informative = {f"p={p:g}": 1 - degenerate_group_share(p, settings.num_generations) for p in pass_rates}
@@ -238,6 +245,7 @@ def plan_run(
         # PPO at the same precision: a policy and a critic trained, a reference and a reward model frozen.
         ppo_model_states_gb=None if settings.use_peft else _gb((2 * per_param.total + 2 * weight_bytes(settings))
                                                                 * total_params),
+        tool_turns=tools,
         warnings=tuple(warnings),
         assumed=tuple(assumed),
     )
@@ -256,6 +264,29 @@ def _trainable_and_frozen(settings: RecipeSettings, params: int, shape: ModelSha
             raise ValueError(f"lora_modules_to_save names {module!r}; the plan can size only embed_tokens and lm_head.")
         saved += shape.vocab_size * shape.hidden_size
     return adapters + saved, weight_bytes(settings) * params
+
+
+def tool_turn_plan(settings: RecipeSettings, rollouts: int) -> dict[str, float | None]:
+    """Bounds of a step's tool use per process (``rollouts`` completions generated at once): the
+    generation rounds (TRL's loop: one, then one per tool turn; ``None`` without
+    ``max_tool_calling_iterations``), the cells run, and the longest a process can wait for cells in
+    one generation: each rollout's cells run one after another, so with every turn's cells at once
+    (``RefereeGRPOTrainer``) that is one rollout's budget of cells at their time limit, and with one
+    rollout after another (TRL's ``GRPOTrainer``) every rollout's.
+
+    Example:
+        >>> settings = RecipeSettings.from_dict({"python_tool": {"timeout": 5, "max_calls": 8},
+        ...                                      "max_tool_calling_iterations": 4})
+        >>> tool_turn_plan(settings, 64)
+        {'rounds': 5, 'cells': 512, 'concurrent_wait_s': 40.0, 'serial_wait_s': 2560.0}
+    """
+    from ..train.python_tool_settings import python_tool_settings
+
+    tool = python_tool_settings(settings.python_tool or {})
+    iterations = settings.max_tool_calling_iterations
+    chain = tool.max_calls * float(tool.timeout)
+    return {"rounds": None if iterations is None else 1 + iterations, "cells": rollouts * tool.max_calls,
+            "concurrent_wait_s": chain, "serial_wait_s": rollouts * chain}
 
 
 def _steps_per_generation(settings: RecipeSettings, num_gpus: int) -> int:

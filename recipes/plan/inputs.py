@@ -9,6 +9,7 @@ the plan lists them as assumed.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -43,16 +44,17 @@ RECIPE_DEFAULTS: dict[str, Any] = {
     "fsdp_config": None,
     "model_name_or_path": None,
     "dtype": "float32",
+    "max_tool_calling_iterations": None,
 }
 # Not a GRPOConfig field in TRL 1.16; recipes may still set it for their dataset loader.
-_EXTRA_KEYS = ("max_prompt_length", "dynamic_sampling")
+_EXTRA_KEYS = ("max_prompt_length", "dynamic_sampling", "python_tool")
 _BOOL_KEYS = {"use_vllm", "vllm_enable_sleep_mode", "use_peft", "use_dora", "load_in_4bit", "load_in_8bit"}
 # Off unless a recipe turns them on: not worth listing as assumed.
 _OPT_IN_FLAGS = {"vllm_enable_sleep_mode", "use_dora", "load_in_4bit", "load_in_8bit"}
 _FLOAT_KEYS = {"beta", "vllm_gpu_memory_utilization"}
 _COUNT_KEYS = {"per_device_train_batch_size", "gradient_accumulation_steps", "num_generations",
                "max_completion_length", "num_iterations", "steps_per_generation", "generation_batch_size",
-               "lora_r", "max_prompt_length"}
+               "lora_r", "max_prompt_length", "max_tool_calling_iterations"}
 
 
 @dataclass(frozen=True)
@@ -89,8 +91,10 @@ class RecipeSettings:
     fsdp_config: str | dict[str, Any] | None
     model_name_or_path: str | None
     dtype: str
+    max_tool_calling_iterations: int | None
     max_prompt_length: int | None = None
     dynamic_sampling: dict[str, Any] | None = None
+    python_tool: dict[str, Any] | None = None
     assumed: tuple[str, ...] = field(default=(), compare=False)
     base_dir: Path = field(default=Path("."), compare=False)
 
@@ -157,6 +161,11 @@ def _checked(key: str, value: Any) -> Any:
         if not isinstance(rounds, int) or isinstance(rounds, bool) or rounds < 1:
             raise ValueError(f"dynamic_sampling={value!r} is not a mapping with max_rounds >= 1; write it like "
                              "dynamic_sampling: {max_rounds: 3}.")
+    if key == "python_tool":
+        from ..train.python_tool_settings import python_tool_settings
+
+        value = {} if value is True else json.loads(value) if isinstance(value, str) else value
+        python_tool_settings(value)  # one line on a bad key or limit
     if key == "vllm_mode" and value not in ("colocate", "server"):
         raise ValueError(f"vllm_mode={value!r} is not 'colocate' or 'server'; pick one of them.")
     return value

@@ -550,3 +550,33 @@ def test_plan_prints_the_rounds_dynamic_sampling_needs_from_a_report(tmp_path, c
 def test_plan_without_dynamic_sampling_says_nothing_of_rounds(capsys):
     assert main(["plan", "--params", "1B", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["dynamic_sampling"] is None
+
+
+def test_plan_counts_the_python_tools_rounds_cells_and_waits(tmp_path, capsys):
+    recipe = tmp_path / "r.yaml"
+    recipe.write_text("num_generations: 8\nper_device_train_batch_size: 16\ngradient_accumulation_steps: 4\n"
+                      "python_tool: {timeout: 2, max_calls: 3}\nmax_tool_calling_iterations: 2\n")
+    assert main(["plan", str(recipe), "--params", "1B", "--json"]) == 0
+    plan = json.loads(capsys.readouterr().out)
+    # 64 rollouts per process; each runs at most 3 cells of 2 s, one after another
+    assert plan["tool_turns"] == {"rounds": 3, "cells": 192, "concurrent_wait_s": 6.0, "serial_wait_s": 384.0}
+    assert not any("max_tool_calling_iterations" in warning for warning in plan["warnings"])
+    assert main(["plan", str(recipe), "--params", "1B", "--set", "max_tool_calling_iterations=1"]) == 0
+    assert "up to 2 generation rounds, at most 192 cells" in capsys.readouterr().out
+
+
+def test_a_python_tool_without_a_cap_on_turns_is_warned_and_a_bad_key_refused(tmp_path, capsys):
+    recipe = tmp_path / "r.yaml"
+    recipe.write_text("python_tool: {}\n")
+    assert main(["plan", str(recipe), "--params", "1B", "--json"]) == 0
+    plan = json.loads(capsys.readouterr().out)
+    assert plan["tool_turns"]["rounds"] is None
+    assert any("max_tool_calling_iterations" in warning for warning in plan["warnings"])
+    recipe.write_text("python_tool: {timout: 2}\n")
+    assert main(["plan", str(recipe), "--params", "1B"]) == 2
+    assert "python_tool has no key 'timout'; did you mean 'timeout'?" in capsys.readouterr().err
+
+
+def test_plan_without_a_tool_says_nothing_of_tools(capsys):
+    assert main(["plan", "--params", "1B", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["tool_turns"] is None
