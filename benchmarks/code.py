@@ -48,7 +48,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from referee.verifiers import code
-from referee.verifiers.code.isolation import resolve_isolation
+from referee.verifiers.sandbox.isolation import resolve_isolation
 from referee.verifiers.code.languages import LANGUAGES, find_toolchain
 from referee.verifiers.code.builds import first_error_lines
 from referee.verifiers.code.libraries import crates_folder, rust_extern_args

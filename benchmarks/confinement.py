@@ -21,11 +21,12 @@ import statistics
 import struct
 import time
 
-from referee.verifiers.code import confine
-from referee.verifiers.code.channel import recv_message, send_message
-from referee.verifiers.code.isolation import Isolation, isolation_of, read_only_paths
-from referee.verifiers.code.limits import Limits
-from referee.verifiers.code.sandbox import Sandbox
+from referee.verifiers.code.languages import toolchain_folders
+from referee.verifiers.sandbox import confine
+from referee.verifiers.sandbox.channel import recv_message, send_message
+from referee.verifiers.sandbox.isolation import Isolation, isolation_of, read_only_paths
+from referee.verifiers.sandbox.limits import Limits
+from referee.verifiers.sandbox.sandbox import Sandbox
 
 _PR_SET_NO_NEW_PRIVS = 38
 REQUEST = {"mode": "calls", "code": "def f(x):\n    return 2 * x\n", "names": ["f"],
@@ -53,7 +54,7 @@ def confine_seconds(rules: list[tuple[str, int]], apply: bool) -> float:
 
 def job_seconds(isolation: Isolation, jobs: int) -> float:
     """The median seconds of one trivial job, start to cleanup, in a fresh worker at ``isolation``."""
-    sandbox = Sandbox(isolation, uid=None)
+    sandbox = Sandbox(isolation, uid=None, read_only=toolchain_folders())  # as the judge starts it
     sandbox.start()
     times = []
     try:
@@ -82,7 +83,7 @@ def main() -> None:
     confined = isolation_of("basic")
     bare = dataclasses.replace(confined, layers=tuple(layer for layer in confined.layers
                                                       if layer.name != confine.LAYER_NAME))
-    rules = confine.job_rules(read_only_paths(), ["/dev/shm"])
+    rules = confine.job_rules(read_only_paths(toolchain_folders()), ["/dev/shm"])  # the judge's jobs' rules
     print(f"{why.split(':')[0]}; {len(rules)} rules; {os.cpu_count()} CPUs; load {os.getloadavg()[0]:.1f}")
     print("| round | confine_job ms | bare fork ms | job without ms | job with ms | with / without |")
     print("|---:|---:|---:|---:|---:|---:|")

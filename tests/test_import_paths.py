@@ -270,6 +270,13 @@ def test_the_text_floor_imports_nothing_else_of_verifiers():
     assert _reaching(graph, "referee.verifiers.text", ("referee.verifiers.text",)) == {}
 
 
+def test_the_sandbox_imports_nothing_else_of_verifiers():
+    # The judge and the Python tool both stand on the sandbox; it stands on nothing of theirs.
+    graph = import_graph("referee.verifiers")
+    assert "referee.verifiers.sandbox.forkserver" in graph and "referee.verifiers.sandbox.cell_session" in graph
+    assert _reaching(graph, "referee.verifiers.sandbox", ("referee.verifiers.sandbox",)) == {}
+
+
 def test_answer_domains_do_not_import_each_other():
     from referee.verifiers import VERIFIER_NAMES, get_verifier
 
@@ -287,7 +294,7 @@ def test_answer_domains_do_not_import_each_other():
 
 def test_rewards_and_recipes_import_only_the_faces_of_the_answer_domains():
     graph = import_graph("referee.verifiers", "referee.rewards", "referee.recipes")
-    insides = ("referee.verifiers.math.", "referee.verifiers.code.")
+    insides = ("referee.verifiers.math.", "referee.verifiers.code.", "referee.verifiers.sandbox.")
     past = {name: sorted(t for t in targets if t.startswith(insides))
             for name, targets in graph.items() if name.startswith(("referee.rewards", "referee.recipes"))}
     assert "referee.rewards.audit" in graph and {name: t for name, t in past.items() if t} == {}

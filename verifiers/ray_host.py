@@ -116,7 +116,7 @@ def configure_hosts(**changes: Any) -> HostSettings:
         True
     """
     global _settings
-    from .code.isolation import LEVELS
+    from .sandbox.isolation import LEVELS
 
     settings = replace(_settings, **changes)
     if settings.min_isolation is not None and settings.min_isolation not in LEVELS:
@@ -160,7 +160,7 @@ class VerifierHost:
         import ray
 
         from .code.doctor import SandboxCheck, sandbox_check
-        from .code.isolation import below
+        from .sandbox.isolation import below
 
         self.pool_size = pool_size
         self.min_isolation = min_isolation

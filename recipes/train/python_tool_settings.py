@@ -13,14 +13,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from referee.rewards.tools import DEFAULT_MAX_CALLS, PythonTool
-from referee.verifiers.code import CellLimits
+from referee.verifiers.sandbox import CellLimits
 
 from ..common.mappings import from_mapping
 
 
 @dataclass(frozen=True)
 class PythonToolSettings:
-    """Each cell's limits (:class:`referee.verifiers.code.CellLimits`), the rollout's call budget
+    """Each cell's limits (:class:`referee.verifiers.sandbox.CellLimits`), the rollout's call budget
     and the sandbox level (``auto``: the strongest this machine has).
 
     Example:

@@ -3,7 +3,7 @@
 TRL 1.16's ``environment_factory`` makes one environment per rollout (pooled and reused across
 batches), calls ``reset(**row)`` before each generation, and offers every public method of the
 environment to the model as a tool. :class:`PythonTool` has exactly one such method,
-:meth:`PythonTool.python`, which runs a cell in a :class:`referee.verifiers.code.PythonSession`:
+:meth:`PythonTool.python`, which runs a cell in a :class:`referee.verifiers.sandbox.PythonSession`:
 referee's code sandbox at its isolation level, variables kept between the rollout's cells like a
 notebook, per-cell wall-clock, CPU and memory limits, an output cap with a visible marker and a
 per-rollout call budget. Whatever a cell does comes back as text for the model (the traceback's
@@ -20,7 +20,7 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any
 
-from referee.verifiers.code import CellLimits, CellResult, PythonSession
+from referee.verifiers.sandbox import CellLimits, CellResult, PythonSession
 
 DEFAULT_MAX_CALLS = 8
 
@@ -29,17 +29,17 @@ class PythonTool:
     """One rollout's Python interpreter, for TRL's ``environment_factory``.
 
     Args:
-        limits: each cell's limits (:class:`referee.verifiers.code.CellLimits`: wall clock, CPU,
+        limits: each cell's limits (:class:`referee.verifiers.sandbox.CellLimits`: wall clock, CPU,
             memory, output characters, processes, files).
         isolation: the sandbox level (``"auto"``: the strongest this machine has), as for
-            :class:`referee.verifiers.code.PythonSession`; a level where code could reach the
+            :class:`referee.verifiers.sandbox.PythonSession`; a level where code could reach the
             trainer is refused unless ``allow_weak_isolation=True`` names it.
         allow_weak_isolation: accept such a level when it is named.
         max_calls: cells a rollout may run; past it each call answers that the budget is spent.
 
     The sandbox worker starts on the rollout's first cell and is kept (not its variables) across
     ``reset``. :meth:`factory` gives a picklable ``environment_factory`` with these settings.
-    ``results`` holds this rollout's :class:`referee.verifiers.code.CellResult` in call order
+    ``results`` holds this rollout's :class:`referee.verifiers.sandbox.CellResult` in call order
     (read by :mod:`referee.recipes` for its ``tools/*`` metrics).
 
     Example:

@@ -47,7 +47,7 @@ def become(user: pwd.struct_passwd) -> None:
 
 def trainer_setup(paths: list[str], user: pwd.struct_passwd) -> None:
     """In the trainer's child: reach this Python (in a mount namespace of its own), then become the user."""
-    from referee.verifiers.code.mounts import let_others_reach
+    from referee.verifiers.sandbox.mounts import let_others_reach
 
     if not let_others_reach(paths):
         raise OSError("the throwaway user cannot reach this Python")
@@ -67,15 +67,17 @@ def main() -> None:
         sys.exit("confined_scenario.py runs as root, as pid 1 of its own pid namespace (unshare --pid --fork)")
     config = json.loads(sys.argv[1])
     from referee.verifiers import code
-    from referee.verifiers.code.isolation import read_only_paths
-    from referee.verifiers.code.mounts import let_others_reach
+    from referee.verifiers.code.languages import toolchain_folders
+    from referee.verifiers.sandbox.isolation import read_only_paths
+    from referee.verifiers.sandbox.mounts import let_others_reach
     from referee.verifiers.code.run import run_program
 
     user = pwd.getpwnam(config["user"])
     import referee.verifiers
 
     # this Python, the venv and the whole checkout (the judge stack runs as the user at basic)
-    paths = [*read_only_paths(), os.path.dirname(os.path.dirname(os.path.realpath(referee.verifiers.__file__)))]
+    paths = [*read_only_paths(toolchain_folders()),
+             os.path.dirname(os.path.dirname(os.path.realpath(referee.verifiers.__file__)))]
     if config["level"] == "basic":  # the throwaway user can run this Python (pyenv in /root), in our mount namespace
         assert let_others_reach(paths)
     state = config["state"]

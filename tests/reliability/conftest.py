@@ -5,10 +5,10 @@ import time
 
 import pytest
 
-from referee.verifiers.code.cleanup import running_since
-from referee.verifiers.code.namespaces import SCRIPT as NAMESPACES_LAUNCHER
+from referee.verifiers.sandbox.cleanup import running_since
+from referee.verifiers.sandbox.namespaces import SCRIPT as NAMESPACES_LAUNCHER
 
-FORKSERVER = b"referee.verifiers.code.forkserver"
+FORKSERVER = b"referee.verifiers.sandbox.forkserver"
 LAUNCHER = os.fsencode(NAMESPACES_LAUNCHER)
 
 

@@ -3,7 +3,7 @@ of its own (``unshare --pid --fork --mount-proc``): this script is that namespac
 ``kill(-1, 9)`` reaches nothing outside it.
 
 As root it makes the Python installation reachable for the user in its own mount namespace
-(:func:`~referee.verifiers.code.mounts.let_others_reach`), then becomes the user for good, starts
+(:func:`~referee.verifiers.sandbox.mounts.let_others_reach`), then becomes the user for good, starts
 a long-running "trainer" of that user (``HF_TOKEN`` in its environment, a token in its memory),
 judges each hostile program at the asked level, and prints one JSON line: for each attack whether
 it was held (nothing read, written or signalled) and how its verdict came out.
@@ -17,7 +17,7 @@ import sys
 import time
 
 from referee.verifiers import code
-from referee.verifiers.code.mounts import let_others_reach
+from referee.verifiers.sandbox.mounts import let_others_reach
 
 TWO = {"format": "call", "fn_name": "f", "inputs": [[1]], "outputs": [2]}
 OPTIONS = {"timeout": 2.0, "workers": 1, "memory_mb": 256, "allow_weak_isolation": True}

@@ -10,7 +10,7 @@ import time
 import pytest
 
 from referee.verifiers import code
-from referee.verifiers.code.cleanup import remove_tree, tree_bytes
+from referee.verifiers.sandbox.cleanup import remove_tree, tree_bytes
 
 TWO = {"format": "call", "fn_name": "f", "inputs": [[1]], "outputs": [2]}
 DEEP_TREE = "import os\nfor i in range(1500):\n    os.mkdir('d')\n    os.chdir('d')\ndef f(x):\n    return 2 * x\n"
@@ -84,9 +84,9 @@ def test_a_deep_tree_left_on_the_host_by_a_killed_worker_does_not_stop_the_next_
     import socket
     import sys
 
-    from referee.verifiers.code.channel import recv_message
+    from referee.verifiers.sandbox.channel import recv_message
 
-    from referee.verifiers.code.forkserver import jobs_base
+    from referee.verifiers.sandbox.forkserver import jobs_base
 
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
     dead.wait()  # its pid names a worker that has ended
@@ -94,7 +94,7 @@ def test_a_deep_tree_left_on_the_host_by_a_killed_worker_does_not_stop_the_next_
     os.mkdir(f"{stale}/job-1")
     _deep_tree(f"{stale}/job-1", 1500)
     ours, theirs = socket.socketpair()
-    worker = subprocess.Popen([sys.executable, "-m", "referee.verifiers.code.forkserver", "--fd", str(theirs.fileno())],
+    worker = subprocess.Popen([sys.executable, "-m", "referee.verifiers.sandbox.forkserver", "--fd", str(theirs.fileno())],
                               pass_fds=[theirs.fileno()])
     theirs.close()
     try:

@@ -19,7 +19,7 @@ import uuid
 
 import pytest
 
-from referee.verifiers.code import confine
+from referee.verifiers.sandbox import confine
 from referee.verifiers.code.languages import find_toolchain
 
 SCENARIO = os.path.join(os.path.dirname(__file__), "confined_scenario.py")

@@ -22,7 +22,8 @@ from pathlib import Path
 
 import pytest
 
-from referee.verifiers.code import confine, isolation as iso
+from referee.verifiers.code.languages import toolchain_folders
+from referee.verifiers.sandbox import confine, isolation as iso
 
 SCENARIO = Path(__file__).with_name("hostile_as_user.py")
 ATTACKS = ["read ~/.ssh/id_rsa", "read the hub token file", "HF_TOKEN in the job's environment",
@@ -87,7 +88,7 @@ def account():
         subprocess.run(["chown", "-R", f"{name}:{name}", user.pw_dir], check=True)
         before = _listing(user.pw_dir)
         # what the user must reach through a private /root (pyenv's Python, a checkout there)
-        reach = iso.read_only_paths() + [str(SCENARIO.parent)]
+        reach = iso.read_only_paths(toolchain_folders()) + [str(SCENARIO.parent)]
         yield {"user": name, "uid": user.pw_uid, "gid": user.pw_gid, "home": user.pw_dir, "token": secrets.token_hex(8),
                "secrets": tokens, "reach": reach, "python": f"{venv}/bin/python", "before": before,
                "paths": {"answers": f"{host}/answers.json", "drop": f"{host}/drop", "site_packages": site_packages}}

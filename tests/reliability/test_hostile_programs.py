@@ -9,7 +9,7 @@ import uuid
 import pytest
 
 from referee.verifiers import code
-from referee.verifiers.code.isolation import confined
+from referee.verifiers.sandbox.isolation import confined
 
 TMP_MB = 16
 TOKEN = f"referee-hostile-{uuid.uuid4().hex[:12]}"

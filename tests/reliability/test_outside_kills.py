@@ -8,7 +8,7 @@ import pytest
 
 from referee.rewards.policy import reward_of
 from referee.verifiers import code
-from referee.verifiers.code.forkserver import killed_from_outside
+from referee.verifiers.sandbox.forkserver import killed_from_outside
 
 TWO = {"format": "call", "fn_name": "f", "inputs": [[1]], "outputs": [2]}
 SLOW_RIGHT = "import time\ndef f(x):\n    time.sleep(0.3)\n    return 2 * x\n"

@@ -9,8 +9,8 @@ import uuid
 import pytest
 
 from referee.verifiers import code
-from referee.verifiers.code.forkserver import jobs_base
-from referee.verifiers.code.isolation import bubblewrap_argv
+from referee.verifiers.sandbox.forkserver import jobs_base
+from referee.verifiers.sandbox.isolation import bubblewrap_argv
 
 TMP_MB = 16
 TOKEN = f"referee-fill-{uuid.uuid4().hex[:12]}"

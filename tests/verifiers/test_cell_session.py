@@ -15,7 +15,7 @@ import uuid
 import pytest
 
 from referee.verifiers.code import available_isolation, exposures, resolve_isolation
-from referee.verifiers.code.cell_session import NO_OUTPUT, RESTARTED, CellLimits, PythonSession
+from referee.verifiers.sandbox.cell_session import NO_OUTPUT, RESTARTED, CellLimits, PythonSession
 
 TOKEN = f"referee-cell-{uuid.uuid4().hex}"  # in file names
 SECRET = uuid.uuid4().hex  # in what a cell must not read

@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 import pytest
 
 from referee.verifiers import code
-from referee.verifiers.code.cleanup import SHARED_WRITABLE_DIRS, files_owned_by
-from referee.verifiers.code.namespaces import SCRIPT as NAMESPACES_LAUNCHER
+from referee.verifiers.sandbox.cleanup import SHARED_WRITABLE_DIRS, files_owned_by
+from referee.verifiers.sandbox.namespaces import SCRIPT as NAMESPACES_LAUNCHER
 
 TIMEOUT = 1.0
 OPTIONS = {"timeout": TIMEOUT, "workers": 2}
@@ -194,7 +194,7 @@ REWARD_HACKS = [
            "    os.write(3, struct.pack('>I', len(payload)) + payload)\n    return 0\n", HIDDEN),
     Attack("junk instead of the loaded message", "import os, struct\nos.write(3, struct.pack('>I', 5) + b'i\\x00\\x00\\x00\\x00')\n"
            "def answer(x):\n    return 0\n", HIDDEN, kinds=("unsendable",)),
-    Attack("a forged loaded message", "import socket\nfrom referee.verifiers.code.channel import send_message\n"
+    Attack("a forged loaded message", "import socket\nfrom referee.verifiers.sandbox.channel import send_message\n"
            "send_message(socket.socket(fileno=3), ('loaded', {'answer': ('callable', 'and more'), 'check': 1}))\n"
            "def answer(x):\n    return 0\n", HIDDEN, kinds=("load",)),
     Attack("a forged huge frame", "import os\ndef answer(x):\n    os.write(3, b'\\xff\\xff\\xff\\xff')\n    return 0\n",
@@ -251,7 +251,7 @@ def sandbox_state() -> tuple[set, list, list]:
     """(the uids our sandboxes give jobs, processes still running as those uids, jobs left under a fork server)."""
     processes = _processes()
     ours = _descendants(os.getpid(), processes)
-    forkservers = {pid for pid in ours if "referee.verifiers.code.forkserver" in processes[pid]["cmdline"]
+    forkservers = {pid for pid in ours if "referee.verifiers.sandbox.forkserver" in processes[pid]["cmdline"]
                    and "bwrap" not in processes[pid]["cmdline"].split()[0]  # not the bwrap that starts one,
                    and NAMESPACES_LAUNCHER not in processes[pid]["cmdline"].split()}  # nor referee's own launcher
     uids = {int(m.group(1)) for pid in forkservers for m in [re.search(r"--uid (\d+)", processes[pid]["cmdline"])] if m}

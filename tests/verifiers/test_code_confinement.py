@@ -14,8 +14,8 @@ import pytest
 from hypothesis import given, strategies as st
 
 from referee.verifiers import code
-from referee.verifiers.code import confine, landlock, seccomp
-from referee.verifiers.code import isolation as iso
+from referee.verifiers.sandbox import confine, landlock, seccomp
+from referee.verifiers.sandbox import isolation as iso
 
 CONFINES = confine.probe()[0]
 needs_confinement = pytest.mark.skipif(not CONFINES, reason=confine.probe()[1])

@@ -18,14 +18,14 @@ import pytest
 
 from referee.recipes.cli import main as referee_main
 from referee.verifiers import code
-from referee.verifiers.code import cleanup, isolation as iso
-from referee.verifiers.code.channel import recv_message
-from referee.verifiers.code.cleanup import kill_job, running_since
-from referee.verifiers.code.forkserver import jobs_base
+from referee.verifiers.sandbox import cleanup, isolation as iso
+from referee.verifiers.sandbox.channel import recv_message
+from referee.verifiers.sandbox.cleanup import kill_job, running_since
+from referee.verifiers.sandbox.forkserver import jobs_base
 from referee.verifiers.code.grading import judge_pool
-from referee.verifiers.code.namespaces import SCRIPT as NAMESPACES_LAUNCHER
+from referee.verifiers.sandbox.namespaces import SCRIPT as NAMESPACES_LAUNCHER
 from referee.verifiers.code.run import run_program
-from referee.verifiers.code.uids import lease_uid
+from referee.verifiers.sandbox.uids import lease_uid
 
 MECHANISM = iso.namespace_mechanism()[0]  # bubblewrap, referee's own namespaces, or "" (REFEREE_NO_BUBBLEWRAP hides one)
 IS_ROOT = os.geteuid() == 0
@@ -94,7 +94,7 @@ def test_where_no_namespaces_can_be_made_auto_falls_back_and_says_why(monkeypatc
 def no_confinement(monkeypatch):
     """A kernel without Landlock: the ``landlock + seccomp`` layer is off (tests/verifiers/test_code_confinement.py
     covers it on)."""
-    from referee.verifiers.code import confine
+    from referee.verifiers.sandbox import confine
 
     monkeypatch.setattr(confine, "probe", lambda: (False, "this kernel has no Landlock"))
 
@@ -290,7 +290,7 @@ def _forkservers(root: int) -> list[int]:
     while stack:
         for pid, argv in children.get(stack.pop(), []):
             stack.append(pid)
-            if (b"referee.verifiers.code.forkserver" in argv and b"bwrap" not in argv[0]
+            if (b"referee.verifiers.sandbox.forkserver" in argv and b"bwrap" not in argv[0]
                     and os.fsencode(NAMESPACES_LAUNCHER) not in argv):
                 found.append(pid)
     return found
@@ -355,7 +355,7 @@ def test_a_worker_killed_before_cleaning_up_leaves_no_folder_for_long():
 def _bare_worker() -> tuple[subprocess.Popen, socket.socket]:
     """A fork-server worker at the basic level, started straight, ready to serve."""
     ours, theirs = socket.socketpair()
-    worker = subprocess.Popen([sys.executable, "-m", "referee.verifiers.code.forkserver", "--fd", str(theirs.fileno())],
+    worker = subprocess.Popen([sys.executable, "-m", "referee.verifiers.sandbox.forkserver", "--fd", str(theirs.fileno())],
                               pass_fds=[theirs.fileno()])
     theirs.close()
     assert recv_message(ours, deadline=time.monotonic() + 60)[0] == "ready"
@@ -472,7 +472,7 @@ print(done.returncode, done.stderr.strip())
 
 @pytest.mark.skipif(not IS_ROOT, reason="maps root into a user namespace of the test's own")
 def test_the_launcher_says_why_the_kernel_refuses_namespaces():
-    from referee.verifiers.code.namespaces import EXIT_REFUSED
+    from referee.verifiers.sandbox.namespaces import EXIT_REFUSED
 
     done = subprocess.run([sys.executable, "-c", REFUSED_LAUNCH, NAMESPACES_LAUNCHER], capture_output=True, text=True,
                           timeout=60)
@@ -485,8 +485,8 @@ def test_the_launcher_says_why_the_kernel_refuses_namespaces():
 
 @pytest.mark.skipif(not iso.probe_own_namespaces()[0], reason="the kernel refuses referee's own namespaces here")
 def test_a_killed_launcher_takes_its_whole_namespace_with_it():
-    from referee.verifiers.code.limits import Limits
-    from referee.verifiers.code.sandbox import Sandbox
+    from referee.verifiers.sandbox.limits import Limits
+    from referee.verifiers.sandbox.sandbox import Sandbox
 
     sandbox = Sandbox(iso.isolation_of("namespaces" if not IS_ROOT else "full", "own namespaces"),
                       uid=lease_uid().uid if IS_ROOT else None)

@@ -10,13 +10,13 @@ import tempfile
 
 import pytest
 
-from referee.verifiers.code.uids import lease_uid
+from referee.verifiers.sandbox.uids import lease_uid
 
 IS_ROOT = os.geteuid() == 0
 # Reaches the folder as root, then reads what it can as the job's uid (without root: says it cannot).
 REACH_AS = """
 import json, os, sys
-from referee.verifiers.code.mounts import let_others_reach
+from referee.verifiers.sandbox.mounts import let_others_reach
 private, uid = sys.argv[1], int(sys.argv[2])
 found = {"reached": let_others_reach([f"{private}/python/lib"])}
 if found["reached"]:
@@ -67,7 +67,7 @@ def test_the_job_uid_reaches_what_it_needs_and_nothing_else(private_folder):
 # checks that the folder is still there and that /tmp is bounded.
 PRIVATE_TMP = """
 import json, os, sys
-from referee.verifiers.code.mounts import private_shared_folders
+from referee.verifiers.sandbox.mounts import private_shared_folders
 kept, filler = sys.argv[1], sys.argv[2]
 found = {"private": private_shared_folders(4 << 20, keep=[kept])}
 found["kept"] = open(os.path.join(kept, "module.py")).read()

@@ -58,7 +58,7 @@ def test_code_that_is_not_text_is_an_error():
     assert run_program(b"print(1)").ended == "error"  # type: ignore[arg-type]
 
 
-FORGED_DONE = ("import gc, socket, sys\nfrom referee.verifiers.code.channel import send_message\n"
+FORGED_DONE = ("import gc, socket, sys\nfrom referee.verifiers.sandbox.channel import send_message\n"
                "print({})\nsys.stdout.flush()\n"
                "for o in gc.get_objects():\n"
                "    if isinstance(o, socket.socket):\n"

@@ -11,9 +11,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from referee.verifiers.code.channel import (ChannelClosed, ChannelTimeout, MessageTooLarge, recv_message,
+from referee.verifiers.sandbox.channel import (ChannelClosed, ChannelTimeout, MessageTooLarge, recv_message,
                                             send_encoded, send_message)
-from referee.verifiers.code.wire import MAX_DEPTH, WireError, decode, encode
+from referee.verifiers.sandbox.wire import MAX_DEPTH, WireError, decode, encode
 
 PLAIN_TYPES = (type(None), bool, int, float, complex, str, bytes, list, tuple, dict, set, frozenset, Counter, OrderedDict)
 

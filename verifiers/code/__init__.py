@@ -8,6 +8,8 @@ network namespaces, made by bubblewrap or by referee itself, an unprivileged uid
 folder, no network, where available); the test code runs in a separate trusted judge process that
 calls into the job through a proxy carrying only plain data, so nothing the program does (exit
 codes, printed markers, always-equal objects, monkeypatching, reading memory) can fake a pass. ``referee doctor`` shows the isolation level.
+The sandbox itself (isolation levels, the fork server, limits, cleanup, the channel) is a package
+of its own, :mod:`referee.verifiers.sandbox`; this one is the judge standing on it.
 
 Programs in C++, C, Java, JavaScript, Rust and Go (:mod:`.languages`) are judged with ``stdio``
 tests by :mod:`.native`: compiled once in a job of their own, run once per test, judged on CPU
@@ -15,8 +17,9 @@ time against the problem's ``time_limit`` and ``memory_limit``, by tokens or by 
 HumanEval-X ``humaneval`` tests (C++, Java, JavaScript, Go, Rust) by :mod:`.humaneval_x`; and
 with ``call`` tests (JavaScript) by :mod:`.call_tests`.
 
-:class:`PythonSession` (:mod:`.cell_session`) runs a model's tool calls as notebook cells, keeping
-their variables, in the same sandbox.
+:class:`PythonSession` (:mod:`referee.verifiers.sandbox.cell_session`) runs a model's tool calls as
+notebook cells, keeping their variables, in the same sandbox; it is re-exported here, with the
+isolation levels.
 
 Example:
     >>> from referee.verifiers import code
@@ -25,11 +28,11 @@ Example:
     'correct'
 """
 
-from .cell_session import CellLimits, CellResult, PythonSession
+from ..sandbox import (LEVELS, CellLimits, CellResult, Isolation, PythonSession, available_isolation, exposures,
+                       resolve_isolation)
 from .doctor import sandbox_check
 from .extract import extract_code
 from .formats import FORMATS
-from .isolation import LEVELS, Isolation, available_isolation, exposures, resolve_isolation
 from .grading import verify, verify_batch
 from .languages import LANGUAGES, find_toolchain, language_of_tag
 from .run import ProgramRun, run_program

@@ -21,13 +21,12 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
-from .channel import ChannelClosed, ChannelTimeout, MessageTooLarge, recv_message
+from ..sandbox.channel import ChannelClosed, ChannelTimeout, MessageTooLarge, recv_message
+from ..sandbox.limits import Limits
+from ..sandbox.sandbox import KilledFromOutside, Sandbox
+from ..sandbox.wire import WireError
 from .languages import Language, Toolchain
-from .limits import Limits
 from .problem_limits import ProblemLimits
-from .sandbox import Sandbox
-from .session import KilledFromOutside
-from .wire import WireError
 
 # A compile job: generous, since a compiler is not the program, but bounded (a template bomb is the program's fault).
 COMPILE_SECONDS = 60.0
@@ -149,7 +148,7 @@ def build(sandbox: Sandbox, language: Language, toolchain: Toolchain, code: str,
     ``extra_files`` (a checker's ``testlib.h``, say) are put beside the source for the compiler.
 
     Example:
-        >>> from referee.verifiers.code.isolation import isolation_of
+        >>> from referee.verifiers.sandbox.isolation import isolation_of
         >>> from referee.verifiers.code.languages import LANGUAGES, find_toolchain
         >>> sandbox = Sandbox(isolation_of("basic"), uid=None)
         >>> cpp = LANGUAGES["cpp"]
@@ -203,7 +202,7 @@ def run_built(sandbox: Sandbox, language: Language, toolchain: Toolchain, code: 
     """Run a built program once on ``stdin`` (with ``arguments`` and extra ``files`` beside it) and classify its end.
 
     Example:
-        >>> from referee.verifiers.code.isolation import isolation_of
+        >>> from referee.verifiers.sandbox.isolation import isolation_of
         >>> from referee.verifiers.code.languages import LANGUAGES, find_toolchain
         >>> sandbox = Sandbox(isolation_of("basic"), uid=None)
         >>> c, tools = LANGUAGES["c"], find_toolchain("c")

@@ -17,12 +17,12 @@ import json
 import secrets
 from typing import Any
 
+from ..sandbox.sandbox import Sandbox
 from .builds import build, outcome, run_built
 from .formats import CallTests
 from .languages import Language, Toolchain
 from .outputs import call_output_matches, short_repr
 from .problem_limits import ProblemLimits
-from .sandbox import Sandbox
 
 _JAVASCRIPT = """\
 const refereeFs = require('fs');

@@ -9,8 +9,8 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
+from ..sandbox.isolation import resolve_isolation
 from .grading import verify
-from .isolation import resolve_isolation
 
 CHECK_PROGRAM = "import os\ndef whoami():\n    return os.getuid()"
 CHECK_TESTS = {"format": "asserts", "asserts": ["assert isinstance(whoami(), int)"]}
@@ -37,7 +37,7 @@ def sandbox_check(isolation: str = "auto", *, workers: int = 1, timeout: float =
 
     Raises ``ValueError`` when the asked-for level is not available here, or is one where a job
     could reach you and ``allow_weak_isolation`` does not accept it (see
-    :func:`~referee.verifiers.code.isolation.resolve_isolation`).
+    :func:`~referee.verifiers.sandbox.isolation.resolve_isolation`).
 
     Example:
         >>> check = sandbox_check("basic", allow_weak_isolation=True)

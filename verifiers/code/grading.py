@@ -10,11 +10,11 @@ from typing import Any
 from ..deadline_pool import DeadlinePool, Outcome, shared_pool
 from ..registry import moved_backend_keyword
 from ..verdict import Verdict
+from ..sandbox.confine import LAYER_NAME as CONFINEMENT
+from ..sandbox.isolation import LEVELS, Isolation, below, confined, isolation_of, resolve_isolation
+from ..sandbox.limits import DEFAULT_TMP_MB
 from .choose_program import extract_program
 from .formats import TestsError, count_tests, parse_tests
-from .confine import LAYER_NAME as CONFINEMENT
-from .isolation import LEVELS, Isolation, below, confined, isolation_of, resolve_isolation
-from .limits import DEFAULT_TMP_MB
 from .judge import judge_task
 from .native import judged_natively, native_budget, tests_language
 
@@ -187,7 +187,7 @@ def verify_batch(
         tests_list: one tests dict per completion (see :mod:`referee.verifiers.code.formats`).
             For ``call`` tests the program runs after the standard imports APPS and
             LiveCodeBench give it (``from typing import *``, ``from collections import *``,
-            ``heapq``, ...: :data:`referee.verifiers.code.job.STANDARD_IMPORTS`).
+            ``heapq``, ...: :data:`referee.verifiers.sandbox.job.STANDARD_IMPORTS`).
         timeout: wall-clock seconds for each test (and for loading the program), at most a day.
         memory_mb: address-space limit of the program.
         max_output_bytes: the most the program may print, or return from one call.

@@ -12,14 +12,15 @@ import ast
 import time
 from typing import Any
 
+from ..sandbox.isolation import isolation_of
+from ..sandbox.limits import DEFAULT_TMP_MB
+from ..sandbox.sandbox import KilledFromOutside, Sandbox, SandboxBroken, restart
+from ..sandbox.uids import UidLease, lease_uid
 from .formats import CallTests, HumanEvalTests, TestsError, count_tests, parse_tests
-from .isolation import isolation_of
-from .limits import DEFAULT_TMP_MB
+from .languages import toolchain_folders
 from .native import judge_native, judged_natively, run_native
 from .runners import run_tests
-from .sandbox import Sandbox, SandboxBroken, restart
-from .session import KilledFromOutside, Outcome, ProgramSession
-from .uids import UidLease, lease_uid
+from .session import Outcome, ProgramSession
 
 
 def _defines(code: str, name: str) -> bool:
@@ -54,7 +55,7 @@ def judge_program(sandbox: Sandbox, task: dict[str, Any]) -> dict[str, Any]:
     not be the program's doing (unusable tests, a sandbox that fails, a judge bug).
 
     Example:
-        >>> from referee.verifiers.code.isolation import available_isolation
+        >>> from referee.verifiers.sandbox.isolation import available_isolation
         >>> sandbox = Sandbox(available_isolation("basic"), uid=None)
         >>> task = {"code": "def f(x):\\n    return x + 1", "timeout": 2.0,
         ...         "tests": {"format": "call", "fn_name": "f", "inputs": [[1], [2]], "outputs": [2, 4]}}
@@ -114,7 +115,7 @@ def run_in_sandbox(sandbox: Sandbox, task: dict[str, Any]) -> dict[str, Any]:
     when the sandbox failed or something outside killed the job.
 
     Example:
-        >>> from referee.verifiers.code.isolation import available_isolation
+        >>> from referee.verifiers.sandbox.isolation import available_isolation
         >>> sandbox = Sandbox(available_isolation("basic"), uid=None)
         >>> run = run_in_sandbox(sandbox, {"code": "print(int(input()) * 2)", "stdin": "21\\n", "timeout": 2.0})["run"]
         >>> run["ended"], run["exit_code"], run["stdout"]
@@ -176,7 +177,8 @@ def judge_task(task: dict[str, Any]) -> dict[str, Any]:
                 _LEASES[level] = lease_uid()
             except RuntimeError as exc:
                 return {"error": f"the code sandbox cannot start: {exc}"}
-        sandbox = Sandbox(isolation, uid=_LEASES[level].uid if level in _LEASES else None, tmp_mb=tmp_mb)
+        sandbox = Sandbox(isolation, uid=_LEASES[level].uid if level in _LEASES else None, tmp_mb=tmp_mb,
+                          read_only=toolchain_folders())  # the compilers' folders outside the system's
         try:
             sandbox.start()
         except SandboxBroken as exc:

@@ -15,6 +15,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from ..sandbox.sandbox import KilledFromOutside, Sandbox, SandboxBroken, restart
 from .builds import COMPILE_SECONDS, ToolchainUnusable, build, outcome, run_built
 from .call_tests import CALL_RUNNERS, judge_calls
 from .formats import CallTests, HumanEvalTests, StdioTests, TestsError, count_tests, parse_tests
@@ -22,8 +23,6 @@ from .humaneval_x import ASSEMBLERS, judge_function_tests
 from .languages import LANGUAGES, Language, Toolchain, find_toolchain, language_of_tag, missing_toolchain
 from .outputs import first_difference, stdout_matches
 from .problem_limits import ProblemLimits, problem_limits
-from .sandbox import Sandbox, SandboxBroken, restart
-from .session import KilledFromOutside
 from .subtasks import read_subtasks, subtask_score
 
 # A checker job: the dataset's program, trusted to be quick; its failures are not the program's fault.
@@ -86,7 +85,7 @@ def check_output(sandbox: Sandbox, checker: Checker, stdin: str, got: str, expec
     """Ask ``checker`` about one output: (accepted, its message). Raises :class:`CheckerFailed`.
 
     Example:
-        >>> from referee.verifiers.code.isolation import isolation_of
+        >>> from referee.verifiers.sandbox.isolation import isolation_of
         >>> sandbox = Sandbox(isolation_of("basic"), uid=None)
         >>> same_sum = ("import sys\\n_, out, ans = (open(p).read().split() for p in sys.argv[1:])\\n"
         ...             "sys.exit(0 if sum(map(int, out)) == sum(map(int, ans)) else 1)")
@@ -178,7 +177,7 @@ def judge_native(sandbox: Sandbox, task: dict[str, Any]) -> dict[str, Any]:
     a failed sandbox).
 
     Example:
-        >>> from referee.verifiers.code.isolation import isolation_of
+        >>> from referee.verifiers.sandbox.isolation import isolation_of
         >>> sandbox = Sandbox(isolation_of("basic"), uid=None)
         >>> tests = {"format": "call", "fn_name": "f", "inputs": [[1]], "outputs": [1]}
         >>> judge_native(sandbox, {"code": "int main() {}", "language": "cpp", "tests": tests, "timeout": 3.0})["error"]
@@ -244,7 +243,7 @@ def run_native(sandbox: Sandbox, task: dict[str, Any]) -> dict[str, Any]:
     (``ended`` is ``compile_error`` when it does not compile), or ``{"error": reason}``.
 
     Example:
-        >>> from referee.verifiers.code.isolation import isolation_of
+        >>> from referee.verifiers.sandbox.isolation import isolation_of
         >>> sandbox = Sandbox(isolation_of("basic"), uid=None)
         >>> task = {"code": "console.log(Number(require('fs').readFileSync(0, 'utf8')) * 2)", "language": "javascript",
         ...         "stdin": "21", "timeout": 5.0}

@@ -10,9 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from ..sandbox.limits import DEFAULT_TMP_MB
 from .grading import check_options, judge_budget, run_judges, sandbox_mechanism
 from .languages import LANGUAGES, language_of_tag
-from .limits import DEFAULT_TMP_MB
 from .builds import COMPILE_SECONDS
 
 Ended = Literal["finished", "timeout", "memory", "output", "crashed", "exited", "compile_error", "error"]

@@ -21,11 +21,11 @@ from dataclasses import dataclass
 from types import CodeType
 from typing import Any
 
+from ..sandbox.wire import WireError
 from .formats import AssertTests, CallTests, HumanEvalTests, StdioTests, TestsError, TestSpec, count_tests
 from .outputs import call_output_matches, first_difference, short_repr, stdout_matches
 from .own_run import own_check_target, split_own_run
 from .session import CandidateFailure, Outcome, ProgramSession
-from .wire import WireError
 
 PASSED = Outcome(True, "passed", "passed")
 
@@ -42,8 +42,8 @@ class Candidate:
     result; the program's exceptions come back as built-in exceptions of the same name.
 
     Example:
-        >>> from referee.verifiers.code.isolation import available_isolation
-        >>> from referee.verifiers.code.sandbox import Sandbox
+        >>> from referee.verifiers.sandbox.isolation import available_isolation
+        >>> from referee.verifiers.sandbox.sandbox import Sandbox
         >>> sandbox = Sandbox(available_isolation("basic"), uid=None)
         >>> session = ProgramSession(sandbox, "def half(x):\\n    return x // 2", timeout=2.0, tests=1)
         >>> session.describe(["half"])
@@ -258,8 +258,8 @@ def run_tests(session: ProgramSession, spec: TestSpec, *, timeout: float, abs_to
 
     Example:
         >>> from referee.verifiers.code.formats import parse_tests
-        >>> from referee.verifiers.code.isolation import available_isolation
-        >>> from referee.verifiers.code.sandbox import Sandbox
+        >>> from referee.verifiers.sandbox.isolation import available_isolation
+        >>> from referee.verifiers.sandbox.sandbox import Sandbox
         >>> sandbox = Sandbox(available_isolation("basic"), uid=None)
         >>> spec = parse_tests({"format": "asserts", "asserts": ["assert f(2) == 4", "assert f(3) == 9"]})
         >>> session = ProgramSession(sandbox, "def f(x):\\n    return x * 2", timeout=2.0, tests=2)

@@ -9,17 +9,16 @@ read with a deadline and a size cap, in the strict wire encoding.
 from __future__ import annotations
 
 import builtins
-import signal
 import socket
 import time
 from dataclasses import dataclass
 from typing import Any
 
-from .channel import ChannelClosed, ChannelTimeout, MessageTooLarge, recv_message, send_message
-from .limits import DEFAULT_TMP_MB, Limits
+from ..sandbox.channel import ChannelClosed, ChannelTimeout, MessageTooLarge, recv_message, send_message
+from ..sandbox.limits import DEFAULT_TMP_MB, Limits
+from ..sandbox.sandbox import KilledFromOutside, Sandbox, job_ending
+from ..sandbox.wire import WireError
 from .outputs import short_repr
-from .sandbox import Sandbox
-from .wire import WireError
 
 # Seconds a job whose channel closed gets to finish exiting, so its exit status can be read.
 _EXIT_GRACE = 0.5
@@ -62,16 +61,6 @@ class CandidateFailure(BaseException):
         self.outcome = Outcome(False, kind, reason)
 
 
-class KilledFromOutside(BaseException):
-    """The job was killed by a ``SIGKILL`` the sandbox did not send (the OOM killer, an operator):
-    not the program's fault, so the judge reports an ``error`` instead of scoring it.
-
-    Example:
-        >>> issubclass(KilledFromOutside, Exception)
-        False
-    """
-
-
 class ProgramError(Exception):
     """The program raised an exception that has no built-in counterpart on the trusted side.
 
@@ -106,32 +95,14 @@ def mirror_exception(type_name: str, message: str) -> Exception:
 
 
 def _death(report: dict[str, Any], limits: Limits, during: str) -> CandidateFailure:
-    """Why the job ended while we waited for it, from the worker's report; raises
-    :class:`KilledFromOutside` when nothing of the program's or ours ended it."""
-    if report.get("killed_from_outside"):
-        raise KilledFromOutside(f"the job was killed by a SIGKILL the sandbox did not send (the OOM killer "
-                                f"or an operator) {during}")
-    if report["killed"] == "output":
-        return CandidateFailure("output", f"printed more than {limits.output_bytes} bytes {during}")
-    if report["killed"] == "disk":
-        return CandidateFailure("output", f"kept more than {limits.tmp_bytes >> 20} MiB in files {during}")
-    if report["killed"] == "deadline":
-        return CandidateFailure("timeout", f"ran past the job's deadline {during}")
-    number = report["signal"]
-    if number == signal.SIGXCPU:
-        return CandidateFailure("timeout", f"used up its CPU time {during}")
-    if number == signal.SIGXFSZ:
-        return CandidateFailure("output", f"wrote a file larger than {limits.file_bytes} bytes {during}")
-    if not report["ended_alone"]:
-        return CandidateFailure("exited", f"closed its channel {during}")
-    if number is not None:
-        name = signal.Signals(number).name if number in signal.Signals._value2member_map_ else str(number)
-        return CandidateFailure("crashed", f"was killed by {name} {during}")
-    return CandidateFailure("exited", f"exited (code {report['exit_code']}) {during}")
+    """Why the job ended while we waited for it, as the call's failure (from the worker's report:
+    :func:`~referee.verifiers.sandbox.sandbox.job_ending`); raises :class:`KilledFromOutside` when
+    nothing of the program's or ours ended it."""
+    return CandidateFailure(*job_ending(report, limits, during))
 
 
 def _well_formed(description: Any) -> tuple[Any, ...]:
-    """What the job says a name is, as sent by :func:`~referee.verifiers.code.job.serve_calls`;
+    """What the job says a name is, as sent by :func:`~referee.verifiers.sandbox.job.serve_calls`;
     anything malformed counts as missing."""
     if type(description) is not tuple or not description:
         return ("missing",)
@@ -169,7 +140,7 @@ class ProgramSession:
     """The trusted side's view of one program: load it once, call into it, restart it after a crash.
 
     Example:
-        >>> from referee.verifiers.code.isolation import available_isolation
+        >>> from referee.verifiers.sandbox.isolation import available_isolation
         >>> sandbox = Sandbox(available_isolation("basic"), uid=None)
         >>> session = ProgramSession(sandbox, "def f(x):\\n    return x * 2", timeout=2.0, tests=1)
         >>> session.describe(["f"])

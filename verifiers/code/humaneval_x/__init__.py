@@ -25,7 +25,7 @@ from ..builds import build, outcome, run_built
 from ..formats import HumanEvalTests
 from ..languages import Language, Toolchain
 from ..problem_limits import ProblemLimits
-from ..sandbox import Sandbox
+from ...sandbox.sandbox import Sandbox
 from . import cpp, go, java, javascript, rust
 from .base import Assembly, ProgramRefused
 
@@ -56,7 +56,7 @@ def judge_function_tests(sandbox: Sandbox, task: dict[str, Any], spec: HumanEval
 
     Example (a program refused before anything is built; programs that run are judged in
     ``tests/verifiers/test_code_humaneval_x.py``):
-        >>> from referee.verifiers.code.isolation import isolation_of
+        >>> from referee.verifiers.sandbox.isolation import isolation_of
         >>> from referee.verifiers.code.languages import LANGUAGES
         >>> spec = HumanEvalTests("public class Main { public static void main(String[] a) { Arrays.asList(1); } }", "",
         ...                       declaration="class Solution {\\n    public int f() {\\n")

@@ -1,5 +1,5 @@
 """Python, run as a plain process: for checkers and ``run_program``-style runs. Programs judged
-in Python go through the warm fork server instead (:mod:`referee.verifiers.code.job`)."""
+in Python go through the warm fork server instead (:mod:`referee.verifiers.sandbox.job`)."""
 
 from __future__ import annotations
 

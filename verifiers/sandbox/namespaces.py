@@ -29,7 +29,7 @@ them (``os.unshare`` came with 3.12; there is no ``os.mount``), and the packages
 that wrap them are unmaintained or wrap far more (whole container runtimes); four documented
 calls are the smaller, auditable dependency. Any step the kernel refuses ends the launcher with
 exit status 70 and one line on stderr naming the step and the error (EPERM, EINVAL, ENOSPC...),
-which :func:`~referee.verifiers.code.isolation.probe_own_namespaces` reports.
+which :func:`~referee.verifiers.sandbox.isolation.probe_own_namespaces` reports.
 """
 
 from __future__ import annotations

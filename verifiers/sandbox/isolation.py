@@ -40,18 +40,18 @@ import subprocess
 import sys
 import sysconfig
 import warnings
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
 from . import confine
-from .languages import toolchain_folders
 from .limits import DEFAULT_TMP_MB
 from .namespaces import launcher_argv
 
 LEVELS: tuple[str, ...] = ("full", "namespaces", "uid", "basic")
 MECHANISMS: tuple[str, ...] = ("bubblewrap", "own namespaces")  # what makes the namespaces, preferred first
 HIDE_BUBBLEWRAP_ENV = "REFEREE_NO_BUBBLEWRAP"
-WORKER_MODULE = "referee.verifiers.code.forkserver"
+WORKER_MODULE = "referee.verifiers.sandbox.forkserver"
 SANDBOX_ENV: dict[str, str] = {
     "PATH": "/usr/local/bin:/usr/bin:/bin",
     "LANG": "C.UTF-8",
@@ -120,20 +120,24 @@ def _is_root() -> bool:
     return os.geteuid() == 0
 
 
-def read_only_paths() -> list[str]:
+def read_only_paths(extra: Iterable[str] = ()) -> list[str]:
     """The folders a worker and its jobs need besides the system's: the Python installation, the
-    environment, this package, and the compilers' folders outside the system's (rustup's toolchain in
-    a home, a JDK's configuration in /etc: :func:`~referee.verifiers.code.languages.toolchain_folders`),
-    none inside another.
+    environment, this package, and ``extra``, the folders outside the system's that a caller's jobs
+    need (the judge gives its compilers': rustup's toolchain in a home, a JDK's configuration in /etc,
+    :func:`~referee.verifiers.code.languages.toolchain_folders`), none inside another.
 
     Example:
         >>> any(sys.base_prefix.startswith(path) for path in ["/usr", *read_only_paths()])
+        True
+        >>> import tempfile
+        >>> with tempfile.TemporaryDirectory() as folder:
+        ...     os.path.realpath(folder) in read_only_paths([folder])
         True
     """
     wanted = {sys.base_prefix, sys.prefix, sys.exec_prefix, sys.base_exec_prefix,
               str(Path(os.path.realpath(sys.executable)).parent.parent),
               str(Path(__file__).resolve().parents[1])}  # referee.verifiers, wherever it is installed
-    wanted.update(toolchain_folders())
+    wanted.update(extra)
     paths = sorted(os.path.realpath(p) for p in wanted if p and os.path.isdir(p))
     kept: list[str] = []
     for path in paths:  # sorted: a parent comes before its children
@@ -143,8 +147,10 @@ def read_only_paths() -> list[str]:
     return kept
 
 
-def bubblewrap_argv(bwrap: str, *, user_namespace: bool, tmp_bytes: int = DEFAULT_TMP_MB << 20) -> list[str]:
-    """The bubblewrap command line (up to ``--``) that runs a worker in its own namespaces.
+def bubblewrap_argv(bwrap: str, *, user_namespace: bool, tmp_bytes: int = DEFAULT_TMP_MB << 20,
+                    read_only: Iterable[str] = ()) -> list[str]:
+    """The bubblewrap command line (up to ``--``) that runs a worker in its own namespaces, its root
+    holding the folders of :func:`read_only_paths` (with ``read_only``) read-only.
 
     The only places a job can write are its private ``/tmp`` and ``/dev/shm``, in-memory tmpfs
     of ``tmp_bytes`` each, world-writable with the sticky bit as on any machine (the fork server
@@ -175,7 +181,7 @@ def bubblewrap_argv(bwrap: str, *, user_namespace: bool, tmp_bytes: int = DEFAUL
     argv += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--size", size, "--tmpfs", "/tmp",
              "--perms", "1777", "--size", size, "--tmpfs", "/dev/shm"]
     made: set[str] = {"/proc", "/dev", "/tmp"}
-    for path in [f for f in _SYSTEM_FILES if os.path.exists(f)] + read_only_paths():
+    for path in [f for f in _SYSTEM_FILES if os.path.exists(f)] + read_only_paths(read_only):
         parent = Path(path).parent
         for folder in reversed([parent, *parent.parents]):
             # bubblewrap makes missing parents 0700, which would lock the jobs' uid out
@@ -188,29 +194,32 @@ def bubblewrap_argv(bwrap: str, *, user_namespace: bool, tmp_bytes: int = DEFAUL
     return argv
 
 
-def worker_argv(isolation: Isolation, worker_args: list[str], *, tmp_bytes: int = DEFAULT_TMP_MB << 20) -> list[str]:
-    """The full command that starts a fork-server worker with ``isolation``.
+def worker_argv(isolation: Isolation, worker_args: list[str], *, tmp_bytes: int = DEFAULT_TMP_MB << 20,
+                read_only: Iterable[str] = ()) -> list[str]:
+    """The full command that starts a fork-server worker with ``isolation`` (its minimal root, where it
+    has one, holding ``read_only`` too: see :func:`read_only_paths`).
 
     Example:
         >>> worker_argv(available_isolation("basic"), ["--fd", "3"])[-4:]
-        ['-m', 'referee.verifiers.code.forkserver', '--fd', '3']
+        ['-m', 'referee.verifiers.sandbox.forkserver', '--fd', '3']
     """
     python = [sys.executable, "-I", "-B", "-m", WORKER_MODULE, *worker_args]
     if not isolation.minimal_root:
         return python
     if isolation.mechanism == "own namespaces":
-        return launcher_argv(python, user_namespace=not _is_root(), tmp_bytes=tmp_bytes, read_only=minimal_root_paths())
+        return launcher_argv(python, user_namespace=not _is_root(), tmp_bytes=tmp_bytes,
+                             read_only=minimal_root_paths(read_only))
     bwrap = shutil.which("bwrap")
     if bwrap is None:
         raise RuntimeError("bwrap is no longer on PATH; reinstall bubblewrap or pass isolation='basic'.")
-    return bubblewrap_argv(bwrap, user_namespace=not _is_root(), tmp_bytes=tmp_bytes) + python
+    return bubblewrap_argv(bwrap, user_namespace=not _is_root(), tmp_bytes=tmp_bytes, read_only=read_only) + python
 
 
-def minimal_root_paths() -> list[str]:
+def minimal_root_paths(extra: Iterable[str] = ()) -> list[str]:
     """What the minimal root holds, read-only, besides ``/proc``, ``/dev`` and the private ``/tmp``:
     the system's folders (``/usr``, ``/bin``, ``/lib*``: a link stays a link), ``/etc/ld.so.cache``
-    and ``/etc/localtime``, and :func:`read_only_paths`. Nothing of ``/home``, ``/root``, ``/srv``
-    or the data, and the environment only read-only.
+    and ``/etc/localtime``, and :func:`read_only_paths` (with ``extra``). Nothing of ``/home``,
+    ``/root``, ``/srv`` or the data, and the environment only read-only.
 
     Example:
         >>> paths = minimal_root_paths()
@@ -218,7 +227,7 @@ def minimal_root_paths() -> list[str]:
         True
     """
     tops = [top for top in _TOP_LEVEL_SYSTEM if os.path.islink(top) or os.path.isdir(top)]
-    return tops + [f for f in _SYSTEM_FILES if os.path.exists(f)] + read_only_paths()
+    return tops + [f for f in _SYSTEM_FILES if os.path.exists(f)] + read_only_paths(extra)
 
 
 def bubblewrap_hidden() -> bool:
@@ -394,7 +403,7 @@ def isolation_of(level: str, mechanism: str | None = None) -> Isolation:
 
 def exposures(isolation: Isolation) -> list[str]:
     """What a job at ``isolation`` could do to the caller: signal their processes, read their home
-    (nothing where ``landlock + seccomp`` holds: :func:`~referee.verifiers.code.confine.holds`).
+    (nothing where ``landlock + seccomp`` holds: :func:`~referee.verifiers.sandbox.confine.holds`).
 
     Example (as root, jobs at ``basic`` are root, which the layer does not make harmless):
         >>> exposures(isolation_of("full"))

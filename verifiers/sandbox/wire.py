@@ -38,7 +38,7 @@ class WireError(ValueError):
         >>> decode(b"N" + b"N")
         Traceback (most recent call last):
         ...
-        referee.verifiers.code.wire.WireError: 1 stray bytes after the value
+        referee.verifiers.sandbox.wire.WireError: 1 stray bytes after the value
     """
 
 
@@ -53,7 +53,7 @@ def encode(value: Any) -> bytes:
         >>> encode(AlwaysEqual())
         Traceback (most recent call last):
         ...
-        referee.verifiers.code.wire.WireError: a value of type AlwaysEqual is not plain data (only None, ...)
+        referee.verifiers.sandbox.wire.WireError: a value of type AlwaysEqual is not plain data (only None, ...)
         >>> from collections import namedtuple
         >>> decode(encode(namedtuple("Point", "x y")(1, 2)))
         (1, 2)
@@ -126,7 +126,7 @@ def decode(data: bytes) -> Any:
         >>> decode(b"l\\x00\\x00\\x00\\x09")
         Traceback (most recent call last):
         ...
-        referee.verifiers.code.wire.WireError: count 9 at byte 1 exceeds the 0 bytes left
+        referee.verifiers.sandbox.wire.WireError: count 9 at byte 1 exceeds the 0 bytes left
     """
     reader = _Reader(bytes(data))
     value = reader.value(0)

@@ -14,8 +14,8 @@ Protocol on the control socket (framed wire messages, from the trusted judge):
 file descriptor (or ``E`` then ``("error", reason)``); ``("end", grace)`` by ``("report", report)``,
 where ``grace`` is how long a job whose channel closed may take to finish exiting by itself (so
 that the report can say how it ended). Run as
-``python -I -m referee.verifiers.code.forkserver --fd N [--uid U] [--pid-namespace] [--unshare-net]
-[--confine]``.
+``python -I -m referee.verifiers.sandbox.forkserver --fd N [--uid U] [--pid-namespace] [--unshare-net]
+[--confine] [--read-only FOLDER]...``.
 """
 
 from __future__ import annotations
@@ -419,7 +419,7 @@ def main(argv: list[str] | None = None) -> int:
     Example:
         >>> import subprocess
         >>> ours, theirs = socket.socketpair()
-        >>> worker = subprocess.Popen([sys.executable, "-m", "referee.verifiers.code.forkserver",
+        >>> worker = subprocess.Popen([sys.executable, "-m", "referee.verifiers.sandbox.forkserver",
         ...                            "--fd", str(theirs.fileno())], pass_fds=[theirs.fileno()])
         >>> theirs.close()
         >>> recv_message(ours, deadline=time.monotonic() + 60)
@@ -441,8 +441,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--private-tmp", action="store_true", help="root without bubblewrap: own mount namespace "
                         "with an in-memory /dev/shm of --tmp-bytes, /tmp and /var/tmp bound inside it")
     parser.add_argument("--confine", action="store_true", help="landlock + seccomp for every job (no namespaces "
-                        "of its own): read the system, Python and the toolchains, write its folder (and a private /tmp)")
+                        "of its own): read the system, Python and the --read-only folders, write its folder (and a "
+                        "private /tmp)")
+    parser.add_argument("--read-only", action="append", default=[], metavar="FOLDER",
+                        help="a folder outside the system's that jobs read (a compiler's), besides Python and referee")
     args = parser.parse_args(argv)
+    reading = read_only_paths(args.read_only)
     # No death signal from the judge: when it dies its end of the control socket closes, and the
     # worker then ends the job, cleans up and exits (a signal could cut that cleanup short).
     control = socket.socket(fileno=args.fd)
@@ -450,14 +454,14 @@ def main(argv: list[str] | None = None) -> int:
     if args.unshare_net:
         layers["no network"] = _unshare_network()
     if args.reach_python:
-        layers["python reachable"] = let_others_reach(read_only_paths())
+        layers["python reachable"] = let_others_reach(reading)
     if args.uid is not None:
         kill_job(session=None, uid=args.uid, children=True)  # leftovers of an earlier worker with this uid
         for path in files_owned_by(args.uid, SHARED_WRITABLE_DIRS if args.sweep_shared else ()):
             remove_tree(path)
         layers["own uid"] = _self_test_uid(args.uid)
     if args.private_tmp:  # after the sweep above: that one cleans the host's shared folders
-        layers["private /tmp"] = private_shared_folders(args.tmp_bytes, keep=read_only_paths())
+        layers["private /tmp"] = private_shared_folders(args.tmp_bytes, keep=reading)
     for name in PRELOADED_MODULES:
         importlib.import_module(name)
     gc.collect()
@@ -466,7 +470,7 @@ def main(argv: list[str] | None = None) -> int:
     confinement = None
     if args.confine:
         # the host's /tmp and /dev/shm hold the caller's files: writable only where they are the worker's own
-        confinement = (read_only_paths(), ["/tmp", "/var/tmp", "/dev/shm"] if layers.get("private /tmp") else [])
+        confinement = (reading, ["/tmp", "/var/tmp", "/dev/shm"] if layers.get("private /tmp") else [])
         layers[CONFINEMENT] = self_test(job_rules(confinement[0], [*confinement[1], jobs]))
     server = _ForkServer(control, uid=args.uid, jobs=jobs, sweep_shared=args.sweep_shared,
                          # pid 1 (referee's own namespaces) or 2 (under bubblewrap's init): every other process is a job's

@@ -25,7 +25,7 @@ class ChannelClosed(ConnectionError):
         >>> recv_message(b)
         Traceback (most recent call last):
         ...
-        referee.verifiers.code.channel.ChannelClosed: the peer closed the channel
+        referee.verifiers.sandbox.channel.ChannelClosed: the peer closed the channel
     """
 
 
@@ -41,12 +41,12 @@ class MessageTooLarge(ValueError):
         >>> recv_message(b, max_bytes=10)
         Traceback (most recent call last):
         ...
-        referee.verifiers.code.channel.MessageTooLarge: a 105-byte message exceeds the 10-byte limit
+        referee.verifiers.sandbox.channel.MessageTooLarge: a 105-byte message exceeds the 10-byte limit
     """
 
 
 def send_message(sock: socket.socket, value: Any) -> None:
-    """Send one value; raises :class:`~referee.verifiers.code.wire.WireError` if it is not plain data.
+    """Send one value; raises :class:`~referee.verifiers.sandbox.wire.WireError` if it is not plain data.
 
     Example:
         >>> a, b = socket.socketpair()
@@ -58,7 +58,7 @@ def send_message(sock: socket.socket, value: Any) -> None:
 
 
 def send_encoded(sock: socket.socket, payload: bytes) -> None:
-    """Send a value already encoded with :func:`~referee.verifiers.code.wire.encode`.
+    """Send a value already encoded with :func:`~referee.verifiers.sandbox.wire.encode`.
 
     Example:
         >>> a, b = socket.socketpair(); send_encoded(a, encode([1, 2]))
@@ -94,14 +94,14 @@ def recv_message(sock: socket.socket, *, deadline: float | None = None, max_byte
     """Receive one value, waiting until ``deadline`` at most; the payload may not exceed ``max_bytes``.
 
     Raises :class:`ChannelClosed`, :class:`ChannelTimeout`, :class:`MessageTooLarge`, or
-    :class:`~referee.verifiers.code.wire.WireError` for malformed bytes.
+    :class:`~referee.verifiers.sandbox.wire.WireError` for malformed bytes.
 
     Example:
         >>> a, b = socket.socketpair()
         >>> recv_message(b, deadline=time.monotonic() + 0.01)
         Traceback (most recent call last):
         ...
-        referee.verifiers.code.channel.ChannelTimeout: no reply within the deadline (0 of 4 bytes read)
+        referee.verifiers.sandbox.channel.ChannelTimeout: no reply within the deadline (0 of 4 bytes read)
     """
     (size,) = _HEADER.unpack(_recv_exactly(sock, _HEADER.size, deadline))
     if size > max_bytes:

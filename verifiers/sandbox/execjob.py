@@ -100,7 +100,7 @@ def exec_program(channel: socket.socket, request: dict[str, Any]) -> None:
 
     Example (in a forked child: the exec replaces it):
         >>> import time
-        >>> from referee.verifiers.code.channel import recv_message
+        >>> from referee.verifiers.sandbox.channel import recv_message
         >>> judge, job = socket.socketpair()
         >>> child = os.fork()
         >>> if child == 0:

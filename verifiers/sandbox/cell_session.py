@@ -25,8 +25,7 @@ from .cells import ERROR_CHARS
 from .channel import ChannelClosed, ChannelTimeout, MessageTooLarge, recv_message, send_message
 from .isolation import Isolation, resolve_isolation
 from .limits import DEFAULT_TMP_MB, Limits
-from .sandbox import Sandbox, SandboxBroken, restart
-from .session import KilledFromOutside, _death
+from .sandbox import KilledFromOutside, Sandbox, SandboxBroken, job_ending, restart
 from .uids import UidLease, lease_uid
 from .wire import WireError
 
@@ -302,9 +301,9 @@ class PythonSession:
         except (ChannelClosed, OSError):
             report = self._end_job(_EXIT_GRACE)
             assert report is not None
-            failure = _death(report, limits.job_limits(), "during this cell").outcome
-            return CellResult(f"[the Python process {failure.reason}; the session restarts on the next cell]",
-                              timeout=failure.kind == "timeout", killed=True)
+            kind, reason = job_ending(report, limits.job_limits(), "during this cell")
+            return CellResult(f"[the Python process {reason}; the session restarts on the next cell]",
+                              timeout=kind == "timeout", killed=True)
         if (type(reply) is not tuple or len(reply) != 4 or reply[0] != "cell" or type(reply[1]) is not str
                 or type(reply[2]) is not int or type(reply[3]) is not str):
             self._end_job()

@@ -1,17 +1,20 @@
-"""The judge's handle on its fork-server worker: start it, start and end jobs, notice when it breaks."""
+"""A client's handle on its fork-server worker (the judge's, a Python session's): start it, start and end
+jobs, notice when it breaks, and say why a job ended."""
 
 from __future__ import annotations
 
 import os
+import signal
 import socket
 import subprocess
 import time
+from collections.abc import Sequence
 from typing import Any
 
 from .channel import ChannelClosed, ChannelTimeout, MessageTooLarge, recv_message, send_message
 from .confine import LAYER_NAME as CONFINEMENT
 from .isolation import SANDBOX_ENV, Isolation, confined, worker_argv
-from .limits import DEFAULT_TMP_MB
+from .limits import DEFAULT_TMP_MB, Limits
 from .spawner import popen_lasting
 from .wire import WireError
 
@@ -29,14 +32,60 @@ class SandboxBroken(BaseException):
     """
 
 
-class Sandbox:
-    """One fork-server worker, started with ``isolation``; its jobs run as ``uid`` when given, and
-    keep at most ``tmp_mb`` MiB in files (a private in-memory ``/tmp`` of that size with namespaces
-    or root; without, the job folder is measured while the job runs).
+class KilledFromOutside(BaseException):
+    """The job was killed by a ``SIGKILL`` the sandbox did not send (the OOM killer, an operator):
+    not the program's fault, so the judge reports an ``error`` instead of scoring it (and a Python
+    session says so instead of blaming the cell).
 
     Example:
-        >>> from referee.verifiers.code.isolation import available_isolation
-        >>> from referee.verifiers.code.limits import Limits
+        >>> issubclass(KilledFromOutside, Exception)
+        False
+    """
+
+
+def job_ending(report: dict[str, Any], limits: Limits, during: str) -> tuple[str, str]:
+    """Why a job ended while its caller waited for it, from the worker's report (:meth:`Sandbox.end_job`):
+    a short kind (``output``, ``timeout``, ``crashed``, ``exited``) and a readable reason that ends
+    with ``during``. Raises :class:`KilledFromOutside` when nothing of the program's or ours ended it.
+
+    Example:
+        >>> limits = Limits.for_tests(timeout=1, tests=1)
+        >>> job_ending({"killed": None, "signal": 9, "ended_alone": True}, limits, "in f(1)")
+        ('crashed', 'was killed by SIGKILL in f(1)')
+        >>> job_ending({"killed": "deadline"}, limits, "while loading")
+        ('timeout', "ran past the job's deadline while loading")
+    """
+    if report.get("killed_from_outside"):
+        raise KilledFromOutside(f"the job was killed by a SIGKILL the sandbox did not send (the OOM killer "
+                                f"or an operator) {during}")
+    if report["killed"] == "output":
+        return "output", f"printed more than {limits.output_bytes} bytes {during}"
+    if report["killed"] == "disk":
+        return "output", f"kept more than {limits.tmp_bytes >> 20} MiB in files {during}"
+    if report["killed"] == "deadline":
+        return "timeout", f"ran past the job's deadline {during}"
+    number = report["signal"]
+    if number == signal.SIGXCPU:
+        return "timeout", f"used up its CPU time {during}"
+    if number == signal.SIGXFSZ:
+        return "output", f"wrote a file larger than {limits.file_bytes} bytes {during}"
+    if not report["ended_alone"]:
+        return "exited", f"closed its channel {during}"
+    if number is not None:
+        name = signal.Signals(number).name if number in signal.Signals._value2member_map_ else str(number)
+        return "crashed", f"was killed by {name} {during}"
+    return "exited", f"exited (code {report['exit_code']}) {during}"
+
+
+class Sandbox:
+    """One fork-server worker, started with ``isolation``; its jobs run as ``uid`` when given, keep
+    at most ``tmp_mb`` MiB in files (a private in-memory ``/tmp`` of that size with namespaces or
+    root; without, the job folder is measured while the job runs), and read, besides the system,
+    Python and referee, the folders of ``read_only`` (the judge gives its compilers' folders).
+
+    Example:
+        >>> from referee.verifiers.sandbox.isolation import available_isolation
+        >>> from referee.verifiers.sandbox.limits import Limits
         >>> sandbox = Sandbox(available_isolation("basic"), uid=None)
         >>> channel = sandbox.start_job({"mode": "calls", "code": "def f(x): return 2 * x", "names": ["f"],
         ...     "limits": Limits.for_tests(timeout=1, tests=1).to_dict(), "deadline_s": 5})
@@ -48,10 +97,12 @@ class Sandbox:
         (0, None)
     """
 
-    def __init__(self, isolation: Isolation, *, uid: int | None, tmp_mb: int = DEFAULT_TMP_MB) -> None:
+    def __init__(self, isolation: Isolation, *, uid: int | None, tmp_mb: int = DEFAULT_TMP_MB,
+                 read_only: Sequence[str] = ()) -> None:
         self.isolation = isolation
         self.uid = uid
         self.tmp_mb = tmp_mb  # the size of its private /tmp, fixed for the worker's life
+        self.read_only = tuple(read_only)
         self.layers: dict[str, bool] = {}
         self.process: subprocess.Popen[bytes] | None = None
         self.control: socket.socket | None = None
@@ -73,6 +124,8 @@ class Sandbox:
             args += ["--unshare-net", "--sweep-shared", "--reach-python", "--private-tmp"]
         if confined(self.isolation):
             args.append("--confine")
+        for folder in self.read_only:
+            args += ["--read-only", folder]
         return args
 
     def start(self) -> dict[str, bool]:
@@ -81,7 +134,8 @@ class Sandbox:
         ours, theirs = socket.socketpair()
         try:
             self.process = popen_lasting(
-                worker_argv(self.isolation, self._worker_args(theirs.fileno()), tmp_bytes=self.tmp_mb << 20),
+                worker_argv(self.isolation, self._worker_args(theirs.fileno()), tmp_bytes=self.tmp_mb << 20,
+                            read_only=self.read_only),
                 pass_fds=[theirs.fileno()],
                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=SANDBOX_ENV)
         except (OSError, RuntimeError) as exc:
