@@ -265,14 +265,18 @@ def test_a_kill_from_outside_is_the_sandboxs_failure_not_the_cells(level):
         session.run("kept = 1")
         uid = session._lease.uid
         results = []
-        cell = threading.Thread(target=lambda: results.append(session.run("import time\ntime.sleep(30)")))
+        # the cell names its process, so that only the job running it is killed (not the idle one before it)
+        sleeper = "import ctypes, time\nctypes.CDLL(None).prctl(15, b'referee-sleeper')\ntime.sleep(30)"  # PR_SET_NAME
+        cell = threading.Thread(target=lambda: results.append(session.run(sleeper)))
         cell.start()
         killed = []
         deadline = time.monotonic() + 10
         while not killed and time.monotonic() < deadline:  # the OOM killer, an operator: SIGKILL from outside
-            for pid in _sandbox_processes(uid, wait=0):
+            for pid in set(_sandbox_processes(uid, wait=0)):
                 try:
-                    if os.stat(f"/proc/{pid}").st_uid == uid:  # the job, not its worker
+                    with open(f"/proc/{pid}/comm") as comm:
+                        running_the_cell = comm.read().strip() == "referee-sleeper"
+                    if running_the_cell and os.stat(f"/proc/{pid}").st_uid == uid:  # the job, not its worker
                         os.kill(pid, signal.SIGKILL)
                         killed.append(pid)
                 except OSError:

@@ -54,9 +54,13 @@ PRELOADED_MODULES: tuple[str, ...] = (
     "numbers", "operator", "random", "re", "statistics", "string", "traceback", "typing",
 )
 _PR_SET_PDEATHSIG = 1
+_PR_SET_DUMPABLE = 4
+_PR_CAPBSET_DROP = 24
 _PR_SET_NO_NEW_PRIVS = 38
 _PR_SET_CHILD_SUBREAPER = 36
 _CLONE_NEWNET = 0x40000000
+_CLONE_NEWIPC = 0x08000000
+_CAPABILITY_VERSION_3 = 0x20080522
 _STDERR_TAIL = 2000
 _TMP_CHECK_SECONDS = 0.05  # how often a job's folder is measured where no private /tmp bounds it
 _JOBS_FOLDER_NAME = re.compile(r"referee-jobs-(?P<pid>\d+)-(?:(?P<start>\d+)-)?[^-]+")  # no start: older releases
@@ -70,6 +74,37 @@ def _prctl(option: int, value: int) -> bool:
 
 def _unshare_network() -> bool:
     return _LIBC.unshare(_CLONE_NEWNET) == 0
+
+
+def _entries(folders: tuple[str, ...]) -> set[str]:
+    """The paths of the entries of ``folders`` (the ones that exist)."""
+    found = set()
+    for folder in folders:
+        try:
+            found.update(entry.path for entry in os.scandir(folder))
+        except OSError:
+            continue
+    return found
+
+
+def _own_ipc_namespace() -> bool:
+    """A System V IPC namespace of the job's own: the shared memory, queues and semaphores it makes
+    die with it, outside any memory limit otherwise, and never reach the next job (or the host)."""
+    return _LIBC.unshare(_CLONE_NEWIPC) == 0
+
+
+def _drop_capabilities() -> None:
+    """Leave a job that stays root (in its namespaces) no capability, and none to regain: root in name
+    only (it cannot ptrace, write other processes' memory or remount)."""
+    try:
+        last = int(open("/proc/sys/kernel/cap_last_cap").read())
+    except (OSError, ValueError):
+        last = 63
+    for capability in range(last + 1):
+        _prctl(_PR_CAPBSET_DROP, capability)
+    header = (ctypes.c_uint32 * 2)(_CAPABILITY_VERSION_3, 0)
+    data = (ctypes.c_uint32 * 6)()  # effective, permitted, inheritable; twice (capabilities 0-31, 32-63): none
+    _LIBC.capset(header, data)
 
 
 def _tasks_of_uid(uid: int) -> int:
@@ -132,6 +167,9 @@ class _ForkServer:
         self.pid_namespace = pid_namespace
         self.jobs = jobs
         self.sweep_shared = sweep_shared
+        # Jobs that keep the worker's uid (root in referee's namespaces): their private /tmp and /dev/shm are
+        # the worker's own, and whatever a job adds there goes with it (what was there at the start stays).
+        self.shared_at_start = None if uid is not None or not sweep_shared else _entries(SHARED_WRITABLE_DIRS)
         self.count = 0
         self.devnull = os.open(os.devnull, os.O_RDONLY)
         self.tasks_already = 0 if uid is not None else _tasks_of_uid(os.getuid())
@@ -140,6 +178,7 @@ class _ForkServer:
     def _become_job(self, request: dict[str, Any], folder: str, fds: tuple[int, int, int, int]) -> None:
         stdin, stdout, stderr, channel = fds
         os.setsid()
+        _prctl(_PR_SET_DUMPABLE, 1)  # the job's own /proc entries stay its own; the worker it forked from stays closed
         for target, source in enumerate((stdin, stdout, stderr, channel)):
             os.dup2(source, target)
         for fd in map(int, os.listdir("/proc/self/fd")):  # nothing inherited but the channel
@@ -150,10 +189,13 @@ class _ForkServer:
                     pass
         os.chdir(folder)
         apply_limits(Limits.from_dict(request["limits"]), processes_already=self.tasks_already)
+        _own_ipc_namespace()  # where the worker may (root); elsewhere its objects are swept after the job
         if self.uid is not None:
             os.setgroups([])
             os.setresgid(self.uid, self.uid, self.uid)
             os.setresuid(self.uid, self.uid, self.uid)
+        elif os.getuid() == 0:
+            _drop_capabilities()
         _prctl(_PR_SET_NO_NEW_PRIVS, 1)
         _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
         if self.confinement is not None:  # last: the job's process is confined from here on
@@ -313,7 +355,10 @@ class _ForkServer:
             os.close(fd)
         collected = collect_files(job.folder, *job.collect) if job.collect[0] else {}
         remove_tree(job.folder)
-        leftovers = files_owned_by(self.uid) if self.sweep_shared and self.uid is not None else []
+        if self.shared_at_start is not None:
+            leftovers = sorted(_entries(SHARED_WRITABLE_DIRS) - self.shared_at_start)
+        else:
+            leftovers = files_owned_by(self.uid) if self.sweep_shared and self.uid is not None else []
         for path in leftovers:
             remove_tree(path)
         return {
@@ -477,6 +522,9 @@ def main(argv: list[str] | None = None) -> int:
                          pid_namespace=args.pid_namespace and os.getpid() in (1, 2),
                          check_tmp=not (args.pid_namespace or layers.get("private /tmp")),
                          confinement=confinement)
+    # Not dumpable: a job cannot read or write the worker's memory through /proc/<pid>/mem (every later
+    # job is forked from it), nor ptrace it, even as the same uid.
+    layers["worker not dumpable"] = _prctl(_PR_SET_DUMPABLE, 0)
     send_message(control, ("ready", layers))
     try:
         server.serve()

@@ -116,10 +116,8 @@ class Sandbox:
         args = ["--fd", str(fd), "--tmp-bytes", str(self.tmp_mb << 20)]
         if self.uid is not None:
             args += ["--uid", str(self.uid)]
-        if self.isolation.minimal_root:
-            args.append("--pid-namespace")
-            if self.uid is not None:  # what the job's uid leaves in the private /tmp and /dev/shm goes with the job
-                args.append("--sweep-shared")
+        if self.isolation.minimal_root:  # what a job leaves in the private /tmp and /dev/shm goes with the job
+            args += ["--pid-namespace", "--sweep-shared"]
         elif self.isolation.own_uid:
             args += ["--unshare-net", "--sweep-shared", "--reach-python", "--private-tmp"]
         if confined(self.isolation):
