@@ -56,6 +56,54 @@ def build_char_tokenizer(charset: str = DEFAULT_CHARSET) -> PreTrainedTokenizerF
     return tokenizer
 
 
+# The same layout with tool calls and tool turns ("t:" lines), for training with a tool
+# (referee.rewards.tools); TOOL_RESPONSE_TEMPLATE tells TRL's parser where a reply's tool calls are.
+TOOL_CHAT_TEMPLATE = (
+    "{% for message in messages %}"
+    "{% if message['role'] == 'assistant' %}a:{{ message['content'] or '' }}"
+    "{% for call in message.get('tool_calls') or [] %}<tool_call>"
+    '{"name": "{{ call.function.name }}", "arguments": {{ call.function.arguments | tojson }}}'
+    "</tool_call>{% endfor %}<eos>\n"
+    "{% else %}{{ message['role'][0] }}:{{ message['content'] }}\n{% endif %}"
+    "{% endfor %}{% if add_generation_prompt %}a:{% endif %}"
+)
+TOOL_RESPONSE_TEMPLATE = {
+    "defaults": {"role": "assistant"},
+    "start_anchor": "a:",
+    "fields": {
+        "tool_calls": {"open": "<tool_call>", "close_pattern": r"</tool_call>\s*", "repeats": True, "content": "json",
+                       "transform": {"type": "function", "function": "{content}"}},
+        "content": {"close_pattern": r"<eos>\s*", "content": "text"},
+    },
+}
+TOOL_CHARSET = "".join(c for c in map(chr, range(32, 127))) + "\n"
+
+
+def build_tool_tokenizer() -> PreTrainedTokenizerFast:
+    """A character tokenizer over printable ASCII whose chat template renders tool calls and tool
+    turns, and whose replies TRL parses (``tools=`` / ``environment_factory=`` in ``GRPOTrainer``).
+
+    Example:
+        >>> tokenizer = build_tool_tokenizer()
+        >>> call = {"type": "function", "function": {"name": "python", "arguments": {"code": "print(2+2)"}}}
+        >>> print(tokenizer.apply_chat_template([{"role": "user", "content": "2+2"},
+        ...     {"role": "assistant", "content": "", "tool_calls": [call]}, {"role": "tool", "content": "4"}],
+        ...     tokenize=False, add_generation_prompt=True))
+        u:2+2
+        a:<tool_call>{"name": "python", "arguments": {"code": "print(2+2)"}}</tool_call><eos>
+        t:4
+        a:
+        >>> ids = tokenizer.encode('<tool_call>{"name": "python", "arguments": {"code": "1"}}</tool_call><eos>')
+        >>> tokenizer.parse_response(ids, prefix=tokenizer.encode("u:x\\na:"))["tool_calls"][0]["function"]
+        {'name': 'python', 'arguments': {'code': '1'}}
+    """
+    tokenizer = build_char_tokenizer(TOOL_CHARSET)
+    tokenizer.chat_template = TOOL_CHAT_TEMPLATE
+    tokenizer.add_tokens(["<tool_call>", "</tool_call>"])
+    tokenizer.response_template = TOOL_RESPONSE_TEMPLATE
+    return tokenizer
+
+
 def build_tiny_model(
     tokenizer: PreTrainedTokenizerFast,
     *,
