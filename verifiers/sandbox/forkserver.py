@@ -468,7 +468,7 @@ def main(argv: list[str] | None = None) -> int:
         ...                            "--fd", str(theirs.fileno())], pass_fds=[theirs.fileno()])
         >>> theirs.close()
         >>> recv_message(ours, deadline=time.monotonic() + 60)
-        ('ready', {'subreaper': True})
+        ('ready', {'subreaper': True, 'worker not dumpable': True})
         >>> ours.close(); worker.wait()
         0
     """
