@@ -99,3 +99,29 @@ def test_a_weak_level_must_be_named():
         pytest.skip("as a non-root user 'basic' may be the only level")
     with pytest.raises(ValueError):
         PythonTool(isolation="basic")
+
+
+def _rollouts_in_a_worker_process(factory, codes):
+    """What TRL's AsyncGRPOTrainer does with an environment_factory: a spawned rollout process unpickles
+    the factory, makes one environment per rollout and runs their tool calls on a thread pool."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    tools = [factory() for _ in codes]
+    for tool in tools:
+        tool.reset()
+    with ThreadPoolExecutor(max_workers=len(tools)) as pool:
+        first = list(pool.map(lambda pair: pair[0].python(pair[1]), zip(tools, codes)))
+    with ThreadPoolExecutor(max_workers=len(tools)) as pool:  # a new pool: the first one's threads are gone
+        second = list(pool.map(lambda tool: tool.python("x * 2"), tools))
+    for tool in tools:
+        tool._close()
+    return first, second
+
+
+def test_the_factory_works_in_a_spawned_rollout_process_from_pool_threads():
+    import multiprocessing
+
+    with multiprocessing.get_context("spawn").Pool(1) as pool:
+        first, second = pool.apply(_rollouts_in_a_worker_process,
+                                   (PythonTool.factory(FAST), [f"x = {n}\nprint(x)" for n in range(4)]))
+    assert first == ["0", "1", "2", "3"] and second == ["0", "2", "4", "6"]
