@@ -26,7 +26,25 @@ def from_mapping(cls: type[T], values: Any, block: str, *, needs: dict[str, str]
         ...
         ValueError: eval has no key 'every_step'; did you mean 'every_steps'? Its keys: every_steps.
     """
-    keys = [item.name for item in dataclasses.fields(cls)]  # type: ignore[arg-type]
+    refuse_unknown_keys(values, [item.name for item in dataclasses.fields(cls)], block)  # type: ignore[arg-type]
+    for item in dataclasses.fields(cls):  # type: ignore[arg-type]
+        required = item.default is dataclasses.MISSING and item.default_factory is dataclasses.MISSING
+        if required and item.name not in values:
+            what = (needs or {}).get(item.name)
+            raise ValueError(f"{block} needs {item.name}" + (f": {what}." if what else "."))
+    return cls(**values)
+
+
+def refuse_unknown_keys(values: Any, keys: list[str], block: str) -> None:
+    """Refuse a recipe block ``values`` that is not a mapping, or that has a key not in ``keys``
+    (``ValueError``, one line naming the key and the closest one).
+
+    Example:
+        >>> refuse_unknown_keys({"timout": 2}, ["timeout", "max_calls"], "python_tool")
+        Traceback (most recent call last):
+        ...
+        ValueError: python_tool has no key 'timout'; did you mean 'timeout'? Its keys: timeout, max_calls.
+    """
     if not isinstance(values, dict):
         raise ValueError(f"{block} must be a mapping of settings ({', '.join(keys)}), not {values!r}.")
     for key in values:
@@ -34,9 +52,3 @@ def from_mapping(cls: type[T], values: Any, block: str, *, needs: dict[str, str]
             close = difflib.get_close_matches(str(key), keys, n=1)
             hint = f"did you mean {close[0]!r}? " if close else ""
             raise ValueError(f"{block} has no key {key!r}; {hint}Its keys: {', '.join(keys)}.")
-    for item in dataclasses.fields(cls):  # type: ignore[arg-type]
-        required = item.default is dataclasses.MISSING and item.default_factory is dataclasses.MISSING
-        if required and item.name not in values:
-            what = (needs or {}).get(item.name)
-            raise ValueError(f"{block} needs {item.name}" + (f": {what}." if what else "."))
-    return cls(**values)

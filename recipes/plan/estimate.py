@@ -284,7 +284,7 @@ def tool_turn_plan(settings: RecipeSettings, rollouts: int) -> dict[str, float |
 
     tool = python_tool_settings(settings.python_tool or {})
     iterations = settings.max_tool_calling_iterations
-    chain = tool.max_calls * float(tool.timeout)
+    chain = tool.max_calls * float(tool.limits.timeout)
     return {"rounds": None if iterations is None else 1 + iterations, "cells": rollouts * tool.max_calls,
             "concurrent_wait_s": chain, "serial_wait_s": rollouts * chain}
 

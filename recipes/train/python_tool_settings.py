@@ -9,47 +9,40 @@ interpreter per rollout, one tool (``python(code)``), each tool turn's cells run
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from referee.rewards.tools import DEFAULT_MAX_CALLS, PythonTool
 from referee.verifiers.sandbox import CellLimits
 
-from ..common.mappings import from_mapping
+from ..common.mappings import refuse_unknown_keys
+
+TOOL_KEYS = ("max_calls", "isolation")
 
 
 @dataclass(frozen=True)
 class PythonToolSettings:
-    """Each cell's limits (:class:`referee.verifiers.sandbox.CellLimits`), the rollout's call budget
-    and the sandbox level (``auto``: the strongest this machine has).
+    """Each cell's limits (:class:`referee.verifiers.sandbox.CellLimits`: its keys are the block's
+    too), the rollout's call budget and the sandbox level (``auto``: the strongest this machine has).
 
     Example:
         >>> settings = python_tool_settings({"timeout": 3, "max_calls": 4})
-        >>> settings.limits().timeout, settings.max_calls, settings.isolation
+        >>> settings.limits.timeout, settings.max_calls, settings.isolation
         (3, 4, 'auto')
         >>> python_tool_settings({"timout": 3})
         Traceback (most recent call last):
         ...
-        ValueError: python_tool has no key 'timout'; did you mean 'timeout'? Its keys: timeout, cpu_seconds, memory_mb, output_chars, processes, max_calls, isolation.
+        ValueError: python_tool has no key 'timout'; did you mean 'timeout'? Its keys: timeout, cpu_seconds, memory_mb, output_chars, processes, tmp_mb, max_calls, isolation.
     """
 
-    timeout: float = 5.0
-    cpu_seconds: float = 5.0
-    memory_mb: int = 1024
-    output_chars: int = 4000
-    processes: int = 16
+    limits: CellLimits = field(default_factory=CellLimits)
     max_calls: int = DEFAULT_MAX_CALLS
     isolation: str = "auto"
 
-    def limits(self) -> CellLimits:
-        """The cells' limits (a ``ValueError`` names a bad one)."""
-        return CellLimits(timeout=self.timeout, cpu_seconds=self.cpu_seconds, memory_mb=self.memory_mb,
-                          output_chars=self.output_chars, processes=self.processes)
-
     def factory(self) -> Callable[[], PythonTool]:
-        """The trainer's ``environment_factory``: checks the limits and the sandbox level now, not mid-run."""
-        PythonTool(self.limits(), isolation=self.isolation, max_calls=self.max_calls)._close()
-        return PythonTool.factory(self.limits(), isolation=self.isolation, max_calls=self.max_calls)
+        """The trainer's ``environment_factory``: checks the sandbox level now, not mid-run."""
+        PythonTool(self.limits, isolation=self.isolation, max_calls=self.max_calls)._close()
+        return PythonTool.factory(self.limits, isolation=self.isolation, max_calls=self.max_calls)
 
 
 def python_tool_settings(values: Any) -> PythonToolSettings:
@@ -64,11 +57,13 @@ def python_tool_settings(values: Any) -> PythonToolSettings:
         ...
         ValueError: python_tool: CellLimits(memory_mb=0) must be a positive integer
     """
-    settings = from_mapping(PythonToolSettings, values, "python_tool")
+    limit_keys = [item.name for item in fields(CellLimits)]
+    refuse_unknown_keys(values, [*limit_keys, *TOOL_KEYS], "python_tool")
     try:
-        settings.limits()
+        limits = CellLimits(**{key: values[key] for key in limit_keys if key in values})
     except ValueError as exc:
         raise ValueError(f"python_tool: {exc}") from None
-    if isinstance(settings.max_calls, bool) or not isinstance(settings.max_calls, int) or settings.max_calls < 1:
-        raise ValueError(f"python_tool: max_calls={settings.max_calls!r} must be a whole number >= 1")
-    return settings
+    max_calls = values.get("max_calls", DEFAULT_MAX_CALLS)
+    if isinstance(max_calls, bool) or not isinstance(max_calls, int) or max_calls < 1:
+        raise ValueError(f"python_tool: max_calls={max_calls!r} must be a whole number >= 1")
+    return PythonToolSettings(limits, max_calls, values.get("isolation", "auto"))

@@ -61,7 +61,7 @@ class RecipeArguments(ScriptArguments):
     python_tool: dict[str, Any] | str | None = field(
         default=None,
         metadata={"help": "Give the model a sandboxed Python interpreter as a tool (YAML mapping: timeout, cpu_seconds, "
-                  "memory_mb, output_chars, processes, max_calls, isolation; {} for the defaults); cap the tool turns "
+                  "memory_mb, output_chars, processes, tmp_mb, max_calls, isolation; {} for the defaults); cap the tool turns "
                   "with max_tool_calling_iterations. See referee.rewards.tools."},
     )
 
