@@ -108,10 +108,14 @@ class Verdict:
         details: Mapping[str, Any] | None = None,
     ) -> None:
         # Verifiers build one Verdict per completion, so this is written for speed: the
-        # fields are stored in one step (the dataclass is frozen, so attribute assignment is
-        # refused; its __dict__ is filled directly).
-        self.__dict__.update(status=status, score=_checked_score(status, score), extracted=extracted,
-                             reason=reason, details=_details(details))
+        # dataclass is frozen (attribute assignment is refused), so its __dict__ is filled
+        # directly, one item at a time (quicker than dict.update with keywords).
+        fields = self.__dict__
+        fields["status"] = status
+        fields["score"] = _checked_score(status, score)
+        fields["extracted"] = extracted
+        fields["reason"] = reason
+        fields["details"] = _details(details)
 
     def __post_init__(self) -> None:
         # Only a dataclass subclass's generated __init__ calls this: its fields get the same checks.

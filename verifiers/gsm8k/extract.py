@@ -119,27 +119,30 @@ def _span_answer(span: str) -> tuple[NumberMatch, tuple[NumberMatch, ...]] | Non
 
 
 @_cached_when_short
-def _answer_line(content: str) -> Extraction | None:
-    """The answer of a ``####`` line, from what follows the marks (see :func:`_is_answer_line`).
+def _line_answer(line: str) -> Extraction | None:
+    """The answer of a line when it is an answer line, ``None`` when it is not (``start`` is left at -1).
 
-    A number glued to letters (``#### 2C#``, ``#### 0x1F``) is not a number: no answer.
+    A line is an answer line when it starts, after spaces, tabs or quote marks (">"), with
+    ``####`` and then a number, possibly behind markup (``#### Step 1`` is a heading). A number
+    glued to letters (``#### 2C#``, ``#### 0x1F``) is not a number: ``_NO_NUMBER``.
     """
+    body = line.lstrip(" \t>")
+    if not body.startswith("####"):
+        return None
+    content = body[4:].lstrip(" \t")
+    if _ANSWER_LINE_START_RE.match(content) is None:
+        return None
     span = _until_sentence_end(content, 0)
     answer = _span_answer(span)
     if answer is None:
-        return None
+        return _NO_NUMBER
     number = answer[0]
     after = span.rsplit("=", 1)[1] if "=" in span else span  # where _span_answer read it
     read = after if after.startswith(number.text, number.start) else span
     glued = read[number.end:number.end + 1]
     if glued.isalpha() or glued == "#":
-        return None
+        return _NO_NUMBER
     return Extraction(number, "####", answer[1])
-
-
-def _is_answer_line(content: str) -> bool:
-    """Whether what follows ``####`` starts with a number (``#### Step 1`` is a heading)."""
-    return _ANSWER_LINE_START_RE.match(content) is not None
 
 
 @_cached_when_short
@@ -163,10 +166,9 @@ def _strict(text: str) -> Extraction | None:
 
 
 def _last_answer_line(text: str) -> Extraction | None:
-    """The answer of the last ``####`` answer line; ``_NO_NUMBER`` when that line's number is
-    not one (glued to letters), ``None`` when there is no answer line."""
-    # Answer lines are found from the end with str.rfind: a line is one when it starts, after
-    # spaces, tabs or quote marks (">"), with "####"; the rest of the line is its content.
+    """The answer of the last ``####`` answer line (:func:`_line_answer`); ``_NO_NUMBER`` when that line's
+    number is not one (glued to letters), ``None`` when there is no answer line."""
+    # Answer lines are found from the end with str.rfind; the line of each "####" is read whole.
     # (Looking for one character first is several times faster than for several.)
     if "#" not in text:
         return None
@@ -174,13 +176,9 @@ def _last_answer_line(text: str) -> Extraction | None:
     while at >= 0:
         line_start = text.rfind("\n", 0, at) + 1
         line_end = text.find("\n", at)
-        line = text[line_start:] if line_end < 0 else text[line_start:line_end]
-        body = line.lstrip(" \t>")
-        if body.startswith("####"):
-            content = body[4:].lstrip(" \t")
-            if _is_answer_line(content):  # the last answer line decides, even when it holds no number
-                found = _answer_line(content)
-                return Extraction(found.number, "####", found.alternatives, "", line_start) if found is not None else _NO_NUMBER
+        found = _line_answer(text[line_start:] if line_end < 0 else text[line_start:line_end])
+        if found is not None:  # the last answer line decides, even when it holds no number
+            return found if found is _NO_NUMBER else Extraction(found.number, "####", found.alternatives, "", line_start)
         at = text.rfind("####", 0, line_start)
     return None
 

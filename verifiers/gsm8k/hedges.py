@@ -197,10 +197,18 @@ def _no_mark_before(text: str, start: int) -> bool:
     """Whether ``text[:start]`` holds none of the marks :func:`_statement_before` reads a statement by (an
     answer phrase's "answer", a ``####`` line, a bold line in its last characters, a box): then it finds none."""
     head = text[:start]
-    if "####" in head or "\\" in head or "**" in head[-STATEMENT_GAP - 100:]:  # "\\": no box either
+    # "\\": no box either; one character is looked for before several (a far quicker scan)
+    if "\\" in head or ("#" in head and "####" in head) or ("*" in head and "**" in head[-STATEMENT_GAP - 100:]):
         return False
     cues = cue_text(head)
     return cues is not None and "answer" not in cues
+
+
+def _line_stands_alone(text: str, start: int) -> bool:
+    """Whether nothing after the ``####`` line at ``start`` states a number (none holds a digit) and nothing
+    before it is a statement (:func:`_no_mark_before`): then the line is the only statement of its answer."""
+    line_end = text.find("\n", start)
+    return (line_end < 0 or _DIGIT_RE.search(text, line_end) is None) and _no_mark_before(text, start)
 
 
 def _statement_before(text: str, start: int, box: tuple[int, int, NumberMatch] | None) -> NumberMatch | None:
@@ -276,12 +284,10 @@ def review(text: str, answer: Extraction | None, read: Callable[[str], Extractio
         if disowned is not None and parse_number(disowned) == answer.number.value:
             return Review(answer, "disowned", f"it says {disowned} is not its answer, or only supposes it: "
                                               "no answer is stated as final")
-    tags = answer_tags(text)
-    if len(tags) > 1:  # "<answer>25</answer><answer>24</answer>": each tag after the last correction is an answer
-        others = [found.number for start, end, content in tags[:-1] if not CORRECTION_RE.search(text[end:tags[-1][0]])
-                  for found in [read(content)] if found is not None and found.number.value != answer.number.value]
-        if others:
-            return Review(answer, others=tuple(others), others_rule="several answers")
+    if "<" in text:  # (answer tags hold one; a test for one character is the quickest)
+        several = _several_tagged(text, answer, read)
+        if several is not None:
+            return several
     spans = boxed_spans(text) if answer.source == "boxed" else []
     if spans:
         disowned = disowned_boxes(text, spans)
@@ -298,17 +304,38 @@ def review(text: str, answer: Extraction | None, read: Callable[[str], Extractio
         return Review(answer)
     if answer.source == "boxed":
         return _review_box(text, answer, spans)
+    if answer.source == "####":
+        return _review_line(text, answer)
+    return _review_phrase(text, answer)
+
+
+def _several_tagged(text: str, answer: Extraction, read: Callable[[str], Extraction | None]) -> Review | None:
+    """``<answer>25</answer><answer>24</answer>``: each tag after the last correction is an answer."""
+    tags = answer_tags(text)
+    if len(tags) < 2:
+        return None
+    others = [found.number for start, end, content in tags[:-1] if not CORRECTION_RE.search(text[end:tags[-1][0]])
+              for found in [read(content)] if found is not None and found.number.value != answer.number.value]
+    return Review(answer, others=tuple(others), others_rule="several answers") if others else None
+
+
+def _review_line(text: str, answer: Extraction) -> Review:
+    """A ``####`` line: overridden by a statement after it or by a different one just before it."""
+    if _line_stands_alone(text, answer.start):
+        return Review(answer)
     line_end = _line_end(text, answer.start)
-    if answer.source == "####" and _DIGIT_RE.search(text, line_end) is None and _no_mark_before(text, answer.start):
-        return Review(answer)  # nothing after the line states a number, and nothing before it is a statement
     others = _statements_after(text[line_end:]) if line_end < len(text) else []
-    if answer.source == "answer phrase":
-        box = _last_box(text, answer.start)
-        others += [found for found in (_box_before(text, answer.start, box), _statement_before(text, answer.start, box))
-                   if found]
-    else:  # a "####" line
-        before = _other_statement_before(text, answer.start, answer.number.value)
-        others += [before] if before is not None else []
+    before = _other_statement_before(text, answer.start, answer.number.value)
+    return _override(answer, others + [before] if before is not None else others)
+
+
+def _review_phrase(text: str, answer: Extraction) -> Review:
+    """An answer phrase: overridden by a statement after it, or by a box or a statement just before it."""
+    line_end = _line_end(text, answer.start)
+    others = _statements_after(text[line_end:]) if line_end < len(text) else []
+    box = _last_box(text, answer.start)
+    others += [found for found in (_box_before(text, answer.start, box), _statement_before(text, answer.start, box))
+               if found]
     return _override(answer, others)
 
 
