@@ -375,3 +375,69 @@ def full_after_reasoning(completion: str) -> str | None:
 @given(text=compositions() | st.lists(st.sampled_from(["<think>", "</think>", "<", ">", "think", "5", " "]), max_size=8).map("".join))
 def test_after_reasoning_matches_the_full_reading(text: str) -> None:
     assert hedging.after_reasoning(text) == full_after_reasoning(text)
+
+
+# --- patterns that match their first character before their lookbehinds, and the readers that use them ---------
+
+_SENTENCE_END_AS_WRITTEN = re.compile(r"(?<!\bi\.e)(?<!\be\.g)(?<!\betc)[.!?]\s+|\n")  # lookbehinds first: a slow scan
+_OTHER_DIGIT_AS_WRITTEN = re.compile(r"(?![0-9])\d")
+_ENDINGS = st.lists(st.sampled_from(["i.e. ", "e.g.", "etc. ", "etc!", "xi.e.", "Ie.", " ", "\n", "\t", ".", "!", "?", "a", "5",
+                                     "٣", "１", "²"]), max_size=14).map("".join)
+
+
+@settings(max_examples=1000, deadline=None)
+@given(text=_ENDINGS | prose(), data=st.data())
+def test_sentence_ends_match_the_pattern_as_written(text: str, data: st.DataObject) -> None:
+    start = data.draw(st.integers(0, len(text)))
+    spans = [match.span() for match in prose_module._SENTENCE_END_RE.finditer(text, start)]
+    assert spans == [match.span() for match in _SENTENCE_END_AS_WRITTEN.finditer(text, start)], text
+
+
+@settings(max_examples=500, deadline=None)
+@given(text=_ENDINGS | st.text(max_size=12))
+def test_other_digits_match_the_pattern_as_written(text: str) -> None:
+    assert [m.span() for m in prose_module._OTHER_DIGIT_RE.finditer(text)] == \
+        [m.span() for m in _OTHER_DIGIT_AS_WRITTEN.finditer(text)]
+
+
+_MODIFIER_PIECES = st.lists(st.sampled_from(["for", "FOR", "in", "begin", "within", "the", "The", "hiſ", "his", "its", "every",
+                                             "By", "of", " ", "  ", "\n", "\t", "\xa0", "$", "\\$", "\\\\$", "x", "36", "ſ", "K",
+                                             "each", "during", "to", "after", "é", "."]), max_size=8).map("".join)
+
+
+@settings(max_examples=1000, deadline=None)
+@given(text=_MODIFIER_PIECES | prose(), data=st.data())
+def test_ends_on_modifier_matches_its_pattern(text: str, data: st.DataObject) -> None:
+    end = data.draw(st.integers(0, len(text)))
+    start = data.draw(st.integers(0, end))
+    full = prose_module._MODIFIER_BEFORE_RE.search(text, start, end) is not None
+    assert prose_module._ends_on_modifier(text, start, end) == full, (text, start, end)
+
+
+def full_before_modifier(text: str, start: int) -> tuple[int, str] | None:
+    text = prose_module.ascii_digits(text)
+    found = next(prose_module._PROSE_NUMBER_RE.finditer(text, start), None)
+    if found is None or found.start("number") != start:
+        return None
+    sentence = max(text.rfind(". ", 0, start), text.rfind("\n", 0, start)) + 1
+    modifier = prose_module._MODIFIER_BEFORE_RE
+    if not (modifier.search(text, sentence, found.start()) or prose_module._MODIFIER_AFTER_RE.match(text, found.end())):
+        return None
+    for candidate in reversed(list(prose_module._PROSE_NUMBER_RE.finditer(text, sentence, found.start()))):
+        if prose_module._OPERAND_RE.match(text, candidate.end()) or modifier.search(text, sentence, candidate.start()):
+            continue
+        return candidate.start("number"), prose_module.prose_number(candidate)
+    return None
+
+
+_MODIFIED = st.lists(st.sampled_from(["She paid $36", "36", "8 apples", "for the 2 shirts", "FOR 2", "for his \\$ 2", "in 13 years",
+                                      "of all  3", "per\n4", "10 years from now", "5 years ago", "5 + 3 = 8", "7 x", "within ſ 5",
+                                      "in ١٢ days", "begin 9", ".", "\n", "="]), max_size=6).map(" ".join)
+
+
+@settings(max_examples=800, deadline=None)
+@given(text=prose() | _MODIFIED, data=st.data())
+def test_before_modifier_matches_the_full_reading(text: str, data: st.DataObject) -> None:
+    numbers = [match.start("number") for match in prose_module._PROSE_NUMBER_RE.finditer(text)]
+    start = data.draw(st.sampled_from(numbers) if numbers else st.integers(0, len(text)))
+    assert prose_module.before_modifier(text, start) == full_before_modifier(text, start), (text, start)

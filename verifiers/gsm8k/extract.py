@@ -22,6 +22,7 @@ from fractions import Fraction
 from functools import lru_cache
 from typing import Any, Literal, NamedTuple, TypeVar
 
+from ..text.hedging import completion_cues
 from ..text.labels import is_label
 from ..text.latex import boxed_spans
 from ..text.numbers import NumberMatch, first_number, iter_numbers, last_number
@@ -266,6 +267,8 @@ def _phrases_from_the_end(lowered: str) -> Iterator[re.Match[str]]:
 
 
 def _last_phrase(text: str, lowered: str | None) -> tuple[int, Extraction] | None:
+    """Where the last answer phrase stating a number starts, and what it states; ``lowered``: the
+    :func:`~referee.verifiers.text.hedging.cue_text` of ``text`` (every index kept), else ``None``."""
     phrases = _phrases_from_the_end(lowered) if lowered is not None else reversed(list(_PHRASE_RE_ANY_CASE.finditer(text)))
     for phrase in phrases:
         start = phrase.start()
@@ -294,8 +297,7 @@ def _last_bold(text: str) -> NumberMatch | None:
 
 
 def _flexible(text: str) -> Extraction | None:
-    # Phrases are searched on a lower-cased copy when lowering keeps every index (ASCII text).
-    lowered = text.lower() if text.isascii() else None
+    lowered = completion_cues(text)  # phrases are searched on a lower-cased copy where one keeps every index
     last_answer_word = lowered.rfind("answer") if lowered is not None else len(text)
     boxed = _last_boxed(text)
     if boxed and boxed[0] > last_answer_word:  # no answer phrase can start after the box

@@ -31,8 +31,9 @@ from collections.abc import Callable
 from fractions import Fraction
 
 from ..text.hedging import (BOLD_LINE_RE, CHECK_RE, CORRECTION_RE, HEDGE_WORD_RE, STATEMENT_GAP, Review,
-                            alternatives_before, answer_tags, blanked, closing_statement, cue_text, disowned_answer,
-                            disowned_boxes, is_blank_box, only_words_between, sentence_end, sentence_start)
+                            alternatives_before, answer_tags, blanked, closing_statement, completion_cues, cue_text,
+                            disowned_answer, disowned_boxes, is_blank_box, only_words_between, sentence_end,
+                            sentence_start)
 from ..text.labels import is_label
 from ..text.latex import boxed_spans
 from ..text.numbers import NumberMatch, parse_number
@@ -147,7 +148,7 @@ def _bare_number(value: str) -> NumberMatch | None:
 
 
 def _phrase(text: str) -> tuple[int, Extraction] | None:
-    return _last_phrase(text, text.lower() if text.isascii() else None)
+    return _last_phrase(text, cue_text(text))
 
 
 def _statements_after(after: str) -> list[NumberMatch]:
@@ -200,8 +201,8 @@ def _no_mark_before(text: str, start: int) -> bool:
     # "\\": no box either; one character is looked for before several (a far quicker scan)
     if "\\" in head or ("#" in head and "####" in head) or ("*" in head and "**" in head[-STATEMENT_GAP - 100:]):
         return False
-    cues = cue_text(head)
-    return cues is not None and "answer" not in cues
+    cues = completion_cues(text)
+    return cues is not None and cues.find("answer", 0, start) < 0
 
 
 def _line_stands_alone(text: str, start: int) -> bool:
@@ -221,7 +222,8 @@ def _statement_before(text: str, start: int, box: tuple[int, int, NumberMatch] |
     ``box``: the last box before ``start`` (:func:`_last_box`).
     """
     head = text[:start]
-    lowered = head.lower() if head.isascii() else None  # lower-casing ASCII keeps every index
+    whole = completion_cues(text)
+    lowered = whole[:start] if whole is not None else None
     cues = lowered if lowered is not None else cue_text(head)
     tail = max(0, start - STATEMENT_GAP - 100)  # a bold line right before ``start`` stands in the last characters
     phrases, lines, bolds = cues is None or "answer" in cues, "####" in head, "**" in head[tail:]

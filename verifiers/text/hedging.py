@@ -75,6 +75,30 @@ def cue_text(text: str) -> str | None:
     return text.lower()
 
 
+_last_cues: tuple[str | None, str | None] = (None, None)
+
+
+def completion_cues(text: str) -> str | None:
+    """:func:`cue_text` of ``text``, kept for the last text asked about: a completion's answer is read,
+    then reviewed, and both read its lower-cased copy.
+
+    Where it is not ``None`` it keeps every index of ``text`` (of all characters only ``İ`` lower-cases
+    to two), so a slice of it is the lower-cased slice of ``text``.
+
+    Example:
+        >>> text = "The ANSWER is 5."
+        >>> completion_cues(text), completion_cues(text) is completion_cues(text)
+        ('the answer is 5.', True)
+    """
+    global _last_cues
+    last = _last_cues
+    if last[0] is text:
+        return last[1]
+    cues = cue_text(text)
+    _last_cues = (text, cues)  # one assignment: safe under threads
+    return cues
+
+
 class CuedPattern:
     """A case-insensitive word pattern that is only searched where it can match.
 

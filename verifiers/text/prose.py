@@ -32,7 +32,9 @@ _REMARK_WINDOW = 600  # characters from the end where a closing remark may start
 _REMARK_WORDS = ("check", "verif", "because", "since", "indeed", "no matter", "agrees", "note that", "or about",
                  "approximately", "roughly", "makes sense", "consistent", "≈", ", or ")
 _REMARK_WORD_RE = re.compile(r"(?<![\\A-Za-z])[A-Za-z]{2,}")  # a word, not a command's name
-_SENTENCE_END_RE = re.compile(r"(?<!\bi\.e)(?<!\be\.g)(?<!\betc)[.!?]\s+|\n")
+# (the mark is matched first, so that the regex engine scans for its characters at C speed; the
+# lookbehinds then test the words before it, "i.e." and "e.g." being no sentence's end)
+_SENTENCE_END_RE = re.compile(r"[.!?](?<!\bi\.e[.!?])(?<!\be\.g[.!?])(?<!\betc[.!?])\s+|\n")
 # A completion cut off mid-sentence (see looks_cut_off): its last value is no answer.
 _OPEN_INLINE_RE, _CLOSE_INLINE_RE = re.compile(r"(?<!\\)\\\("), re.compile(r"(?<!\\)\\\)")
 _OPEN_DISPLAY_RE, _CLOSE_DISPLAY_RE = re.compile(r"(?<!\\)\\\["), re.compile(r"(?<!\\)\\\]")  # not "\\\\[4pt]"
@@ -73,11 +75,15 @@ _PROSE_NUMBER_RE = re.compile(
 )
 _HEDGE_GAP_RE = re.compile(r"[\s,$]*or\b[\w\s$]{0,15}")  # "5 or 7", "5, or maybe 7": alternatives
 # A number that only qualifies the answer before it: "... for the 2 shirts", "... 10 years from now".
-_MODIFIER_BEFORE_RE = re.compile(r"\b(?:in|for|of|from|to|during|within|over|per|after|by)\s+"
-                                 r"(?:(?:the|his|her|their|its|all|each|every)\s+)?(?:\\?\$\s?)?$", re.IGNORECASE)
+_MODIFIER_WORDS = ("in", "for", "of", "from", "to", "during", "within", "over", "per", "after", "by")
+_MODIFIER_ARTICLES = ("the", "his", "her", "their", "its", "all", "each", "every")
+_MODIFIER_BEFORE_RE = re.compile(rf"\b(?:{'|'.join(_MODIFIER_WORDS)})\s+(?:(?:{'|'.join(_MODIFIER_ARTICLES)})\s+)?"
+                                 r"(?:\\?\$\s?)?$", re.IGNORECASE)
 _MODIFIER_AFTER_RE = re.compile(r"\s*[A-Za-z-]*\s*(?:from\s+now|ago|later|earlier)\b", re.IGNORECASE)
 _OPERAND_RE = re.compile(r"\s*(?:[-+*/×÷=]|x(?![A-Za-z])|\\times|\\cdot)")
-_OTHER_DIGIT_RE = re.compile(r"(?![0-9])\d")  # a decimal digit of another script (\d: the characters str.isdecimal accepts)
+# A decimal digit of another script (\d: the characters str.isdecimal accepts); the digit is matched
+# first, so that the regex engine scans for one at C speed.
+_OTHER_DIGIT_RE = re.compile(r"\d(?<![0-9])")
 _THOUSANDS_RE = re.compile(r"^[0-9]{1,3}(?:,[0-9]{3})+(?:\.[0-9]+)?$")
 _DECIMAL_COMMA_RE = re.compile(r"^(?P<whole>[0-9]+),(?P<decimals>[0-9]+)$")
 
@@ -209,17 +215,30 @@ def before_modifier(text: str, start: int) -> tuple[int, str] | None:
         ((16, '8'), None)
     """
     text = ascii_digits(text)  # same length: positions hold
-    found = next(_PROSE_NUMBER_RE.finditer(text, start), None)
+    found = _PROSE_NUMBER_RE.match(text, start)  # the first match from ``start`` when one starts there
     if found is None or found.start("number") != start:
         return None
     sentence = max(text.rfind(". ", 0, start), text.rfind("\n", 0, start)) + 1
-    if not (_MODIFIER_BEFORE_RE.search(text, sentence, found.start()) or _MODIFIER_AFTER_RE.match(text, found.end())):
+    if not (_ends_on_modifier(text, sentence, found.start()) or _MODIFIER_AFTER_RE.match(text, found.end())):
         return None
     for candidate in reversed(list(_PROSE_NUMBER_RE.finditer(text, sentence, found.start()))):
-        if _OPERAND_RE.match(text, candidate.end()) or _MODIFIER_BEFORE_RE.search(text, sentence, candidate.start()):
+        if _OPERAND_RE.match(text, candidate.end()) or _ends_on_modifier(text, sentence, candidate.start()):
             continue
         return candidate.start("number"), prose_number(candidate)
     return None
+
+
+def _ends_on_modifier(text: str, start: int, end: int) -> bool:
+    """Whether ``text[start:end]`` ends on a modifier (``for the $``): ``_MODIFIER_BEFORE_RE.search(text,
+    start, end)``, searched only when the last word, once the blanks and a ``$`` after it are dropped, is
+    one of its words or an ASCII letter is not (the pattern ignores case beyond ASCII: ``ſ`` is an ``s``)."""
+    rest = text[start:end].rstrip()
+    if rest.endswith("$"):
+        rest = rest[:-1].removesuffix("\\").rstrip()
+    last = rest[-6:]  # the longest word is six letters
+    if last.isascii() and not last.lower().endswith(_MODIFIER_WORDS + _MODIFIER_ARTICLES):
+        return False
+    return _MODIFIER_BEFORE_RE.search(text, start, end) is not None
 
 
 def without_closing_remark(text: str) -> str:
@@ -297,8 +316,6 @@ CUT_OFF_REASON = "the completion stops mid-sentence (cut off at the length limit
 def _opens_more_than_closes(text: str, openings: str, closings: str) -> bool:
     """Whether ``text`` opens more brackets of these kinds than it closes (escaped ones, ``\\{``, do
     not count; round and square ones together: ``(2, 5]`` is a half-open interval, closed)."""
-    if not any(opening in text for opening in openings):
-        return False
     for bracket in openings + closings:
         text = text.replace("\\" + bracket, "")
     return sum(text.count(opening) for opening in openings) > sum(text.count(closing) for closing in closings)
@@ -327,7 +344,8 @@ def looks_cut_off(text: str) -> bool:
         tail = _RULE_LINE_RE.sub("", tail).rstrip()
     line = tail[tail.rfind("\n") + 1:]
     paragraph = tail[tail.rfind("\n\n") + 1:]
-    opened_display = paragraph.count("$$") % 2 and _OPENS_MATHS_RE.match(paragraph, paragraph.rfind("$$") + 2)
+    opened_display = "$" in paragraph and paragraph.count("$$") % 2 \
+        and _OPENS_MATHS_RE.match(paragraph, paragraph.rfind("$$") + 2)
     # Each pattern is counted only where its opening stands (a scan for it costs far more than the test).
     if ("\\(" in line and len(_OPEN_INLINE_RE.findall(line)) > len(_CLOSE_INLINE_RE.findall(line))) or opened_display \
             or ("\\[" in paragraph and len(_OPEN_DISPLAY_RE.findall(paragraph)) > len(_CLOSE_DISPLAY_RE.findall(paragraph))):
@@ -335,13 +353,14 @@ def looks_cut_off(text: str) -> bool:
     dollars = line.replace("\\$", "").replace("$$", "") if "$" in line else ""
     if dollars.count("$") % 2 and _OPEN_DOLLAR_RE.search(dollars):  # "$x ..." left open ("$5" is a price)
         return True
-    if _opens_more_than_closes(paragraph, "{", "}") or _opens_more_than_closes(line, "([", ")]") \
+    if ("{" in paragraph and _opens_more_than_closes(paragraph, "{", "}")) \
+            or (("(" in line or "[" in line) and _opens_more_than_closes(line, "([", ")]")) \
             or (tail.endswith(_DIGITS) and _OPEN_OPERATION_RE.search(tail[-120:])):  # it ends on a digit
         return True  # "= \frac{5", "f(3) = 2(3", "60 + 3": an expression left open
-    last_word = tail[-40:].rsplit(None, 1)[-1] if tail.strip() else ""
+    last_word = tail[-40:].rsplit(None, 1)[-1] if tail else ""  # (tail ends on no blank)
     if (tail[-1:] in _DANGLING_SIGNS and tail[-2:-1] not in ("-", "=", "*", "_")) or last_word.endswith(_DANGLING_COMMANDS) \
             or last_word.lower().lstrip("(") in _DANGLING_WORDS:
         return True
-    window = tail[-400:]
-    sentence = window[max(window.rfind(". "), window.rfind("! "), window.rfind("? "), window.rfind("\n")) + 1:]
+    window = line[-400:]  # the last sentence starts on the last line, at most 400 characters from the end
+    sentence = window[max(window.rfind(". "), window.rfind("! "), window.rfind("? ")) + 1:]
     return bool(_LEADING_CLAUSE_RE.match(sentence))
