@@ -441,3 +441,18 @@ def test_before_modifier_matches_the_full_reading(text: str, data: st.DataObject
     numbers = [match.start("number") for match in prose_module._PROSE_NUMBER_RE.finditer(text)]
     start = data.draw(st.sampled_from(numbers) if numbers else st.integers(0, len(text)))
     assert prose_module.before_modifier(text, start) == full_before_modifier(text, start), (text, start)
+
+
+_ANY_SCRIPT = st.lists(st.sampled_from(_PIECES + ["é", "’", "—", "答案", "Kelvin K", "ſ", "Σ", "ß", "answer (is 5) is 7",
+                                                  "The ANSWER is 5.", "reanswer is 3", "answers: 4"]),
+                       min_size=1, max_size=12).map(" ".join)
+
+
+@settings(max_examples=800, deadline=None)
+@given(text=_ANY_SCRIPT)
+def test_phrases_read_on_the_lower_cased_copy_match_the_case_blind_pattern(text: str) -> None:
+    """Lower-casing keeps every index wherever cue_text gives a copy, in any script: phrases are found there."""
+    lowered = hedging.cue_text(text)
+    if lowered is not None:
+        assert len(lowered) == len(text)
+        assert gsm8k_extract._last_phrase(text, lowered) == gsm8k_extract._last_phrase(text, None), text
