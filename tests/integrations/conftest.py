@@ -26,6 +26,25 @@ _FENCE = re.compile(r"^```(\w*)\s*$")
 _skipped: list[str] = []
 
 
+def prime_verifiers(version: str):
+    """Prime Intellect's ``verifiers`` at ``version``, not this repository's own ``verifiers/`` folder
+    (installed as ``referee.verifiers``), which ``python -m pytest`` puts first on ``sys.path`` with the
+    repository root; the calling module is skipped where that release is not installed."""
+    saved = sys.path[:]
+    sys.path[:] = [entry for entry in sys.path if Path(entry or ".").resolve() != ROOT]
+    try:
+        module = pytest.importorskip("verifiers")
+    finally:
+        sys.path[:] = saved
+    if Path(module.__file__).resolve().parent == ROOT / "verifiers":
+        pytest.skip("Prime Intellect's verifiers is not installed (only the repository's verifiers/ folder is found)",
+                    allow_module_level=True)
+    if getattr(module, "__version__", None) != version:
+        pytest.skip(f"verifiers {version} is not installed (found {getattr(module, '__version__', None)})",
+                    allow_module_level=True)
+    return module
+
+
 def code_blocks(text: str) -> list[tuple[str, str]]:
     """(language, code) of each fenced block of a Markdown page, in order."""
     blocks, language, lines = [], None, []

@@ -10,34 +10,12 @@ for this file).
 """
 
 import asyncio
-import sys
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-VERSION = "0.4.0"
+from tests.integrations.conftest import prime_verifiers
 
-
-def prime_verifiers():
-    """Prime Intellect's ``verifiers``, not this repository's own ``verifiers/`` folder (installed as
-    ``referee.verifiers``), which ``python -m pytest`` puts first on ``sys.path`` with the repository root."""
-    saved = sys.path[:]
-    sys.path[:] = [entry for entry in sys.path if Path(entry or ".").resolve() != ROOT]
-    try:
-        module = pytest.importorskip("verifiers")
-    finally:
-        sys.path[:] = saved
-    if Path(module.__file__).resolve().parent == ROOT / "verifiers":
-        pytest.skip("Prime Intellect's verifiers is not installed (only the repository's verifiers/ folder is found)",
-                    allow_module_level=True)
-    if getattr(module, "__version__", None) != VERSION:
-        pytest.skip(f"verifiers {VERSION} is not installed (found {getattr(module, '__version__', None)})",
-                    allow_module_level=True)
-    return module
-
-
-prime_verifiers()
+prime_verifiers("0.4.0")
 import verifiers.v1 as vf  # noqa: E402
 from verifiers.v1.errors import TaskError, boundary  # noqa: E402
 
