@@ -30,7 +30,20 @@ from referee.verifiers.text.latex import boxed_spans
 # --- the full readings ------------------------------------------------------------------------
 
 _CUED = ("HEDGE_WORD_RE", "CHECK_RE", "CORRECTION_RE", "_RANKED_RE")
-_PATTERNS = {name: getattr(hedging, name).pattern for name in _CUED}  # each word pattern searched everywhere
+_PATTERNS = {name: getattr(hedging, name).pattern for name in _CUED}
+
+
+class _Uncued:
+    """A word pattern searched everywhere, whatever cue text a caller hands it."""
+
+    def __init__(self, pattern: re.Pattern[str]) -> None:
+        self.pattern = pattern
+
+    def search(self, text: str) -> re.Match[str] | None:
+        return self.pattern.search(text)
+
+    def search_cued(self, text: str, cues: str | None) -> re.Match[str] | None:
+        return self.pattern.search(text)
 
 
 def full_sentence_start(text: str, position: int) -> int:
@@ -86,7 +99,7 @@ def full_statements_after(after: str) -> list:
     boxed = gsm8k_extract._last_boxed(after)
     if boxed is not None and not correction.search(after[:boxed[0]]):
         found.append(boxed[1].number)
-    phrase = gsm8k_hedges._phrase(after)
+    phrase = gsm8k_extract._last_phrase(after, None)  # the case-blind pattern over the whole text
     if phrase is not None and not correction.search(after[:phrase[0]]):
         found.append(phrase[1].number)
     bold = gsm8k_extract._last_bold(after)
@@ -103,7 +116,7 @@ def full_statements_after(after: str) -> list:
 def full_statement_before(text: str, start: int, box: object = None):
     head = text[:start]
     found = []
-    phrase = gsm8k_hedges._phrase(head)
+    phrase = gsm8k_extract._last_phrase(head, None)
     if phrase is not None:
         stated = head.find(phrase[1].number.text, phrase[0])
         found.append((hedging.sentence_end(head, stated + len(phrase[1].number.text)), phrase[1].number))
@@ -142,7 +155,7 @@ def full_reading() -> Iterator[None]:
     for module in (hedging, gsm8k_hedges, math_hedges):
         for name in _CUED:
             if hasattr(module, name):
-                patches.append((module, name, _PATTERNS[name]))
+                patches.append((module, name, _Uncued(_PATTERNS[name])))
     saved = [(module, name, getattr(module, name)) for module, name, _ in patches]
     try:
         for module, name, value in patches:
@@ -380,8 +393,9 @@ def test_after_reasoning_matches_the_full_reading(text: str) -> None:
 # --- patterns that match their first character before their lookbehinds, and the readers that use them ---------
 
 _SENTENCE_END_AS_WRITTEN = re.compile(r"(?<!\bi\.e)(?<!\be\.g)(?<!\betc)[.!?]\s+|\n")  # lookbehinds first: a slow scan
+_SPAN_END_AS_WRITTEN = re.compile(r"\n|(?<=[^\s.])\.(?=\s|$)|;")  # where an answer's span ends (gsm8k extract)
 _OTHER_DIGIT_AS_WRITTEN = re.compile(r"(?![0-9])\d")
-_ENDINGS = st.lists(st.sampled_from(["i.e. ", "e.g.", "etc. ", "etc!", "xi.e.", "Ie.", " ", "\n", "\t", ".", "!", "?", "a", "5",
+_ENDINGS = st.lists(st.sampled_from(["i.e. ", "e.g.", "etc. ", "etc!", "xi.e.", "Ie.", " ", "\n", "\t", ".", "!", "?", "a", "5", ";", "..",
                                      "٣", "１", "²"]), max_size=14).map("".join)
 
 
@@ -391,6 +405,9 @@ def test_sentence_ends_match_the_pattern_as_written(text: str, data: st.DataObje
     start = data.draw(st.integers(0, len(text)))
     spans = [match.span() for match in prose_module._SENTENCE_END_RE.finditer(text, start)]
     assert spans == [match.span() for match in _SENTENCE_END_AS_WRITTEN.finditer(text, start)], text
+    for window in (text, text[start:start + 5]):
+        spans = [match.span() for match in gsm8k_extract._SENTENCE_END_RE.finditer(window)]
+        assert spans == [match.span() for match in _SPAN_END_AS_WRITTEN.finditer(window)], window
 
 
 @settings(max_examples=500, deadline=None)
@@ -443,7 +460,7 @@ def test_before_modifier_matches_the_full_reading(text: str, data: st.DataObject
     assert prose_module.before_modifier(text, start) == full_before_modifier(text, start), (text, start)
 
 
-_ANY_SCRIPT = st.lists(st.sampled_from(_PIECES + ["é", "’", "—", "答案", "Kelvin K", "ſ", "Σ", "ß", "answer (is 5) is 7",
+_ANY_SCRIPT = st.lists(st.sampled_from(_PIECES + ["é", "’", "—", "答案", "Kelvin K", "ſ", "Σ", "ΑΣ", "ΑΣΑ", "ß", "answer (is 5) is 7",
                                                   "The ANSWER is 5.", "reanswer is 3", "answers: 4"]),
                        min_size=1, max_size=12).map(" ".join)
 
@@ -456,3 +473,56 @@ def test_phrases_read_on_the_lower_cased_copy_match_the_case_blind_pattern(text:
     if lowered is not None:
         assert len(lowered) == len(text)
         assert gsm8k_extract._last_phrase(text, lowered) == gsm8k_extract._last_phrase(text, None), text
+
+
+def full_is_label(text: str) -> bool:
+    content = labels._DRESS_RE.sub("", text)
+    if not content or len(content) > 80:
+        return False
+    step = labels._STEP_RE.match(content)
+    if step is not None:
+        return re.search(r"[0-9=$\\]", content[step.end():]) is None
+    return labels._LABEL_RE.fullmatch(content) is not None or labels._CHINESE_LABEL_RE.fullmatch(content) is not None
+
+
+_LABELS = st.lists(st.sampled_from(["**", "#", "### ", ">", "_", " ", "\xa0", ":", "：", ".", "-", "Final", "final", "ANSWER", "Answer",
+                                    "answers", "Step 3", "ſtep 2", "part (b)", "Case", "Kase", "Conclusion", "réponse", "最终答案",
+                                    "【", "】", "解析", "步骤 2", "第3步", "18", "=", "$", "(", ". Wait", "and", "the", "Résultat",
+                                    "Σ", "ß", "é", "’"]), max_size=8).map("".join)
+
+
+@settings(max_examples=1500, deadline=None)
+@given(text=_LABELS | compositions())
+def test_is_label_matches_the_full_reading(text: str) -> None:
+    assert labels.is_label(text) == full_is_label(text), text
+
+
+def full_only_words_between(text: str, end: int, start: int) -> bool:
+    if end > start:
+        return False
+    gap = "\n".join(line for line in text[end:start].split("\n") if not labels.is_label(line))
+    if len(gap) > hedging.STATEMENT_GAP or re.search(r"[0-9]", gap) is not None:
+        return False
+    return _PATTERNS["CORRECTION_RE"].search(hedging.MINERVA_TAIL_RE.sub("", gap)) is None
+
+
+@settings(max_examples=1000, deadline=None)
+@given(text=compositions() | _LABELS, data=st.data())
+def test_only_words_between_matches_the_full_reading(text: str, data: st.DataObject) -> None:
+    start = data.draw(st.integers(0, len(text)))
+    end = data.draw(st.integers(0, len(text)))
+    assert hedging.only_words_between(text, end, start) == full_only_words_between(text, end, start), (text, end, start)
+
+
+@pytest.mark.parametrize("name", _CUED)
+@settings(max_examples=300, deadline=None)
+@given(text=_ANY_SCRIPT | compositions(), data=st.data())
+def test_cued_patterns_read_a_slice_of_a_longer_texts_cues(name: str, text: str, data: st.DataObject) -> None:
+    """A slice of a text's lower-cased copy holds the same ASCII cue words as the slice lower-cased (``Σ`` may end a word in one)."""
+    end = data.draw(st.integers(0, len(text)))
+    start = data.draw(st.integers(0, end))
+    whole = hedging.cue_text(text)
+    cued = getattr(hedging, name)
+    fast = cued.search_cued(text[start:end], None if whole is None else whole[start:end])
+    full = cued.pattern.search(text[start:end])
+    assert (fast and fast.span()) == (full and full.span()), (text, start, end)

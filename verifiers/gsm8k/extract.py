@@ -43,7 +43,9 @@ _PHRASE_TAIL = (
 _PHRASE_RE = re.compile(_PHRASE_TAIL)
 _PHRASE_RE_ANY_CASE = re.compile(_PHRASE_TAIL, re.IGNORECASE)
 _PARENTHETICAL_CHARS = 31  # "(" plus the at most 30 characters a phrase's parenthetical holds
-_SENTENCE_END_RE = re.compile(r"\n|(?<=[^\s.])\.(?=\s|$)|;")
+# A line break, a ";", or a full stop after a word and before a blank or the end ("3.5" and "..." end
+# nothing); the mark is matched first, so that the regex engine scans for one at C speed.
+_SENTENCE_END_RE = re.compile(r"[\n.;](?:(?<=[\n;])|(?<=[^\s.]\.)(?=\s|$))")
 _BOLD_RE = re.compile(r"\*\*([^*\n]{1,80})\*\*")
 # A bold span is an answer only when it is a number with at most a unit around it, so a
 # heading such as "**Step 3: add**" is never read as the answer 3.
@@ -267,8 +269,8 @@ def _phrases_from_the_end(lowered: str) -> Iterator[re.Match[str]]:
 
 
 def _last_phrase(text: str, lowered: str | None) -> tuple[int, Extraction] | None:
-    """Where the last answer phrase stating a number starts, and what it states; ``lowered``: the
-    :func:`~referee.verifiers.text.hedging.cue_text` of ``text`` (every index kept), else ``None``."""
+    """Where the last answer phrase stating a number starts, and what it states (its ``start`` left at -1);
+    ``lowered``: the :func:`~referee.verifiers.text.hedging.cue_text` of ``text`` (every index kept), else ``None``."""
     phrases = _phrases_from_the_end(lowered) if lowered is not None else reversed(list(_PHRASE_RE_ANY_CASE.finditer(text)))
     for phrase in phrases:
         start = phrase.start()
@@ -276,7 +278,7 @@ def _last_phrase(text: str, lowered: str | None) -> tuple[int, Extraction] | Non
             continue
         answer = _phrase_answer(_until_sentence_end(text, phrase.end()))
         if answer is not None:
-            return start, Extraction(answer.number, answer.source, answer.alternatives, answer.qualified, start)
+            return start, answer
     return None
 
 
@@ -306,7 +308,8 @@ def _flexible(text: str) -> Extraction | None:
     if boxed and (phrase is None or boxed[0] >= phrase[0]):
         return boxed[1]
     if phrase:
-        return phrase[1]
+        start, found = phrase
+        return Extraction(*found[:4], start)
     hedge = _last_line_hedge(text)
     if hedge is not None:
         return hedge

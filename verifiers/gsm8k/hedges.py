@@ -147,35 +147,36 @@ def _bare_number(value: str) -> NumberMatch | None:
     return answer[0]
 
 
-def _phrase(text: str) -> tuple[int, Extraction] | None:
-    return _last_phrase(text, cue_text(text))
-
-
 def _statements_after(after: str) -> list[NumberMatch]:
     """Answers stated after the statement read: a box, an answer phrase, a bold number, a closing ``Therefore, X.``"""
     if _DIGIT_RE.search(after) is None:  # each of them states a number
         return []
-    check = CHECK_RE.search(after)
+    cues = cue_text(after)  # lower-cased once for every cued pattern and the phrases (a slice keeps every index)
+    check = CHECK_RE.search_cued(after, cues)
     if check is not None:
-        after = after[:check.start()]
+        after, cues = after[:check.start()], None if cues is None else cues[:check.start()]
         if _DIGIT_RE.search(after) is None:
             return []
     found = []
     boxed = _last_boxed(after)
-    if boxed is not None and not CORRECTION_RE.search(after[:boxed[0]]):
+    if boxed is not None and not _corrected_before(after, cues, boxed[0]):
         found.append(boxed[1].number)
-    phrase = _phrase(after)
-    if phrase is not None and not CORRECTION_RE.search(after[:phrase[0]]):
+    phrase = _last_phrase(after, cues)
+    if phrase is not None and not _corrected_before(after, cues, phrase[0]):
         found.append(phrase[1].number)
     bold = _last_bold(after)
-    if bold is not None and not CORRECTION_RE.search(after):
+    if bold is not None and not _corrected_before(after, cues, len(after)):
         found.append(bold)
     closing = closing_statement(after)
-    if closing and not CORRECTION_RE.search(after[:closing.start()]):
-        number = _bare_number(closing.group("value"))
-        if number is not None:
-            found.append(number)
+    number = _bare_number(closing.group("value")) if closing else None
+    if number is not None and not _corrected_before(after, cues, closing.start()):
+        found.append(number)
     return found
+
+
+def _corrected_before(text: str, cues: str | None, end: int) -> bool:
+    """Whether ``text[:end]`` holds a correction (``cues``: the :func:`cue_text` of ``text``)."""
+    return CORRECTION_RE.search_cued(text[:end], None if cues is None else cues[:end]) is not None
 
 
 def _has_box(text: str, end: int) -> bool:
@@ -197,19 +198,13 @@ def _last_box(text: str, end: int) -> tuple[int, int, NumberMatch] | None:
 def _no_mark_before(text: str, start: int) -> bool:
     """Whether ``text[:start]`` holds none of the marks :func:`_statement_before` reads a statement by (an
     answer phrase's "answer", a ``####`` line, a bold line in its last characters, a box): then it finds none."""
+    cues = completion_cues(text)  # (the reading has lower-cased the text already, unless it read a "####" line)
+    if cues is None or cues.find("answer", 0, start) >= 0:
+        return False
     head = text[:start]
     # "\\": no box either; one character is looked for before several (a far quicker scan)
-    if "\\" in head or ("#" in head and "####" in head) or ("*" in head and "**" in head[-STATEMENT_GAP - 100:]):
-        return False
-    cues = completion_cues(text)
-    return cues is not None and cues.find("answer", 0, start) < 0
-
-
-def _line_stands_alone(text: str, start: int) -> bool:
-    """Whether nothing after the ``####`` line at ``start`` states a number (none holds a digit) and nothing
-    before it is a statement (:func:`_no_mark_before`): then the line is the only statement of its answer."""
-    line_end = text.find("\n", start)
-    return (line_end < 0 or _DIGIT_RE.search(text, line_end) is None) and _no_mark_before(text, start)
+    return not ("\\" in head or ("#" in head and "####" in head)
+                or ("*" in head and "**" in head[-STATEMENT_GAP - 100:]))
 
 
 def _statement_before(text: str, start: int, box: tuple[int, int, NumberMatch] | None) -> NumberMatch | None:
@@ -221,14 +216,20 @@ def _statement_before(text: str, start: int, box: tuple[int, int, NumberMatch] |
     Each kind is only looked for where the mark it is read by stands ("answer", ``####``, ``**``);
     ``box``: the last box before ``start`` (:func:`_last_box`).
     """
-    head = text[:start]
     whole = completion_cues(text)
-    lowered = whole[:start] if whole is not None else None
-    cues = lowered if lowered is not None else cue_text(head)
     tail = max(0, start - STATEMENT_GAP - 100)  # a bold line right before ``start`` stands in the last characters
-    phrases, lines, bolds = cues is None or "answer" in cues, "####" in head, "**" in head[tail:]
-    if not (phrases or lines or bolds or box):
-        return None
+    # Where the first mark of each kind stands (-1: none; one character is looked for before several, a far
+    # quicker scan): a statement of that kind states its number after it.
+    phrase_mark = whole.find("answer", 0, start) if whole is not None else 0
+    line_mark = text.find("####", 0, start) if text.find("#", 0, start) >= 0 else -1
+    bold_mark = text.find("**", tail, start) if text.find("*", tail, start) >= 0 else -1
+    phrases, lines, bolds = phrase_mark >= 0, line_mark >= 0, bold_mark >= 0
+    if box is None:
+        first = min(phrase_mark if phrases else start, line_mark if lines else start, bold_mark if bolds else start)
+        if _DIGIT_RE.search(text, first, start) is None:
+            return None  # no mark, or no digit after the first: no statement of a number
+    head = text[:start]
+    lowered = whole[:start] if whole is not None else None
     found: list[tuple[int, NumberMatch]] = []  # (where the statement ends, its number)
     phrase = _last_phrase(head, lowered) if phrases else None
     if phrase is not None:
@@ -251,9 +252,11 @@ def _statement_before(text: str, start: int, box: tuple[int, int, NumberMatch] |
 
 def _box_before(text: str, phrase_start: int, box: tuple[int, int, NumberMatch] | None) -> NumberMatch | None:
     """The last box before an answer phrase (``box``), with no correction between (``\\boxed{12}. The answer is 15.``)."""
-    if box is None or CORRECTION_RE.search(text[box[0]:phrase_start]) or CHECK_RE.search(text[box[0]:phrase_start]):
+    if box is None:
         return None
-    return box[2]
+    between = text[box[0]:phrase_start]
+    cues = cue_text(between)
+    return None if CORRECTION_RE.search_cued(between, cues) or CHECK_RE.search_cued(between, cues) else box[2]
 
 
 def _line_end(text: str, start: int) -> int:
@@ -323,22 +326,28 @@ def _several_tagged(text: str, answer: Extraction, read: Callable[[str], Extract
 
 def _review_line(text: str, answer: Extraction) -> Review:
     """A ``####`` line: overridden by a statement after it or by a different one just before it."""
-    if _line_stands_alone(text, answer.start):
-        return Review(answer)
-    line_end = _line_end(text, answer.start)
-    others = _statements_after(text[line_end:]) if line_end < len(text) else []
+    others = _statements_after_line(text, answer.start)
+    if _no_mark_before(text, answer.start):
+        return _override(answer, others)
     before = _other_statement_before(text, answer.start, answer.number.value)
     return _override(answer, others + [before] if before is not None else others)
 
 
 def _review_phrase(text: str, answer: Extraction) -> Review:
     """An answer phrase: overridden by a statement after it, or by a box or a statement just before it."""
-    line_end = _line_end(text, answer.start)
-    others = _statements_after(text[line_end:]) if line_end < len(text) else []
+    others = _statements_after_line(text, answer.start)
+    if _no_mark_before(text, answer.start):  # no box either
+        return _override(answer, others)
     box = _last_box(text, answer.start)
     others += [found for found in (_box_before(text, answer.start, box), _statement_before(text, answer.start, box))
                if found]
     return _override(answer, others)
+
+
+def _statements_after_line(text: str, start: int) -> list[NumberMatch]:
+    """The statements after the line of the statement at ``start`` (:func:`_statements_after`)."""
+    line_end = text.find("\n", start)
+    return _statements_after(text[line_end:]) if line_end >= 0 else []
 
 
 _BOLD_ALTERNATIVE_RE = re.compile(r"\s*(?:,|/|or|either)?\s*(?:or\s*)?", re.IGNORECASE)  # "**73** or **72**"

@@ -51,7 +51,8 @@ def closing_statement(text: str) -> re.Match[str] | None:
     cues = cue_text(text[start:])
     if cues is not None and not ("so" in cues or "thus" in cues or "hence" in cues or "therefore" in cues):
         return None
-    return CLOSING_RE.search(text, start)
+    found = _CLOSING_AT_START_RE.match(text) if start == 0 else None
+    return found if found is not None else _CLOSING_AFTER_MARK_RE.search(text, start)
 
 
 def _before_blanks(text: str, end: int) -> int:
@@ -119,13 +120,17 @@ class CuedPattern:
 
     def search(self, text: str) -> re.Match[str] | None:
         """``pattern.search(text)``, skipped when ``text`` holds no cue."""
-        lowered = cue_text(text)
-        if lowered is not None:
+        return self.search_cued(text, cue_text(text))
+
+    def search_cued(self, text: str, cues: str | None) -> re.Match[str] | None:
+        """``pattern.search(text)``, skipped when ``cues`` holds no cue: ``cues`` is :func:`cue_text` of
+        ``text``, or a slice of a longer text's that keeps every index (the same ASCII words)."""
+        if cues is not None:
             for cue in self.cues:
-                if cue in lowered:
+                if cue in cues:
                     break
             else:
-                if self.cue_pattern is None or self.cue_pattern.search(lowered) is None:
+                if self.cue_pattern is None or self.cue_pattern.search(cues) is None:
                     return None
         return self.pattern.search(text)
 
@@ -147,8 +152,12 @@ _SENTENCE_START_RE = re.compile(r"(?:[.!?:](?=\s)|\n|</?think>)")
 # The last of _SENTENCE_START_RE's marks, found from the end (no two of them overlap, so it is finditer's last).
 _LAST_SENTENCE_START_RE = re.compile(r"(?s:.*)(?:[.!?:](?=\s)|\n|</?think>)")
 _SENTENCE_WINDOW = 400  # characters the cues of one statement are looked for in: bounded, so the reading stays linear
-CLOSING_RE = re.compile(r"(?:^|\n|[.!?]\s)\s*(?:therefore|thus|hence|so)\s*,?\s*(?P<value>[^\n]{1,60}?)\s*\.?\s*$",
-                        re.IGNORECASE)
+_CLOSING_TAIL = r"\s*(?:therefore|thus|hence|so)\s*,?\s*(?P<value>[^\n]{1,60}?)\s*\.?\s*$"
+CLOSING_RE = re.compile(rf"(?:^|\n|[.!?]\s){_CLOSING_TAIL}", re.IGNORECASE)
+# CLOSING_RE in two parts, each quick to search: its match at the start of the text ("^"), and its matches
+# after a mark, whose first character the regex engine scans for at C speed ("[.!?]\s": a mark before a blank).
+_CLOSING_AT_START_RE = re.compile(_CLOSING_TAIL, re.IGNORECASE)
+_CLOSING_AFTER_MARK_RE = re.compile(rf"[\n.!?](?:(?<=\n)|(?=\s)){_CLOSING_TAIL}", re.IGNORECASE)
 
 BOLD_LINE_RE = re.compile(r"^[ \t]*\*\*(?P<value>[^*\n]{1,40})\*\*[ \t.]*$", re.MULTILINE)  # a bold answer alone on its line
 _DIGIT_RE = re.compile(r"[0-9]")
@@ -217,11 +226,20 @@ def only_words_between(text: str, end: int, start: int) -> bool:
     """
     if end > start:
         return False
-    gap = "\n".join(line for line in text[end:start].split("\n") if not is_label(line))  # "**Step 3: Final answer**"
+    gap = text[end:start]
+    if "\n" in gap:
+        return _only_words("\n".join(line for line in gap.split("\n") if not is_label(line)))  # "**Step 3: Final answer**"
+    return _only_words(gap) or is_label(gap)  # a gap that is one label line is no gap
+
+
+def _only_words(gap: str) -> bool:
+    """Whether ``gap`` is at most 80 characters of words: no digit, no correction (Minerva's "I hope it is correct." is none)."""
     if len(gap) > STATEMENT_GAP or _DIGIT_RE.search(gap) is not None:
         return False
     cues = cue_text(gap)
-    return CORRECTION_RE.search(MINERVA_TAIL_RE.sub("", gap) if cues is None or "hope" in cues else gap) is None
+    if cues is None or "hope" in cues:
+        return CORRECTION_RE.search(MINERVA_TAIL_RE.sub("", gap)) is None
+    return CORRECTION_RE.search_cued(gap, cues) is None
 
 
 

@@ -45,7 +45,8 @@ def is_label(text: str) -> bool:
         [False, False, False, False, False]
     """
     content = _undressed(text)
-    if not content or len(content) > 80:
+    # every label starts on a letter (a label word, "Step", a Chinese word) or on "【"
+    if not content or len(content) > 80 or not (content[0].isalpha() or content[0] == "【"):
         return False
     step = _STEP_RE.match(content)
     if step is not None:
