@@ -287,3 +287,18 @@ def test_a_kill_from_outside_is_the_sandboxs_failure_not_the_cells(level):
         assert killed and result.sandbox_failed and not result.killed and not result.ok, result
         assert "killed from outside" in result.text
         assert session.run("'kept' in globals()").text == f"{RESTARTED}\nFalse"
+
+
+@pytest.mark.parametrize("level", GUARDED_LEVELS)
+def test_a_cell_that_stops_its_worker_costs_no_restart(level):
+    # In a pid namespace where the job has the worker's uid, kill(-1, SIGSTOP) stops the worker; it used
+    # to stay deaf until the reply deadline (15 s) and then be replaced. Elsewhere the signal cannot reach it.
+    with PythonSession(FAST, isolation=level) as session:
+        session.run("1")
+        worker = session._sandbox.process.pid
+        stopped = session.run("import os, signal\nfor target in (-1, os.getppid()):\n    try:\n"
+                              "        os.kill(target, signal.SIGSTOP)\n    except OSError:\n        pass\n")
+        assert not stopped.sandbox_failed, stopped
+        session.reset()
+        assert session._sandbox.process is not None and session._sandbox.process.pid == worker  # resumed, kept
+        assert session.run("print(2)").text == "2"

@@ -68,6 +68,53 @@ def list_processes() -> list[ProcessInfo]:
     return [info for info in map(_read_status, _pids()) if info is not None]
 
 
+def _children(pid: int) -> list[int]:
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return []
+    children = []
+    for task in tasks:
+        try:
+            with open(f"/proc/{pid}/task/{task}/children", "rb") as handle:
+                children += [int(child) for child in handle.read().split()]
+        except OSError:
+            pass
+    return children
+
+
+def resume_stopped(root: int) -> int:
+    """Send SIGCONT to every stopped process in the tree under ``root`` (``root`` included); how many.
+
+    A job that stops its own sandbox worker (``kill(-1, SIGSTOP)`` reaches it in a pid namespace
+    where the job has the worker's uid) would otherwise leave it deaf to the next request until the
+    reply deadline; resumed, the worker ends the job as usual. Processes this one may not signal
+    are passed over.
+
+    Example:
+        >>> child = os.fork()
+        >>> if child == 0:
+        ...     os.kill(os.getpid(), signal.SIGSTOP); os._exit(0)
+        >>> _ = os.waitpid(child, os.WUNTRACED)  # it has stopped
+        >>> resume_stopped(child), os.waitpid(child, 0)[1]
+        (1, 0)
+    """
+    resumed, pending = 0, [root]
+    while pending:
+        pid = pending.pop()
+        info = _read_status(pid)
+        if info is None:
+            continue
+        if info.state in ("T", "t"):
+            try:
+                os.kill(pid, signal.SIGCONT)
+                resumed += 1
+            except OSError:
+                pass
+        pending += _children(pid)
+    return resumed
+
+
 def running_since(pid: int) -> int | None:
     """When ``pid`` started (clock ticks after boot), while it runs; ``None`` once it has ended,
     reaped or not: a killed process stays in ``/proc`` as a zombie until its parent reaps it.

@@ -4,6 +4,7 @@ jobs, notice when it breaks, and say why a job ended."""
 from __future__ import annotations
 
 import os
+import select
 import signal
 import socket
 import subprocess
@@ -12,6 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .channel import ChannelClosed, ChannelTimeout, MessageTooLarge, recv_message, send_message
+from .cleanup import resume_stopped
 from .confine import LAYER_NAME as CONFINEMENT
 from .isolation import SANDBOX_ENV, Isolation, confined, worker_argv
 from .limits import DEFAULT_TMP_MB, Limits
@@ -20,6 +22,7 @@ from .wire import WireError
 
 _START_SECONDS = 60.0  # a cold start in namespaces on a loaded machine
 _REPLY_SECONDS = 15.0  # a job start or a cleanup; both take milliseconds normally
+_PROMPT_SECONDS = 0.5  # past this (and a cleanup's grace) a silent worker is looked at: is it stopped?
 
 
 class SandboxBroken(BaseException):
@@ -207,6 +210,8 @@ class Sandbox:
             raise SandboxBroken("the sandbox worker is not running")
         try:
             send_message(self.control, ("end", grace))
+            if not select.select([self.control], [], [], grace + _PROMPT_SECONDS)[0] and self.process is not None:
+                resume_stopped(self.process.pid)  # a job may have stopped its worker: it would never answer
             kind, report = recv_message(self.control, deadline=time.monotonic() + _REPLY_SECONDS)
         except (OSError, ChannelClosed, ChannelTimeout, WireError, ValueError) as exc:
             raise self._broken(f"the sandbox worker failed while cleaning up a job: {exc}") from None
@@ -219,6 +224,7 @@ class Sandbox:
 
     def _kill(self) -> None:
         if self.process is not None:
+            resume_stopped(self.process.pid)
             try:  # with its control socket closed, a healthy worker cleans up and exits at once
                 self.process.wait(timeout=2.0)
             except subprocess.TimeoutExpired:
