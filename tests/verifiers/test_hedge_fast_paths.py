@@ -526,3 +526,23 @@ def test_cued_patterns_read_a_slice_of_a_longer_texts_cues(name: str, text: str,
     fast = cued.search_cued(text[start:end], None if whole is None else whole[start:end])
     full = cued.pattern.search(text[start:end])
     assert (fast and fast.span()) == (full and full.span()), (text, start, end)
+
+
+def full_flexible_statement(text: str) -> gsm8k_extract.Extraction | None:
+    """The later of the last box and the last answer phrase, both read (None: neither states a number)."""
+    boxed = gsm8k_extract._last_boxed(text)
+    phrase = gsm8k_extract._last_phrase(text, None)
+    if boxed and (phrase is None or boxed[0] >= phrase[0]):
+        return boxed[1]
+    return gsm8k_extract._phrase_at(phrase) if phrase else None
+
+
+@settings(max_examples=1000, deadline=None)
+@given(text=_ANY_SCRIPT | compositions())
+def test_the_box_or_phrase_read_first_is_the_later_of_both(text: str) -> None:
+    found = gsm8k_extract._flexible(text)
+    full = full_flexible_statement(text)
+    if full is not None:
+        assert found == full, text
+    else:
+        assert found is None or found.source not in ("boxed", "answer phrase"), text

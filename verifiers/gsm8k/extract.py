@@ -298,18 +298,30 @@ def _last_bold(text: str) -> NumberMatch | None:
     return None
 
 
+def _phrase_at(phrase: tuple[int, Extraction]) -> Extraction:
+    """The answer of a phrase (:func:`_last_phrase`), with where it starts."""
+    start, found = phrase
+    return Extraction(*found[:4], start)
+
+
 def _flexible(text: str) -> Extraction | None:
     lowered = completion_cues(text)  # phrases are searched on a lower-cased copy where one keeps every index
     last_answer_word = lowered.rfind("answer") if lowered is not None else len(text)
-    boxed = _last_boxed(text)
-    if boxed and boxed[0] > last_answer_word:  # no answer phrase can start after the box
-        return boxed[1]
-    phrase = _last_phrase(text, lowered) if last_answer_word >= 0 else None
+    last_box_mark = max(text.rfind("\\boxed"), text.rfind("\\fbox")) if "\\" in text else -1
+    if last_answer_word > last_box_mark:  # a phrase after every box is the answer, if it states a number
+        phrase = _last_phrase(text, lowered)
+        if phrase is not None and phrase[0] > last_box_mark:
+            return _phrase_at(phrase)
+        boxed = _last_boxed(text) if last_box_mark >= 0 else None
+    else:
+        boxed = _last_boxed(text)
+        if boxed and boxed[0] > last_answer_word:  # no answer phrase can start after the box
+            return boxed[1]
+        phrase = _last_phrase(text, lowered) if last_answer_word >= 0 else None
     if boxed and (phrase is None or boxed[0] >= phrase[0]):
         return boxed[1]
     if phrase:
-        start, found = phrase
-        return Extraction(*found[:4], start)
+        return _phrase_at(phrase)
     hedge = _last_line_hedge(text)
     if hedge is not None:
         return hedge

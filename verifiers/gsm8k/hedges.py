@@ -293,16 +293,22 @@ def review(text: str, answer: Extraction | None, read: Callable[[str], Extractio
         several = _several_tagged(text, answer, read)
         if several is not None:
             return several
-    spans = boxed_spans(text) if answer.source == "boxed" else []
-    if spans:
-        disowned = disowned_boxes(text, spans)
-        if disowned:
-            text = blanked(text, [(start, end) for start, end, _ in disowned])
-            spans = boxed_spans(text)
-            answer = read(text)
-            if answer is None or answer.source == "last number":
-                kinds = ", ".join(sorted({why for _, _, why in disowned}))
-                return Review(answer, "disowned", f"its only boxed answer is disowned ({kinds}): no answer is stated as final")
+    if answer.source != "boxed":
+        return _review_read(text, answer, [])
+    spans = boxed_spans(text)
+    disowned = disowned_boxes(text, spans)
+    if disowned:
+        text = blanked(text, [(start, end) for start, end, _ in disowned])
+        spans = boxed_spans(text)
+        answer = read(text)
+        if answer is None or answer.source == "last number":
+            kinds = ", ".join(sorted({why for _, _, why in disowned}))
+            return Review(answer, "disowned", f"its only boxed answer is disowned ({kinds}): no answer is stated as final")
+    return _review_read(text, answer, spans)
+
+
+def _review_read(text: str, answer: Extraction, spans: list[tuple[int, int, str]]) -> Review:
+    """The review of the statement ``answer`` was read from, by its kind (``spans``: the boxes of ``text``)."""
     if answer.source == "bold":  # nothing is read after the last bold number: only a statement just before it
         return _review_bold(text, answer)
     if answer.start < 0:  # a last line or a last number: nothing is read after them
@@ -383,8 +389,9 @@ def _review_bold(text: str, answer: Extraction) -> Review:
 
 def _review_box(text: str, answer: Extraction, spans: list[tuple[int, int, str]]) -> Review:
     """A boxed answer (``spans``: the boxes of ``text``): empty, false, hedged, one of several, overridden."""
-    read_box = next(span for span in spans if span[0] == answer.start)
-    if any(start > read_box[0] and is_blank_box(content) for start, _, content in spans):
+    index = [start for start, _, _ in spans].index(answer.start)
+    read_box = spans[index]
+    if index + 1 < len(spans) and any(is_blank_box(content) for _, _, content in spans[index + 1:]):  # boxes in order
         return Review(answer, "empty box", "its final box is empty: the final answer is blank")
     if _false_equation(read_box[2]):
         return Review(answer, "false equation", f"its boxed equation {read_box[2].strip()} is false")

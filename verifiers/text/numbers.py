@@ -95,9 +95,7 @@ def exact(value: Fraction) -> Exact:
 
 
 def _number_match(match: re.Match[str], whole_as_int: bool) -> NumberMatch | None:
-    lead, digits, decimals, signed, priced, escaped_price, latex, percent = match.group(
-        "lead", "digits", "decimals", "signed", "priced", "escaped_price", "latex", "percent"
-    )
+    lead, digits, decimals, signed, priced, escaped_price, latex, percent = match.groups()  # _NUMBER_RE's groups in order
     if digits is not None:
         body = lead + digits
     elif decimals is not None:
