@@ -546,3 +546,17 @@ def test_the_box_or_phrase_read_first_is_the_later_of_both(text: str) -> None:
         assert found == full, text
     else:
         assert found is None or found.source not in ("boxed", "answer phrase"), text
+
+
+_NUMBERED = st.lists(st.sampled_from(["18", "1,234.5", "3/4", "3/0", "-2", "$5", "\\$7", "\\frac{1}{2}", "\\frac{1}{0}", "50%",
+                                      ".5", " ", "x", "2C", "dollars", ", ", ".", "\n", "=", "+", "/", "(", ")", "abc def ghi"]),
+                     max_size=40).map("".join)
+
+
+@settings(max_examples=1000, deadline=None)
+@given(text=_NUMBERED | prose(), whole_as_int=st.booleans())
+def test_last_number_matches_a_scan_of_the_whole_text(text: str, whole_as_int: bool) -> None:
+    from referee.verifiers.text import numbers
+
+    full = numbers._last_valid(numbers._NUMBER_RE.finditer(text), whole_as_int)
+    assert numbers.last_number(text, whole_as_int=whole_as_int) == full, text

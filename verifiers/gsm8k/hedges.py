@@ -309,14 +309,15 @@ def review(text: str, answer: Extraction | None, read: Callable[[str], Extractio
 
 def _review_read(text: str, answer: Extraction, spans: list[tuple[int, int, str]]) -> Review:
     """The review of the statement ``answer`` was read from, by its kind (``spans``: the boxes of ``text``)."""
-    if answer.source == "bold":  # nothing is read after the last bold number: only a statement just before it
+    source = answer.source
+    if source == "bold":  # nothing is read after the last bold number: only a statement just before it
         return _review_bold(text, answer)
     if answer.start < 0:  # a last line or a last number: nothing is read after them
         return Review(answer)
-    if answer.source == "boxed":
-        return _review_box(text, answer, spans)
-    if answer.source == "####":
+    if source == "####":
         return _review_line(text, answer)
+    if source == "boxed":
+        return _review_box(text, answer, spans)
     return _review_phrase(text, answer)
 
 
@@ -334,7 +335,7 @@ def _review_line(text: str, answer: Extraction) -> Review:
     """A ``####`` line: overridden by a statement after it or by a different one just before it."""
     others = _statements_after_line(text, answer.start)
     if _no_mark_before(text, answer.start):
-        return _override(answer, others)
+        return _override(answer, others) if others else Review(answer)
     before = _other_statement_before(text, answer.start, answer.number.value)
     return _override(answer, others + [before] if before is not None else others)
 
@@ -343,7 +344,7 @@ def _review_phrase(text: str, answer: Extraction) -> Review:
     """An answer phrase: overridden by a statement after it, or by a box or a statement just before it."""
     others = _statements_after_line(text, answer.start)
     if _no_mark_before(text, answer.start):  # no box either
-        return _override(answer, others)
+        return _override(answer, others) if others else Review(answer)
     box = _last_box(text, answer.start)
     others += [found for found in (_box_before(text, answer.start, box), _statement_before(text, answer.start, box))
                if found]

@@ -228,12 +228,14 @@ def only_words_between(text: str, end: int, start: int) -> bool:
         return False
     gap = text[end:start]
     if "\n" in gap:
-        return _only_words("\n".join(line for line in gap.split("\n") if not is_label(line)))  # "**Step 3: Final answer**"
+        # a label line is no part of the gap ("**Step 3: Final answer**")
+        return _only_words("\n".join(line for line in gap.split("\n") if not is_label(line)))
     return _only_words(gap) or is_label(gap)  # a gap that is one label line is no gap
 
 
 def _only_words(gap: str) -> bool:
-    """Whether ``gap`` is at most 80 characters of words: no digit, no correction (Minerva's "I hope it is correct." is none)."""
+    """Whether ``gap`` is at most 80 characters of words: no digit, no correction (Minerva's "I hope it is
+    correct." is none)."""
     if len(gap) > STATEMENT_GAP or _DIGIT_RE.search(gap) is not None:
         return False
     cues = cue_text(gap)
@@ -369,7 +371,9 @@ def disowned_boxes(text: str, boxes: list[tuple[int, int, str]] | None = None) -
 
 def _disowning_cue(text: str, start: int) -> str | None:
     """``"negated"`` or ``"hypothetical"`` when the words right before the box at ``start`` disown it."""
-    cues = cue_text(text[max(0, start - _CUE_CHARS):start])
+    window = max(0, start - _CUE_CHARS)
+    whole = completion_cues(text)  # a slice of it holds the same ASCII words as the slice lower-cased
+    cues = whole[window:start] if whole is not None else cue_text(text[window:start])
     if cues is not None:
         for word in _CUE_WORDS:
             if word in cues:

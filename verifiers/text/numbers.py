@@ -50,7 +50,7 @@ _NUMBER_RE = re.compile(
 # character separates numbers.
 _NUMBER_CHARS = r"0-9,./\s\-\u2212\u2013+$\\%{}dtfrac"
 _OUTSIDE_NUMBERS_RE = re.compile(rf"[^{_NUMBER_CHARS}]")
-_TAIL_CHARS = 64
+_TAILS = (16, 64)  # characters from the end read first, then further back
 _LATEX_FRACTION_PARTS = re.compile(r"\{\s*([0-9]+)\s*\}\{\s*([0-9]+)\s*\}")
 _NEGATIVE_SIGNS = ("-", "\u2212", "\u2013")
 _MAX_DIGITS = 1000  # int() refuses more than 4300 digits; no real answer has this many
@@ -148,17 +148,20 @@ def last_number(text: str, *, whole_as_int: bool = False) -> NumberMatch | None:
         >>> last_number("16 - 3 - 4 = 9, and 9 * 2 = 18 dollars").value
         Fraction(18, 1)
     """
-    # Completions hold many numbers and the answer is near the end: read the tail first. No
-    # number can span a character outside _NUMBER_CHARS, so the numbers after one such
-    # character are exactly those a scan of the whole text finds there.
+    # Completions hold many numbers and the answer is near the end: read the tail first, then a
+    # longer one before it. No number can span a character outside _NUMBER_CHARS, so the numbers
+    # after one such character are exactly those a scan of the whole text finds there.
     endpos = len(text)
-    if endpos > _TAIL_CHARS:
-        boundary = _OUTSIDE_NUMBERS_RE.search(text, endpos - _TAIL_CHARS)
-        if boundary is not None:
-            number = _last_valid(_NUMBER_RE.finditer(text, boundary.end()), whole_as_int)
-            if number is not None:
-                return number
-            endpos = boundary.start()
+    for tail in _TAILS:
+        if endpos <= tail:
+            break
+        boundary = _OUTSIDE_NUMBERS_RE.search(text, endpos - tail, endpos)
+        if boundary is None:
+            break
+        number = _last_valid(_NUMBER_RE.finditer(text, boundary.end(), endpos), whole_as_int)
+        if number is not None:
+            return number
+        endpos = boundary.start()
     return _last_valid(_NUMBER_RE.finditer(text, 0, endpos), whole_as_int)
 
 
