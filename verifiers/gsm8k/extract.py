@@ -214,14 +214,15 @@ def qualifies_its_number(text: str) -> bool:
 
 def _last_line_hedge(text: str) -> Extraction | None:
     """Two numbers offered on the last line (``5 or 6``, ``**Either 5 or 6.**``), as a hedge."""
-    lines = (_TAG_RE.sub("", text) if "<" in text else text).rstrip().rsplit("\n", 1)
-    match = _LAST_LINE_HEDGE_RE.match(lines[-1])
+    body = (_TAG_RE.sub("", text) if "<" in text else text).rstrip()
+    last_line = body[body.rfind("\n") + 1:]
+    match = _LAST_LINE_HEDGE_RE.match(last_line)
     if match is None:
         return None
     first, second = first_number(match.group("first"), whole_as_int=True), first_number(match.group("second"), whole_as_int=True)
     if first is None or second is None or first.value == second.value:
         return None
-    return Extraction(first, "bold" if "**" in lines[-1] else "last number", (second,))
+    return Extraction(first, "bold" if "**" in last_line else "last number", (second,))
 
 
 def _last_boxed(text: str, spans: list[tuple[int, int, str]] | None = None) -> tuple[int, Extraction] | None:

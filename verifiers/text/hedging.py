@@ -201,7 +201,7 @@ def disowned_answer(text: str) -> str | None:
         >>> disowned_answer("If the answer were 24, the check would pass, but it does not.")
         '24'
     """
-    lowered = cue_text(text)
+    lowered = completion_cues(text)  # (the completion's answer was read on it)
     if lowered is not None and "answer" not in lowered:  # the word every match holds
         return None
     found = max((match for pattern in (_NEGATED_ANSWER_RE, _SUPPOSED_ANSWER_RE) for match in pattern.finditer(text)),
