@@ -46,9 +46,12 @@ class _Uncued:
         return self.pattern.search(text)
 
 
+_SENTENCE_START_AS_WRITTEN = re.compile(r"(?:[.!?:](?=\s)|\n|</?think>)")
+
+
 def full_sentence_start(text: str, position: int) -> int:
     window = max(0, position - hedging._SENTENCE_WINDOW)
-    starts = [match.end() for match in hedging._SENTENCE_START_RE.finditer(text, window, position)]
+    starts = [match.end() for match in _SENTENCE_START_AS_WRITTEN.finditer(text, window, position)]
     return starts[-1] if starts else window
 
 
@@ -396,6 +399,7 @@ _SENTENCE_END_AS_WRITTEN = re.compile(r"(?<!\bi\.e)(?<!\be\.g)(?<!\betc)[.!?]\s+
 _SPAN_END_AS_WRITTEN = re.compile(r"\n|(?<=[^\s.])\.(?=\s|$)|;")  # where an answer's span ends (gsm8k extract)
 _OTHER_DIGIT_AS_WRITTEN = re.compile(r"(?![0-9])\d")
 _ENDINGS = st.lists(st.sampled_from(["i.e. ", "e.g.", "etc. ", "etc!", "xi.e.", "Ie.", " ", "\n", "\t", ".", "!", "?", "a", "5", ";", "..",
+                                     ":", "<think>", "</think>", "<", "/think>", "<thin",
                                      "٣", "１", "²"]), max_size=14).map("".join)
 
 
@@ -408,6 +412,8 @@ def test_sentence_ends_match_the_pattern_as_written(text: str, data: st.DataObje
     for window in (text, text[start:start + 5]):
         spans = [match.span() for match in gsm8k_extract._SENTENCE_END_RE.finditer(window)]
         assert spans == [match.span() for match in _SPAN_END_AS_WRITTEN.finditer(window)], window
+    spans = [match.span() for match in hedging._SENTENCE_START_RE.finditer(text, start)]
+    assert spans == [match.span() for match in _SENTENCE_START_AS_WRITTEN.finditer(text, start)], text
 
 
 @settings(max_examples=500, deadline=None)

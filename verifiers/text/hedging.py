@@ -148,7 +148,9 @@ CORRECTION_RE = CuedPattern(re.compile(
     re.IGNORECASE), ("wait", "actually", "mistake", "wrong", "correct", "check", "calculat", "evaluat", "error", "oops",
                      "instead", "fix", "redo", "revis", "however", "sorry", "fail", "rather", "equivalently", "simplif"),
     re.compile(r"no\s*[,.]"))
-_SENTENCE_START_RE = re.compile(r"(?:[.!?:](?=\s)|\n|</?think>)")
+# A mark before a blank, a line break or a think tag; matched on its first character, so that the regex engine
+# scans for one at C speed.
+_SENTENCE_START_RE = re.compile(r"[.!?:\n<](?:(?<=[.!?:])(?=\s)|(?<=\n)|(?<=<)/?think>)")
 # The last of _SENTENCE_START_RE's marks, found from the end (no two of them overlap, so it is finditer's last).
 _LAST_SENTENCE_START_RE = re.compile(r"(?s:.*)(?:[.!?:](?=\s)|\n|</?think>)")
 _SENTENCE_WINDOW = 400  # characters the cues of one statement are looked for in: bounded, so the reading stays linear
