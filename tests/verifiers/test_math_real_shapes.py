@@ -484,5 +484,7 @@ def test_definitions_far_apart_are_never_equal_for_math_verify(answer_value, gol
 
     answer, gold = f"f(x) = {answer_value}", f"f(x) = {gold_value}"
     verdict = math_verifier.verify(answer, gold)
+    # what the value check compared: the answer as read (a run such as "xxx" reads as a word, so
+    # "f(x) = 22xxx\pi" is read as its last number, 22, which is then rightly far from the gold)
     if verdict.details.get("method") == "value":
-        assert not equivalent(gold, answer, CompareOptions())[0], (gold, answer)
+        assert not equivalent(gold, verdict.extracted, CompareOptions())[0], (gold, answer, verdict.extracted)
