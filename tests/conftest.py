@@ -43,6 +43,22 @@ def no_test_hangs():
         signal.signal(signal.SIGALRM, previous)
 
 
+@pytest.fixture()
+def scorer_calls(monkeypatch):
+    """The size of each batch referee's adapters judge (``Scorer.score``, still judged), in call order."""
+    from referee.rewards.trainers.adapters import Scorer
+
+    calls = []
+    score = Scorer.score
+
+    def counted(self, samples, **kwargs):
+        calls.append(len(samples))
+        return score(self, samples, **kwargs)
+
+    monkeypatch.setattr(Scorer, "score", counted)
+    return calls
+
+
 @pytest.fixture(scope="session")
 def model_dir(tmp_path_factory):
     """A saved tiny Qwen2 model with its character tokenizer (read only: tests must not write here)."""

@@ -19,7 +19,7 @@ prime_verifiers("0.4.0")
 import verifiers.v1 as vf  # noqa: E402
 from verifiers.v1.errors import TaskError, boundary  # noqa: E402
 
-from referee.rewards.trainers.adapters import ErrorRateExceeded, Scorer  # noqa: E402
+from referee.rewards.trainers.adapters import ErrorRateExceeded  # noqa: E402
 
 
 @pytest.fixture
@@ -55,15 +55,7 @@ ROWS = [
 ]
 
 
-def test_the_documented_task_keeps_the_fault_signals_and_judges_each_rollout_once(documented_task, monkeypatch):
-    calls = []
-    judge = Scorer.score
-
-    def counted(self, samples, **kwargs):
-        calls.append(len(samples))
-        return judge(self, samples, **kwargs)
-
-    monkeypatch.setattr(Scorer, "score", counted)
+def test_the_documented_task_keeps_the_fault_signals_and_judges_each_rollout_once(documented_task, scorer_calls):
     MathData, MathTask = documented_task["MathData"], documented_task["MathTask"]
     tasks = [MathTask(MathData(prompt="What is the area?", answer=gold)) for _, gold, _, _ in ROWS]
     traces = [trace_of(task, reply) for task, (reply, *_rest) in zip(tasks, ROWS)]
@@ -76,7 +68,7 @@ def test_the_documented_task_keeps_the_fault_signals_and_judges_each_rollout_onc
         assert trace.metrics == {name: (1.0 if name == signal else 0.0)
                                  for name in ("referee_error", "referee_timeout", "referee_no_answer")}, (reply, trace.metrics)
         assert not trace.errors
-    assert calls == [1] * len(ROWS)  # the metric and the reward of a rollout share one judgement
+    assert scorer_calls == [1] * len(ROWS)  # the metric and the reward of a rollout share one judgement
 
 
 def test_an_outage_gets_past_verifiers_scoring_boundary(documented_task):

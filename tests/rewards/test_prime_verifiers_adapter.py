@@ -148,24 +148,14 @@ async def task_score(task, trace):
     return reward, metrics
 
 
-def test_the_v1_pattern_keeps_the_fault_signals_and_judges_once(monkeypatch):
+def test_the_v1_pattern_keeps_the_fault_signals_and_judges_once(scorer_calls):
     """Issue 34: with metrics before rewards, referee's flag passing gave v1 users empty metrics."""
     from types import SimpleNamespace
 
-    from referee.rewards.trainers.adapters import Scorer
-
-    calls = []
-    score = Scorer.score
-
-    def counted(self, samples, **kwargs):
-        calls.append(len(samples))
-        return score(self, samples, **kwargs)
-
-    monkeypatch.setattr(Scorer, "score", counted)
     reward, metrics = asyncio.run(task_score(V1MathTask("not a number {"), SimpleNamespace(last_reply="$\\boxed{18}$")))
     assert reward == 0.0 and metrics == {"referee_error": 1.0, "referee_timeout": 0.0, "referee_no_answer": 0.0}
     reward, metrics = asyncio.run(task_score(V1MathTask("18"), SimpleNamespace(last_reply="I am not sure.")))
     assert reward == 0.0 and metrics["referee_no_answer"] == 1.0 and metrics["referee_error"] == 0.0
     reward, metrics = asyncio.run(task_score(V1MathTask("18"), SimpleNamespace(last_reply="so $\\boxed{18}$")))
     assert reward == 1.0 and set(metrics.values()) == {0.0}
-    assert calls == [1, 1, 1]  # one judgement per rollout: the reward reuses the metric's
+    assert scorer_calls == [1, 1, 1]  # one judgement per rollout: the reward reuses the metric's
