@@ -9,11 +9,11 @@ token, which ``referee plan`` needs.
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..common.sources import hub_unreachable
 from .known_models import known_config
 
 
@@ -221,8 +221,8 @@ def kv_cache_bytes_per_token(shape: ModelShape, bytes_per_value: int = 2) -> int
 def read_model_config(name_or_path: str | Path, *, revision: str | None = None) -> dict[str, Any]:
     """A model's ``config.json`` as a dict: from a local folder (or the file itself), else, for
     the models of the shipped recipes, from the sizes referee carries (no network), else from the
-    Hugging Face hub cache, else from the hub (needs network access; never tried when
-    ``HF_HUB_OFFLINE`` is set).
+    Hugging Face hub cache, else from the hub (never tried when ``HF_HUB_OFFLINE`` is set or its
+    endpoint takes no connection within two seconds).
 
     Example:
         >>> import json, tempfile
@@ -242,19 +242,20 @@ def read_model_config(name_or_path: str | Path, *, revision: str | None = None) 
     known = known_config(str(name_or_path)) if revision is None else None
     if known is not None:
         return known
-    offline = os.environ.get("HF_HUB_OFFLINE", "").lower() in ("1", "true", "yes", "on")
+    unreachable = None
     try:
         from huggingface_hub import hf_hub_download
 
         try:
             downloaded = hf_hub_download(str(name_or_path), "config.json", revision=revision, local_files_only=True)
-        except Exception:  # not in the local hub cache: ask the hub, unless told to stay offline
-            if offline:
+        except Exception:  # not in the local hub cache: ask the hub, unless offline (its retries take 20 s)
+            unreachable = hub_unreachable()
+            if unreachable:
                 raise
             downloaded = hf_hub_download(str(name_or_path), "config.json", revision=revision)
     except Exception as exc:  # offline, unknown repo, gated repo, no huggingface_hub: one message for all
         raise ValueError(
-            f"could not read config.json of {str(name_or_path)!r} from the hub ({type(exc).__name__}); "
+            f"could not read config.json of {str(name_or_path)!r} from the hub ({unreachable or type(exc).__name__}); "
             "give a local model folder with --model or the parameter count with --params N."
         ) from None
     return _parse_config(Path(downloaded))

@@ -12,6 +12,7 @@ import referee.recipes
 from hypothesis import strategies as st
 
 from referee.recipes.cli import main
+from referee.recipes.plan import model_params
 from referee.recipes.plan.model_params import (
     count_lora_parameters,
     count_parameters,
@@ -126,11 +127,31 @@ def test_hub_failure_is_one_clear_error(monkeypatch):
         raise OSError("offline")
 
     monkeypatch.setattr(huggingface_hub, "hf_hub_download", offline)
+    monkeypatch.setattr(model_params, "hub_unreachable", lambda: None)  # the hub answers, the download fails
     with pytest.raises(ValueError, match="could not read config.json of 'Qwen/Qwen2.5-7B-Instruct'.*--params"):
         read_model_config("Qwen/Qwen2.5-7B-Instruct")
 
 
-def test_every_shipped_recipe_plans_without_weights_or_network(monkeypatch, capsys):
+@pytest.fixture
+def no_network(monkeypatch):
+    """Every connection and name lookup fails at once, as on a machine without network; the
+    addresses asked for are recorded."""
+    import socket
+
+    asked = []
+
+    def refuse(address, *args, **kwargs):
+        asked.append(address)
+        raise OSError("no network")
+
+    monkeypatch.setattr(socket.socket, "connect", lambda self, address: refuse(address))
+    monkeypatch.setattr(socket, "getaddrinfo", refuse)
+    for name in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_ENDPOINT"):
+        monkeypatch.delenv(name, raising=False)
+    return asked
+
+
+def test_every_shipped_recipe_plans_without_weights_or_network(monkeypatch, capsys, no_network):
     import huggingface_hub
 
     from referee.recipes.train.shipped import shipped_recipes
@@ -146,6 +167,7 @@ def test_every_shipped_recipe_plans_without_weights_or_network(monkeypatch, caps
     assert count_parameters(model_shape(read_model_config("Qwen/Qwen2.5-1.5B-Instruct"))) == 1_543_714_304
     assert count_parameters(model_shape(read_model_config("deepseek-ai/DeepSeek-R1-Distill-Qwen-1.5B"))) == \
         1_543_714_304 + 151936 * 1536  # its own output head
+    assert no_network == []  # not even a connection tried
 
 
 def test_an_unknown_model_offline_never_asks_the_hub(monkeypatch):
@@ -162,6 +184,24 @@ def test_an_unknown_model_offline_never_asks_the_hub(monkeypatch):
     with pytest.raises(ValueError, match="could not read config.json of 'my/model'"):
         read_model_config("my/model")
     assert asked == [True]  # the local cache only
+
+
+def test_an_unknown_model_without_network_is_one_error_without_the_hubs_retries(monkeypatch, capsys, no_network):
+    import huggingface_hub
+
+    asked = []
+
+    def hub(*args, local_files_only=False, **kwargs):
+        asked.append(local_files_only)
+        raise OSError("not cached")
+
+    monkeypatch.setattr(huggingface_hub, "hf_hub_download", hub)
+    assert main(["plan", "--model", "my/model"]) == 2
+    assert capsys.readouterr().err == ("referee plan: could not read config.json of 'my/model' from the hub (no "
+                                       "connection to https://huggingface.co); give a local model folder with --model "
+                                       "or the parameter count with --params N.\n")
+    assert asked == [True]  # the local cache, then no download: the hub took no connection
+    assert len(no_network) == 1  # one try to connect, not the download's retries
 
 
 # The seeds' worked numbers (seed 000 "Where the memory goes" / "Where the GPU time goes",
