@@ -73,8 +73,9 @@ def token_budget(config: PrefilterConfig, rows: Rows, tokenizer: Any, context_le
                  wanted: int = DEFAULT_MAX_TOKENS) -> TokenBudget:
     """``wanted`` new tokens, or fewer when the model's context less the run's longest prompt is less.
 
-    A row whose prompt cannot be rendered is left out here (the run reports it); when no prompt
-    leaves a token of room, the budget stays ``wanted`` and the run refuses each row with its reason.
+    A row whose prompt cannot be rendered is left out here (the run reports it), but no row that can
+    (a prompt column the data lacks) is a ``ValueError`` naming why; when no prompt leaves a token of
+    room, the budget stays ``wanted`` and the run refuses each row with its reason.
 
     Example:
         >>> from referee.recipes.common.tiny_model import build_char_tokenizer
@@ -91,14 +92,16 @@ def token_budget(config: PrefilterConfig, rows: Rows, tokenizer: Any, context_le
     renderer = PromptRenderer(tokenizer, max_tokens=1, prompt_column=config.prompt_column,
                               chat_template=config.chat_template,  # type: ignore[arg-type]
                               system_prompt=config.system_prompt, chat_template_kwargs=dict(config.chat_template_kwargs))
-    longest = 0
+    longest, refusal = 0, None
     for row in _each_row(rows):
         if isinstance(row, BadRow):
             continue
         try:
             longest = max(longest, len(renderer.render(row).token_ids))
-        except PromptError:
-            continue
+        except PromptError as exc:
+            refusal = refusal or str(exc)
+    if not longest and refusal:
+        raise ValueError(f"no row of --data has a prompt to generate from: {refusal}.")
     room = context_length - longest
     if room >= wanted or room < 1:
         return TokenBudget(wanted)

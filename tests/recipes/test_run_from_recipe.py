@@ -82,3 +82,18 @@ def test_a_shipped_recipe_names_its_correctness_reward_first():
     for name, reward in (("gsm8k_qwen2.5-1.5b_lora", "gsm8k_accuracy"), ("math_qwen2.5-1.5b_full", "math_accuracy"),
                          ("code_qwen2.5-coder-1.5b_lora", "code_pass_rate")):
         assert read_recipe_prompts(name).reward == reward
+
+
+def test_eval_on_data_without_the_prompt_column_names_it_instead_of_the_budget(tmp_path, model_dir, gsm8k_rows,
+                                                                                 capsys):
+    """The issue's command: no --max-tokens, no --prompt-column, on a model of 256 tokens of context."""
+    command = ["eval", "--model", model_dir, "--data", gsm8k_rows, "--reward", "gsm8k_accuracy", "-k", "2",
+               "--backend", "transformers", "--no-progress"]
+    assert main([*command, "--out", str(tmp_path / "no-column")]) == 2
+    err = capsys.readouterr().err
+    assert err == ("referee eval: no row of --data has a prompt to generate from: row has no 'prompt' column (choose "
+                   "the prompt column with --prompt-column).\n")
+    out = tmp_path / "question"
+    assert main([*command, "--prompt-column", "question", "--out", str(out)]) == 0
+    budget = json.loads((out / "state/run.json").read_text())["settings"]["sampling"]["max_tokens"]
+    assert budget == 256 - len("What is 2 + 1?")  # the context less the longest prompt (a character tokenizer)
