@@ -91,3 +91,23 @@ def test_builder_and_trainer_check_the_version(tmp_path, monkeypatch):
         build_grpo_config(str(tmp_path), profile="cpu")
     with pytest.raises(RuntimeError, match="TRL 1.12.0 is installed"):
         RefereeGRPOTrainer(model="unused", reward_funcs=[], args=None)
+
+
+def test_the_pinned_trls_generation_prints_no_future_warning_once_a_config_is_built(tmp_path, model_dir):
+    """TRL 1.16 reads transformers' deprecated ``is_gradient_checkpointing`` around every generation; its
+    FutureWarning used to land in each training progress bar."""
+    import warnings
+
+    from accelerate import Accelerator
+    from transformers import AutoModelForCausalLM
+    from trl.models.utils import _unwrap_model_for_generation
+
+    model = AutoModelForCausalLM.from_pretrained(model_dir)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        build_grpo_config(str(tmp_path), profile="cpu")
+        with _unwrap_model_for_generation(model, Accelerator(cpu=True)):
+            pass
+        warnings.warn("`is_gradient_checkpointing` is deprecated, says another package", DeprecationWarning)
+    assert [str(w.message) for w in caught if "is_gradient_checkpointing" in str(w.message)] == [
+        "`is_gradient_checkpointing` is deprecated, says another package"]  # only TRL's FutureWarning is filtered
