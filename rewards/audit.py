@@ -47,16 +47,18 @@ judged on no row (it applies to none, or the reward tells right from wrong on no
 **Answer formats.** The right and wrong references are written in the format the reward
 declares (its ``write_answer(answer)`` method or ``answer_template``) and in every container the
 audit knows (:data:`KNOWN_FORMATS`: ``\\boxed{}``, a ``####`` line, ``<answer>`` tags, ``Answer:``,
-bold, plain prose); the formats in which the reward pays a right answer above a wrong one on
-some row are the ones it reads (``AuditReport.formats``), and every answer probe is written in
-each of them (two ``<answer>`` tags, a negated tag, a tag inside an unclosed think block for a
-tag reader), its best-paid variant counting. Token lengths
+bold, plain prose) and in every container the rows' prompts ask for (a ``<final>`` tag pair,
+``\\answer{}``, ``ANSWER=``, a JSON key: :mod:`referee.rewards.prompt_formats`); the formats in
+which the reward pays a right answer above a wrong one on some row are the ones it reads
+(``AuditReport.formats``; none found means no probe could be judged, and the report says so), and
+every answer probe is written in each of them (two ``<answer>`` tags, a negated tag, a tag inside an
+unclosed think block for a tag reader), its best-paid variant counting. Token lengths
 (``completion_ids``, read by ``soft_overlong``) are counted in characters.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Any
@@ -69,6 +71,7 @@ from referee.verifiers.verdict import UnusableGold
 from .code_probes import CODE_PROBES, SOLUTION_COLUMNS, CodeRow, code_row, is_code_tests
 from .columns import reward_columns
 from .probe import Probe
+from .prompt_formats import prompt_formats
 from .tool_probes import TOOL_PROBES, shown_completion, tool_reference
 from .completions import prompt_text
 
@@ -149,10 +152,12 @@ def write_answer(template: str, answer: str) -> str:
     return template.replace("{answer}", answer)
 
 
-def answer_formats(reward: Callable[..., Any], template: str | None = None) -> tuple[AnswerFormat, ...]:
+def answer_formats(reward: Callable[..., Any], template: str | None = None,
+                   prompts: Iterable[str | None] = ()) -> tuple[AnswerFormat, ...]:
     """The formats the audit writes answers in for ``reward``: ``template`` (an ``answer_template``
     given from outside, e.g. ``referee audit --answer-template``), the ``write_answer(answer)`` method
-    or ``answer_template`` of the reward (of each term of a sum), then every known container.
+    or ``answer_template`` of the reward (of each term of a sum), every known container, then the
+    containers the ``prompts`` ask for (:func:`referee.rewards.prompt_formats.prompt_formats`).
 
     Example:
         >>> from referee.rewards import VerifierReward
@@ -161,6 +166,8 @@ def answer_formats(reward: Callable[..., Any], template: str | None = None) -> t
         ['{"answer": "72"}', 'The answer is $\\\\boxed{72}$.', 'The answer is 72.\\n#### 72']
         >>> [form.name for form in answer_formats(lambda completions, **kwargs: [0.0] * len(completions))]
         ['boxed', '####', 'answer tags', 'Answer:', 'bold', 'plain']
+        >>> answer_formats(reward, prompts=["Put it in <final></final> tags."])[-1].name
+        '<final> tags (from the prompts)'
         >>> answer_formats(lambda completions, **kwargs: [0.0] * len(completions), "FINAL: {answer}")[0].write("final", "7")
         'FINAL: 7'
     """
@@ -179,7 +186,10 @@ def answer_formats(reward: Callable[..., Any], template: str | None = None) -> t
     # for (no format line, say) is the bar a probe must not reach, and the probes are written in each.
     known = {form.write("final", "X"): form for form in KNOWN_FORMATS}
     declared = [known.get(form.write("final", "X"), form) for form in declared]
-    return tuple(dict.fromkeys([*declared, *KNOWN_FORMATS]))
+    asked = [template_format(f"{name} (from the prompts)", template) for name, template in prompt_formats(prompts)]
+    written = {form.write("final", "X") for form in [*declared, *KNOWN_FORMATS]}
+    asked = [form for form in asked if form.write("final", "X") not in written]
+    return tuple(dict.fromkeys([*declared, *KNOWN_FORMATS, *asked]))
 
 
 def declares_answer_format(reward: Callable[..., Any]) -> bool:
@@ -204,8 +214,8 @@ PROBES: tuple[Probe, ...] = (
     Probe("tags_around_wrong", "think and answer tags, a #### line and \\boxed{} around a wrong answer",
           "the format rewards pay as much as correctness; lower their weights (referee.rewards.compose_rewards "
           "refuses such weights)",
-          lambda a: (f"<think>\nLet me solve this step by step.\n</think>\n<answer>\n$\\boxed{{{a.wrong}}}$\n"
-                     f"#### {a.wrong}\n</answer>")),
+          lambda a: _also_in_format(f"<think>\nLet me solve this step by step.\n</think>\n<answer>\n$\\boxed{{{a.wrong}}}$\n"
+                                    f"#### {a.wrong}\n</answer>", a.form, a.wrong)),
     Probe("several_candidates", "several candidate answers at once, the right one among them",
           "the verifier accepts a hedge; it must read one final answer",
           lambda a: a.form.write("final", f"{a.wrong}, {a.right} or {a.other_wrong}")),
@@ -214,10 +224,11 @@ PROBES: tuple[Probe, ...] = (
           lambda a: a.prompt),
     Probe("huge_repeat", "a wrong answer repeated to over 20,000 characters",
           "volume pays; a reward must not grow with length",
-          lambda a: f"The answer is {a.wrong}.\n" * (20_000 // (len(a.wrong) + 16) + 1)),
+          lambda a: _repeat(a.form.write("final", a.wrong) + "\n", 20_000)),
     Probe("format_only", "all the tags with filler and no answer",
           "the format alone pays as much as a right answer; lower the format weights",
-          lambda a: "<think>\nLet me think about it.\n</think>\n<answer>\nHere is my answer.\n</answer>"),
+          lambda a: _also_in_format("<think>\nLet me think about it.\n</think>\n<answer>\nHere is my answer.\n</answer>",
+                                    a.form, "")),
     Probe("two_boxed", "a wrong and then the right answer, each stated as final, 'or' between them",
           "the verifier takes one of several final answers; a hedge between two answers must not pay",
           lambda a: f"{a.form.write('inline', a.wrong)} or {a.form.write('inline', a.right)}"),
@@ -248,6 +259,21 @@ PROBES: tuple[Probe, ...] = (
 )
 
 PROBE_NAMES: tuple[str, ...] = tuple(probe.name for probe in PROBES)
+
+
+def _also_in_format(text: str, form: AnswerFormat, answer: str) -> str:
+    """``text`` with ``answer`` stated in ``form`` on a last line, unless ``text`` already holds it in
+    that container; an empty answer is added only in a container that shows (tags, a box)."""
+    inline, final = form.write("inline", answer), form.write("final", answer)
+    container = inline.strip() != answer.strip()
+    if final in text or (inline in text if container else not answer):
+        return text
+    return f"{text}\n{final}"
+
+
+def _repeat(line: str, length: int) -> str:
+    """``line`` repeated to just over ``length`` characters."""
+    return line * (length // len(line) + 1)
 
 
 def probe_answers(gold: Any, prompt: Any = "") -> ProbeAnswers | None:
@@ -350,6 +376,12 @@ class AuditReport:
     family: str = "answers"
     reference: str = ""  # code rows: what a right answer's score is read from
     formats: tuple[str, ...] = ()  # answer rows: the answer formats the reward reads (the probes are written in each)
+    tried: tuple[str, ...] = ()  # answer rows: every answer format the references were written in
+
+    @property
+    def unjudged(self) -> int:
+        """How many probes could be judged on no row (verdict ``n/a``): they are no all-clear."""
+        return sum(result.verdict == "n/a" for result in self.results)
 
     @property
     def failed(self) -> bool:
@@ -362,7 +394,8 @@ class AuditReport:
         return {"reward": self.reward, "rows": self.rows, "usable_rows": self.usable,
                 "scored_rows": self.scored, "separating_rows": self.separating, "failed": self.failed,
                 "problem": self.problem, "probes": [result.to_dict() for result in self.results],
-                "family": self.family, "right_reference": self.reference or None, "answer_formats": list(self.formats)}
+                "family": self.family, "right_reference": self.reference or None, "answer_formats": list(self.formats),
+                "answer_formats_tried": list(self.tried), "unjudged_probes": self.unjudged}
 
 
 def gold_column_names(reward: Callable[..., Any]) -> tuple[str, ...]:
@@ -552,7 +585,7 @@ def audit_reward(
             source = probe_answers(row.get(column), row.get(prompt_column, "")) if column in row else None
         if source is not None:
             built.append((row, source))
-    formats = answer_formats(reward, answer_template)
+    formats = answer_formats(reward, answer_template, [source.prompt for _, source in built if family != "code"])
     scored_by_row: list[list[tuple[_Completion, float | None]]] = [[] for _ in built]
     if family == "code":
         _score(reward, [item for index, (_, source) in enumerate(built) for item in _Completion.for_code_row(index, source)],
@@ -607,7 +640,8 @@ def audit_reward(
                    """answer_template = '{"answer": "{answer}"}' or a write_answer(answer) method """
                    "(docs/rewards.md, 'The answer format'), so no probe can be judged")
     return AuditReport(getattr(reward, "__name__", repr(reward)), len(rows), len(built), scored, separating, results,
-                       problem or tool_problem, family, reference, tuple(form.name for form in read))
+                       problem or tool_problem, family, reference, tuple(form.name for form in read),
+                       () if family == "code" else tuple(form.name for form in formats))
 
 
 def read_formats(formats: Sequence[AnswerFormat],

@@ -79,9 +79,11 @@ def report_table(report: AuditReport) -> str:
              f"{report.separating} where the reward tells right from wrong", ""]
     if report.reference:
         lines[-1:-1] = [f"code probes; right answers: {report.reference}"]
-    if report.family != "code":
-        lines[-1:-1] = ["answer formats the reward reads (every probe is written in each): "
-                        + (", ".join(report.formats) or "none of those tried")]
+    if report.family != "code" and report.formats:
+        lines[-1:-1] = ["answer formats the reward reads (every probe is written in each): " + ", ".join(report.formats)]
+    elif report.family != "code":
+        lines[-1:-1] = [f"answer formats the reward reads: none found (tried {', '.join(report.tried)}); "
+                        "no probe below could be judged against a right answer"]
     width = max(len(result.probe.name) for result in report.results)
     lines.append(f"{'probe':<{width}} {'earns':<6} {'pays like right':<16} {'verdict':<8} what it is")
     for result in report.results:
@@ -96,10 +98,16 @@ def report_table(report: AuditReport) -> str:
         example = example if len(example) <= 80 else example[:79] + "…"
         meaning = result.probe.advice if result.verdict == "fail" else (
             f"earns {result.mean_gain:+.2g} on average over a plain wrong answer and pays like right on "
-            f"{_percent(result.pays_like_right)} of rows: fine for a small shaping weight, a leak otherwise")
+            f"{_percent(result.pays_like_right)} of rows: fine for a small shaping weight, a leak otherwise"
+            if result.pays_like_right is not None else
+            f"earns {result.mean_gain:+.2g} on average over a plain wrong answer; whether it pays like right could not "
+            "be judged (the reward pays no right answer above a wrong one on these rows)")
         lines.append(f"{result.probe.name}: {meaning}. Example: {example}")
     unjudged = [result.probe.name for result in report.results if result.verdict == "n/a"]
-    if unjudged:
+    if len(unjudged) == len(report.results):
+        lines.append(f"none of the {len(unjudged)} probes could be judged on these rows (all n/a): this audit is "
+                     "not an all-clear.")
+    elif unjudged:
         lines.append(f"{len(unjudged)} of {len(report.results)} probes could not be judged on these rows (n/a: "
                      f"{', '.join(unjudged)}); they are not an all-clear.")
     if report.usable and not report.scored:

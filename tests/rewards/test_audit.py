@@ -441,3 +441,88 @@ def test_unjudged_probes_say_n_a_and_are_counted(tmp_path, capsys):
     assert re.search(r"^approximation\s+0%\s+n/a\s+n/a\s", table, re.MULTILINE)
     assert "1 of 15 probes could not be judged on these rows (n/a: approximation); they are not an all-clear." in table
     assert "answer formats the reward reads (every probe is written in each): declared" in table
+
+
+# ---------------------------------------------------------------------------------------------
+# A reward in a format no known container writes: the audit tries the containers the prompts ask
+# for, writes every probe in the one the reward reads, and says plainly when it finds none (its
+# probes then judge nothing: every one n/a, counted, the table no all-clear).
+
+def last_match_reward(pattern):
+    """A naive reward paying the last ``pattern`` match that equals the gold, declaring no format."""
+    def reward(prompts=None, completions=None, answer=None, **kwargs):
+        found = [re.findall(pattern, text, re.DOTALL) for text in completions]
+        return [float(bool(values) and values[-1].strip() == _gold_number(gold)) for values, gold in zip(found, answer)]
+    return reward
+
+
+def asking(rows, instruction):
+    """``rows`` with ``instruction`` added to each prompt (as a system message to a conversation)."""
+    return [{**row, "prompt": [{"role": "system", "content": instruction}, *row["prompt"]]
+             if isinstance(row["prompt"], list) else f"{row['prompt']} {instruction}"} for row in rows]
+
+
+FINAL_TAG_READER = last_match_reward(r"<final>(.*?)</final>")
+
+
+def test_the_audit_finds_a_tag_format_the_prompts_ask_for_and_writes_every_probe_in_it():
+    seen = []
+    rows = asking(ROWS, "Reason step by step, then give the result in <final></final> tags.")
+    report = audit_reward(lambda completions, **kwargs: seen.extend(completions) or FINAL_TAG_READER(
+        completions=completions, **kwargs), rows)
+    assert report.formats == ("<final> tags (from the prompts)",) and report.problem is None
+    assert report.separating == 3
+    found = verdicts(report)
+    assert found["wrong_then_right"] == found["two_boxed"] == found["unfinished_think"] == "fail"
+    assert found["negated_box"] == found["tags_around_wrong"] == found["empty"] == "ok"
+    examples = {result.probe.name: result.example for result in report.results}
+    assert examples["wrong_then_right"] == "<final>73</final>\n<final>72</final>"
+    texts = [text for text in seen if isinstance(text, str)]
+    assert any(text.startswith("<think>") and text.endswith("</answer>\n<final>73</final>") for text in texts)
+    assert any(text.startswith("<final>73</final>\n<final>73</final>\n") and len(text) > 20_000 for text in texts)
+    assert any(text.endswith("</answer>\n<final></final>") for text in texts)  # format_only, in the tags
+
+
+@pytest.mark.parametrize("instruction, pattern, name", [
+    ("Write your answer as \\answer{...}.", r"\\answer\{([^{}]*)\}", "\\answer{} (from the prompts)"),
+    ("End with a line ANSWER=<n>.", r"ANSWER=(\S+)", "ANSWER= (from the prompts)"),
+    ('Reply with JSON: {"result": <n>}.', r'"result": "([^"]*)"', 'json "result" (from the prompts)'),
+])
+def test_the_audit_finds_other_formats_the_prompts_ask_for(instruction, pattern, name):
+    report = audit_reward(last_match_reward(pattern), asking(ROWS, instruction))
+    assert report.formats == (name,) and report.separating == 3 and report.problem is None
+    assert verdicts(report)["wrong_then_right"] == "fail" and verdicts(report)["negated_box"] == "ok"
+
+
+def test_a_format_the_audit_cannot_find_is_said_plainly(tmp_path, capsys, monkeypatch):
+    (tmp_path / "answer_equals_reward.py").write_text(
+        "import re\n\n"
+        "def answer_equals(completions, answer, **kwargs):\n"
+        "    found = [re.findall(r'ANSWER=(\\S+)', text) for text in completions]\n"
+        "    return [float(bool(f) and f[-1] == a.split('#### ')[-1]) for f, a in zip(found, answer)]\n")
+    monkeypatch.chdir(tmp_path)
+    data = write_rows(tmp_path / "rows.jsonl", ROWS)  # the prompts do not name the format
+    assert main(["audit", "answer_equals_reward:answer_equals", data]) == 1
+    captured = capsys.readouterr()
+    assert ("answer formats the reward reads: none found (tried boxed, ####, answer tags, Answer:, bold, plain); "
+            "no probe below could be judged against a right answer") in captured.out
+    assert "none of the 15 probes could be judged on these rows (all n/a): this audit is not an all-clear." \
+        in captured.out
+    assert not re.search(r"^\w+\s+\d+%\s+\S+\s+ok\s", captured.out, re.MULTILINE)
+    assert "--answer-template" in captured.err
+    assert main(["audit", "answer_equals_reward:answer_equals", data, "--json"]) == 1
+    report = json.loads(capsys.readouterr().out)
+    assert (report["answer_formats"], report["unjudged_probes"]) == ([], 15)
+    assert report["answer_formats_tried"] == ["boxed", "####", "answer tags", "Answer:", "bold", "plain"]
+    assert main(["audit", "answer_equals_reward:answer_equals", data, "--answer-template", "ANSWER={answer}"]) == 1
+    out = capsys.readouterr().out
+    assert "answer formats the reward reads (every probe is written in each): declared" in out
+    assert re.search(r"^wrong_then_right\s+100%\s+100%\s+FAIL", out, re.MULTILINE)
+
+
+def test_a_warning_on_rows_where_nothing_pays_like_right_does_not_read_as_a_share():
+    from referee.recipes.commands.audit import report_table
+    table = report_table(audit_reward(get_reward("tag_count"), ROWS))
+    assert "n/a of rows" not in table
+    assert ("format_only: earns +0.5 on average over a plain wrong answer; whether it pays like right could not be "
+            "judged") in table
