@@ -136,6 +136,20 @@ def test_referee_eval_writes_rows_report_and_plot(model_dir, sums, tmp_path, cap
     assert (out / "eval.png").read_bytes()[:4] == b"\x89PNG"
 
 
+def test_eval_of_a_model_that_never_writes_what_the_reward_reads_warns_and_exits_3(model_dir, sums, tmp_path, capsys):
+    """Strict GSM8K reads only '#### N', which the untrained tiny model never writes: every row scores 0 for
+    want of an answer, which is no accuracy at all, so the run says so and exits 3 (docs/cli.md)."""
+    out = tmp_path / "out"
+    assert main(eval_args(model_dir, sums, out, "-O", "mode=strict")) == 3
+    captured = capsys.readouterr()
+    assert "pass@k" in captured.out  # the results are still written and summarised
+    assert captured.err.splitlines()[-1] == ("referee eval: the reward gsm8k_accuracy read no answer in 100% of the completions: the "
+                            "model never writes what the reward reads, so no pass rate means anything; read the "
+                            "samples in all.jsonl and prompt for the format the reward reads (referee audit names "
+                            "it), or pick a reward that reads what the model writes.")
+    assert main(eval_args(model_dir, sums, tmp_path / "lenient")) == 0  # the last number is read: an answer, if wrong
+
+
 def test_an_interrupted_eval_resumes_to_the_same_result(model_dir, sums, tmp_path, monkeypatch):
     whole = tmp_path / "whole"
     assert main(eval_args(model_dir, sums, whole)) == 0
