@@ -82,10 +82,10 @@ def resolve_reward(spec: str, /, **options: Any) -> RewardFunction:
     try:
         module = _import_from_here(module_name)
     except ModuleNotFoundError as exc:
-        if exc.name and module_name.startswith(exc.name):  # the reward's own module, not one it imports
+        if exc.name and (module_name + ".").startswith(exc.name + "."):  # the reward's own module, not an import of it
             raise ValueError(f"Cannot load reward {spec!r}: no module {exc.name!r} in the current folder "
                              f"({os.getcwd()}) or on PYTHONPATH; run from the folder that holds "
-                             f"{exc.name.replace('.', '/')}.py, or add its folder to PYTHONPATH.") from None
+                             f"{module_name.replace('.', '/')}.py, or add that folder to PYTHONPATH.") from None
         raise ValueError(f"Cannot load reward {spec!r}: its module imports {exc.name!r}, which is not installed "
                          f"({exc}).") from None
     except ImportError as exc:

@@ -184,7 +184,21 @@ def test_check_a_module_not_on_the_path_says_where_it_looked(tmp_path, monkeypat
     assert main(["check", "somewhere_else_rewards:acc", str(golden)]) == 2
     err = capsys.readouterr().err
     assert f"no module 'somewhere_else_rewards' in the current folder ({tmp_path}) or on PYTHONPATH" in err
-    assert "run from the folder that holds somewhere_else_rewards.py, or add its folder to PYTHONPATH" in err
+    assert "run from the folder that holds somewhere_else_rewards.py, or add that folder to PYTHONPATH" in err
+    # a module in a package: the folder that holds the package, not the module's own folder
+    assert main(["check", "project.rewards:acc", str(golden)]) == 2
+    assert "no module 'project' in the current folder" in (err := capsys.readouterr().err)
+    assert "run from the folder that holds project/rewards.py, or add that folder to PYTHONPATH" in err
+
+
+def test_check_a_module_whose_import_is_missing_names_the_import_not_the_module(tmp_path, monkeypatch, capsys):
+    # acme2 imports a module whose name begins its own: that import is what is missing, not acme2
+    (tmp_path / "acme2.py").write_text("import acme\n")
+    monkeypatch.chdir(tmp_path)
+    golden = write_jsonl(tmp_path / "g.jsonl", [{"completion": "#### 18", "answer": "18", "expected": 1}])
+    assert main(["check", "acme2:acc", str(golden)]) == 2
+    err = capsys.readouterr().err
+    assert "Cannot load reward 'acme2:acc': its module imports 'acme', which is not installed" in err
 
 
 def test_an_assert_golden_failure_shows_the_case_not_the_librarys_source(tmp_path):
