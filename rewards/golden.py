@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .columns import reward_columns
 from .completions import completion_text
 from .jsonl import jsonl_rows, open_jsonl
 
@@ -158,6 +159,28 @@ def reasons(reward: Callable[..., Any], completions: Sequence[Any], **columns: A
 def _column_batch(cases: Sequence[GoldenCase]) -> dict[str, list[Any]]:
     keys = sorted({key for case in cases for key in case.columns})
     return {key: [case.columns.get(key) for case in cases] for key in keys}
+
+
+def check_columns(reward: Callable[..., Any], cases: Sequence[GoldenCase], source: str) -> None:
+    """Refuse, in one line (``ValueError``), cases that lack a column the reward reads, which it
+    would otherwise meet as a ``TypeError`` on every case (``def acc(completions, final, **kwargs)``).
+
+    Example:
+        >>> def acc(completions, final, **kwargs):
+        ...     return [1.0] * len(completions)
+        >>> check_columns(acc, [GoldenCase("#### 18", 1.0, {"answer": "18"}, line=1)], "g.jsonl")
+        Traceback (most recent call last):
+        ...
+        ValueError: g.jsonl line 1 has no column 'final', which the reward acc reads (the case has: answer); add it to every golden case.
+    """
+    wanted = reward_columns(reward)
+    for case in cases:
+        missing = wanted.missing(case.columns)
+        if missing:
+            have = ", ".join(case.columns) or "no column but completion and expected"
+            raise ValueError(f"{source} line {case.line} has no column {' and '.join(repr(m) for m in missing)}, which "
+                             f"the reward {getattr(reward, '__name__', reward)} reads (the case has: {have}); add it to "
+                             "every golden case.")
 
 
 def check_golden(reward: Callable[..., Any], cases: Sequence[GoldenCase]) -> list[GoldenResult]:

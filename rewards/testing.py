@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from .compose import parse_reward_sum
-from .golden import GoldenCase, check_golden, excerpt, load_golden
+from .golden import GoldenCase, check_columns, check_golden, excerpt, load_golden
 
 
 def golden_params(path: str | Path) -> list[Any]:
@@ -51,6 +51,10 @@ def assert_golden(reward: str | Callable[..., Any], case: GoldenCase, *, toleran
     """
     __tracebackhide__ = True  # pytest shows the failing case, not this function's source
     function = parse_reward_sum(reward) if isinstance(reward, str) else reward
+    try:
+        check_columns(function, [case], case.source)
+    except ValueError as exc:
+        raise AssertionError(str(exc)) from None
     result = check_golden(function, [case])[0]
     if result.ok(tolerance):
         return

@@ -12,7 +12,7 @@ from typing import Any
 
 from referee.recipes.commands._io import load_reward
 from referee.recipes.commands.score import parse_options
-from referee.rewards.golden import GoldenResult, check_golden, excerpt, load_golden
+from referee.rewards.golden import GoldenResult, check_columns, check_golden, excerpt, load_golden
 
 REWARD_HELP = ("a built-in reward (gsm8k_accuracy, think_format, ...), a module:attr path, "
                 "or a weighted sum such as 'gsm8k_accuracy + 0.2*gsm8k_format'")
@@ -57,31 +57,6 @@ def mismatch_table(mismatches: list[GoldenResult], width: int = 50) -> str:
     return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(row[:4], widths)) + "  " + row[4] for row in rows)
 
 
-def _check_columns(reward: Any, cases: list[Any], path: str) -> None:
-    """Refuse, in one line, a golden file whose cases lack a column the reward reads (a user's
-    ``def acc(completions, final, **kwargs)`` would otherwise raise ``TypeError`` on every case).
-
-    Example:
-        >>> from referee.rewards.golden import GoldenCase
-        >>> def acc(completions, final, **kwargs):
-        ...     return [1.0] * len(completions)
-        >>> _check_columns(acc, [GoldenCase("#### 18", 1.0, {"answer": "18"}, line=1)], "g.jsonl")
-        Traceback (most recent call last):
-        ...
-        ValueError: g.jsonl line 1 has no column 'final', which the reward acc reads (the case has: answer); add it to every golden case.
-    """
-    from referee.rewards.columns import reward_columns
-
-    wanted = reward_columns(reward)
-    for case in cases:
-        missing = wanted.missing(case.columns)
-        if missing:
-            have = ", ".join(case.columns) or "no column but completion and expected"
-            raise ValueError(f"{path} line {case.line} has no column {' and '.join(repr(m) for m in missing)}, which the "
-                             f"reward {getattr(reward, '__name__', reward)} reads (the case has: {have}); add it to "
-                             "every golden case.")
-
-
 def run(args: argparse.Namespace) -> int:
     """Check ``args.reward`` on ``args.golden``: 0 when every case matches, 1 on a mismatch,
     2 when the reward, an option or the file cannot be used (one line on standard error).
@@ -98,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
         if os.path.isdir(args.golden):
             raise ValueError(f"{args.golden} is a folder; give a JSONL file of golden cases.")
         cases = load_golden(args.golden)
-        _check_columns(reward, cases, args.golden)
+        check_columns(reward, cases, args.golden)
     except (ValueError, OSError) as exc:
         print(f"referee check: {exc}", file=sys.stderr)
         return 2

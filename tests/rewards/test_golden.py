@@ -201,6 +201,19 @@ def test_check_a_module_whose_import_is_missing_names_the_import_not_the_module(
     assert "Cannot load reward 'acme2:acc': its module imports 'acme', which is not installed" in err
 
 
+def test_assert_golden_on_a_case_without_the_rewards_column_names_the_column():
+    from referee.rewards.golden import GoldenCase
+    from referee.rewards.testing import assert_golden
+
+    def acc(completions, final, **kwargs):
+        return [1.0] * len(completions)
+
+    with pytest.raises(AssertionError) as failure:
+        assert_golden(acc, GoldenCase("#### 18", 1.0, {"answer": "18"}, source="g.jsonl", line=3))
+    assert str(failure.value) == ("g.jsonl line 3 has no column 'final', which the reward acc reads (the case has: "
+                                  "answer); add it to every golden case.")
+
+
 def test_an_assert_golden_failure_shows_the_case_not_the_librarys_source(tmp_path):
     import subprocess
     import sys
