@@ -17,8 +17,11 @@ of them):
 The table gives, per arm over the seeds, the greedy accuracy on the held-out sums (mean and 95%
 t interval), the accuracy's difference from ``plain`` on the same seed (mean and 95% t interval),
 the share of groups with zero gradient in the batches trained on, coverage (the share of training
-prompts ever drawn, and the most-drawn prompt's share of all draws), optimizer steps and the
-tokens generated. The JSON holds every arm-seed's result and is rewritten after each one.
+prompts ever drawn, and the most-drawn prompt's share of all draws), the prompts ``sweep`` retired,
+optimizer steps and the tokens generated. The JSON holds every arm-seed's result (with why each
+retirement happened) and is rewritten after each one. ``--warm-start-steps`` sets how well the model
+starts: the default 300 leaves few groups constant; 1500 leaves most groups all right, the case a
+curriculum is meant for.
 
     python -m benchmarks.dynamic_sampling [--seeds 5] [--token-budget 100000] [--arms plain,dynamic,...] [--json PATH]
 """
@@ -142,8 +145,8 @@ def run_arm(name: str, seed: int, warm: Path, budget: int, out: Path) -> dict[st
 
 def summarise(runs: list[dict[str, Any]], arms: list[str]) -> dict[str, dict[str, Any]]:
     """Per arm: the mean and 95% interval of held-out accuracy (clipped to [0, 1]) and of its difference
-    from ``plain`` on the same seed, and the means of the other columns, over the seeds every listed arm
-    has finished.
+    from ``plain`` on the same seed, and the means of the other columns (``retired``: prompts the ``sweep``
+    sampler retired, 0 for the other arms), over the seeds every listed arm has finished.
 
     Example:
         >>> runs = [{"arm": a, "seed": s, "held_out_accuracy": acc, "zero_gradient_share": 0.0, "tokens": 10,
@@ -168,6 +171,7 @@ def summarise(runs: list[dict[str, Any]], arms: list[str]) -> dict[str, dict[str
                                                  for r in rows])
         for key in ("zero_gradient_share", "prompts_drawn_share", "top_prompt_share", "steps", "tokens"):
             entry[key] = sum(r[key] for r in rows) / len(rows)
+        entry["retired"] = sum(sum(r.get("retired", {}).values()) for r in rows) / len(rows)
         table[arm] = entry
     return table
 
@@ -175,13 +179,14 @@ def summarise(runs: list[dict[str, Any]], arms: list[str]) -> dict[str, dict[str
 def print_table(table: dict[str, dict[str, Any]]) -> None:
     """Print the summary as a table, one arm a line."""
     print(f"{'arm':<20} {'seeds':>5} {'held-out accuracy [95% CI]':>27} {'minus plain [95% CI]':>24} "
-          f"{'zero-grad':>9} {'drawn':>6} {'top':>6} {'steps':>6} {'tokens':>7}")
+          f"{'zero-grad':>9} {'drawn':>6} {'top':>6} {'retired':>7} {'steps':>6} {'tokens':>7}")
     for arm, entry in table.items():
         mean, low, high = entry["accuracy"]
         diff = entry.get("difference", (0.0, 0.0, 0.0))
         print(f"{arm:<20} {entry['seeds']:>5} {mean:>10.1%} [{low:>6.1%}, {high:>6.1%}] "
               f"{diff[0]:>+7.1%} [{diff[1]:>+6.1%}, {diff[2]:>+6.1%}] {entry['zero_gradient_share']:>9.1%} "
-              f"{entry['prompts_drawn_share']:>6.1%} {entry['top_prompt_share']:>6.2%} {entry['steps']:>6.0f} "
+              f"{entry['prompts_drawn_share']:>6.1%} {entry['top_prompt_share']:>6.2%} {entry['retired']:>7.1f} "
+              f"{entry['steps']:>6.0f} "
               f"{entry['tokens']:>7.0f}", flush=True)
 
 

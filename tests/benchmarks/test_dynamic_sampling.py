@@ -10,9 +10,9 @@ from benchmarks.dynamic_sampling import DrawLedger, summarise
 from benchmarks.seed_interval import mean_interval
 
 
-def run(arm, seed, accuracy):
+def run(arm, seed, accuracy, **extra):
     return {"arm": arm, "seed": seed, "held_out_accuracy": accuracy, "zero_gradient_share": 0.0, "tokens": 100,
-            "steps": 10, "prompts_drawn_share": 1.0, "top_prompt_share": 0.01}
+            "steps": 10, "prompts_drawn_share": 1.0, "top_prompt_share": 0.01, **extra}
 
 
 def test_the_ledger_counts_one_draw_per_group_and_every_generated_token():
@@ -30,6 +30,13 @@ def test_the_difference_from_plain_is_paired_by_seed_over_the_seeds_every_arm_fi
     mean, low, high = table["sweep"]["difference"]
     assert mean == pytest.approx(0.1) and low == pytest.approx(0.1) and high == pytest.approx(0.1)  # +0.1 on both
     assert table["sweep"]["accuracy"][2] == 1.0  # the accuracy interval is clipped to 100%
+
+
+def test_the_prompts_the_sweep_retired_are_counted_whatever_the_reason():
+    runs = [run("plain", 0, 0.5), run("plain", 1, 0.5),
+            run("sweep", 0, 0.5, retired={"solved": 300, "failed": 2}), run("sweep", 1, 0.5, retired={"solved": 10})]
+    table = summarise(runs, ["plain", "sweep"])
+    assert table["sweep"]["retired"] == 156 and table["plain"]["retired"] == 0
 
 
 def test_the_interval_widens_with_fewer_seeds_and_is_unknown_for_one():
