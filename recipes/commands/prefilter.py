@@ -22,7 +22,8 @@ _DESCRIPTION = (
     "denominator. Writes all.jsonl, kept.jsonl, report.json and pass_rate_hist.png to --out; results "
     "are saved chunk by chunk, so rerunning the same command resumes a stopped run. Shards "
     "(--shard-index/--num-shards) are combined with --merge. Exits 3 when a reward read no answer in 90% or more "
-    "of the completions (the model never writes what it reads)."
+    "of the completions, or when no row is kept and the success reward pays almost none of the samples given the "
+    "right answer in place of the model's own (the model never writes what it reads)."
 )
 
 
@@ -211,7 +212,10 @@ UNREAD_SHARE = 0.9
 
 def unread_answers(report: dict[str, Any]) -> str | None:
     """Why a finished run means nothing: a reward read no answer in at least 90% of the completions
-    (its ``rewards/<name>/no_answer`` share), so the model never writes what the reward reads.
+    (its ``rewards/<name>/no_answer`` share), or, for a reward that logs no such share, no row was kept
+    and the success reward paid at most 10% of the samples given the right answer where the model
+    wrote its own (:data:`referee.recipes.prefilter.unread.UNREAD_METRIC`): the model never writes
+    what the reward reads.
 
     Example:
         >>> print(unread_answers({"kept": 0, "reward_metrics": {"rewards/json_answer/no_answer": 1.0,
@@ -219,6 +223,9 @@ def unread_answers(report: dict[str, Any]) -> str | None:
         the reward json_answer read no answer in 100% of the completions: the model never writes what the reward reads, so no pass rate means anything (kept 0 rows); read the samples in all.jsonl and prompt for the format the reward reads (referee audit names it), or pick a reward that reads what the model writes.
         >>> unread_answers({"reward_metrics": {"rewards/gsm8k_accuracy/no_answer": 0.3}}) is None
         True
+        >>> print(unread_answers({"kept": 0, "success_reward": "final_tags",
+        ...                       "reward_metrics": {"prefilter/right_answer_unread": 1.0}}))
+        no row can be kept: the reward final_tags paid nothing, not even the samples given the right answer in place of the model's own (100% of them unpaid), so it does not read where the model writes its answer: the model never writes what the reward reads; read the samples (--save-samples) and prompt for the format the reward reads (referee audit REWARD DATA names it), or pick a reward that reads what the model writes.
     """
     for name, share in sorted((report.get("reward_metrics") or {}).items()):
         if name.startswith("rewards/") and name.endswith("/no_answer") and share is not None and share >= UNREAD_SHARE:
@@ -228,6 +235,15 @@ def unread_answers(report: dict[str, Any]) -> str | None:
                     f"what the reward reads, so no pass rate means anything{kept}; read the samples in all.jsonl and "
                     "prompt for the format the reward reads (referee audit names it), or pick a reward that reads "
                     "what the model writes.")
+    from referee.recipes.prefilter.unread import UNREAD_METRIC
+
+    unpaid = (report.get("reward_metrics") or {}).get(UNREAD_METRIC)
+    if unpaid is not None and unpaid >= UNREAD_SHARE and report.get("kept") == 0:
+        return (f"no row can be kept: the reward {report.get('success_reward', '')} paid nothing, not even the samples "
+                f"given the right answer in place of the model's own ({unpaid:.0%} of them unpaid), so it does not read "
+                "where the model writes its answer: the model never writes what the reward reads; read the samples "
+                "(--save-samples) and prompt for the format the reward reads (referee audit REWARD DATA names it), or "
+                "pick a reward that reads what the model writes.")
     return None
 
 

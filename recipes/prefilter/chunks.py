@@ -11,6 +11,7 @@ from ..common.generation import GenerationBackend, Sample
 from ..common.prompts import PromptError, PromptRenderer, RenderedPrompt
 from .config import PrefilterConfig
 from .scoring import RowScores, Scorer, pass_counts
+from .unread import UNREAD_METRIC, unread_shares
 
 
 def chunk_seed(seed: int, index: int) -> int:
@@ -74,8 +75,9 @@ class ChunkRunner:
     """
 
     def __init__(self, config: PrefilterConfig, rows: Rows, tokenizer: Any, backend: GenerationBackend,
-                 scorer: Scorer, *, chunk_size: int | None = None) -> None:
+                 scorer: Scorer, *, chunk_size: int | None = None, check_unread: bool = False) -> None:
         self.config = config
+        self.check_unread = check_unread  # record UNREAD_METRIC (the pre-filter: a reward that reads no answer)
         self.chunk_size = chunk_size or config.chunk_size
         self.rows = rows
         self.backend = backend
@@ -106,12 +108,14 @@ class ChunkRunner:
         for offset, message in failures.items():
             records[offset] = self._empty(positions[offset], rows[offset], [message])
         ready = sorted(samples)
-        scores, metrics = self.scorer.score(
-            [rendered[o].prompt for o in ready],
-            [[_completion(s, rendered[o].conversational) for s in samples[o]] for o in ready],
-            [[s.token_ids for s in samples[o]] for o in ready],
-            [_columns(rows[o], self.config.prompt_column) for o in ready],
-        )
+        batch = ([rendered[o].prompt for o in ready],
+                 [[_completion(s, rendered[o].conversational) for s in samples[o]] for o in ready],
+                 [[s.token_ids for s in samples[o]] for o in ready],
+                 [_columns(rows[o], self.config.prompt_column) for o in ready])
+        scores, metrics = self.scorer.score(*batch)
+        unread = unread_shares(self.scorer, *batch, scores) if self.check_unread else []
+        if unread:
+            metrics = {**metrics, UNREAD_METRIC: unread}
         for offset, score in zip(ready, scores):
             records[offset] = self._record(positions[offset], rows[offset], samples[offset], score)
         return {

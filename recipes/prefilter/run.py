@@ -229,7 +229,8 @@ def process_chunks(run: OpenedRun, chunks: Sequence[int], backend: GenerationBac
         >>> [(row["answer"], row["pass_rate"]) for row in run.store.read(1)["rows"]]
         [(3, 0.0), (4, 0.0)]
     """
-    runner = ChunkRunner(run.config, run.rows, tokenizer, backend, run.scorer, chunk_size=run.chunk_size)
+    runner = ChunkRunner(run.config, run.rows, tokenizer, backend, run.scorer, chunk_size=run.chunk_size,
+                         check_unread=True)
     for index in chunks:
         payload = runner.run(index)
         run.store.write(index, payload)

@@ -1,6 +1,7 @@
 """Pre-filter behaviour: pass rates, inclusive bounds, rewards kept apart, bad rows, chat prompts."""
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -382,3 +383,32 @@ def test_a_reward_that_reads_no_answer_fails_the_run_with_its_own_exit_code(tmp_
     report = run_eval(EvalConfig(model="unused", data=data, out=str(tmp_path / "eval"), rewards=("gsm8k_accuracy",),
                                  num_generations=4, progress=False), backend=backend, tokenizer=tokenizer)
     assert (unread_answers(report) is not None) == (exit_code == 3)
+
+
+def final_tags(prompts, completions, answer, **kwargs):
+    """A reward of one's own that reads <final> tags and logs nothing (no no_answer share)."""
+    read = [re.findall(r"<final>(.*?)</final>", text) for text in completions]
+    return [float(bool(found) and found[-1].strip() == str(gold)) for found, gold in zip(read, answer)]
+
+
+@pytest.mark.parametrize(("writes", "exit_code"), [
+    (lambda k: "#### 1", 3),  # wrong answers in a format the reward never reads: no row can be kept for that reason
+    (lambda k: "<final>1</final>", 0),  # wrong answers in the reward's format: the prompts are too hard, not unread
+    (lambda k: f"<final>{k + 4}</final>" if k else "#### 1", 0),  # some rows kept
+])
+def test_a_reward_of_ones_own_that_never_reads_the_model_fails_the_run_with_the_unread_code(
+        tmp_path, tokenizer, capsys, writes, exit_code):
+    """The issue: a reward reading a format the model never writes paid 0, prefilter kept 0 rows and exited 0
+    without a word. A reward of one's own logs no no_answer share; the run gives the right answer in place of the
+    model's and sees the reward still pays nothing."""
+    from referee.recipes.commands.prefilter import report_run, summary_lines
+
+    data = write_jsonl(tmp_path / "rows.jsonl", [{"prompt": f"{k} + 4 =", "answer": str(k + 4)} for k in range(3)])
+    backend = ScriptedBackend(tokenizer, lambda prompt: [writes(int(prompt.split()[0]))] * 4)
+    config = config_for(tmp_path, data, [final_tags], num_generations=4, keep=KeepBounds(0.25, 1.0))
+    code = report_run("prefilter", config.out, lambda: run_prefilter(config, backend=backend, tokenizer=tokenizer),
+                      summary_lines)
+    err = capsys.readouterr().err
+    assert code == exit_code
+    assert ("no row can be kept: the reward final_tags paid nothing, not even the samples given the right answer in "
+            "place of the model's own (100% of them unpaid)" in err) == (exit_code == 3)
