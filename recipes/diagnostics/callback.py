@@ -118,7 +118,9 @@ class DiagnosticsCallback(TrainerCallback):
         """Feed one log event to the monitor, warn about new findings, add the flags to the logs."""
         for finding in self.monitor.update(state.global_step, logs):
             if state.is_world_process_zero:
-                detail = self._unread_detail() if finding.cause == "reward_never_parses" else ""
+                unread = finding.cause == "reward_never_parses" or (finding.cause == "degenerate_groups"
+                                                                   and self.monitor.paid_nothing())
+                detail = self._unread_detail() if unread else ""
                 logger.warning("GRPO diagnostics: %s%s", finding.message(), detail)
         added = {**self.monitor.flags(), **extra}
         logs.update(added)

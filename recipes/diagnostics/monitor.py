@@ -250,14 +250,33 @@ class DiagnosticsMonitor:
                 return high
         return None
 
+    def paid_nothing(self) -> bool:
+        """Whether the reward was 0 for every completion over the last ``min_points`` logs or more while no
+        correctness reward logged a ``no_answer`` share: a format the model never writes then looks just
+        like prompts too hard, and the degenerate-groups warning says so.
+
+        Example:
+            >>> monitor = DiagnosticsMonitor()
+            >>> for step in range(1, 5):
+            ...     _ = monitor.update(step, {"frac_reward_zero_std": 1.0, "reward": 0.0, "reward_std": 0.0})
+            >>> monitor.paid_nothing(), DiagnosticsMonitor(correctness=["accuracy"]).paid_nothing()
+            (True, False)
+        """
+        rewards = self._values[REWARD]
+        return (len(rewards) >= self.config.min_points and not any(rewards)
+                and not any(self._values[name] for name in self.unread))
+
     def _degenerate(self) -> str | None:
-        high = self._above(DEGENERATE, self.config.degenerate_share_max)
-        if high:
-            return high
+        evidence = self._above(DEGENERATE, self.config.degenerate_share_max)
         halves = self._halves(DEGENERATE)
-        if halves and halves[1] - halves[0] >= self.config.degenerate_rise:
-            return f"{DEGENERATE} rose from {halves[0]:.2f} to {halves[1]:.2f}"
-        return None
+        if evidence is None and halves and halves[1] - halves[0] >= self.config.degenerate_rise:
+            evidence = f"{DEGENERATE} rose from {halves[0]:.2f} to {halves[1]:.2f}"
+        if evidence and self.paid_nothing():
+            evidence += (f"; the reward was 0 for every completion of the last {len(self._values[REWARD])} logs and "
+                         "no reward logs what it could not read, so your model may never write what your reward "
+                         "reads (then pre-filtering cannot help): compare completion_samples.jsonl with the format "
+                         "referee audit finds your reward reads; referee prefilter exits 3 when that is the cause")
+        return evidence
 
     def _negative_kl(self) -> str | None:
         lowest = min(self._values[KL], default=0.0)

@@ -180,3 +180,26 @@ def test_the_never_parses_warning_shows_a_completion_and_the_format_the_reward_r
     assert len(messages) == 1
     assert "Example completion: '<answer>4</answer>'." in messages[0]
     assert "gsm8k_accuracy reads answers written as 'The answer is X.\\n#### X'." in messages[0]
+
+
+def test_a_reward_of_ones_own_that_pays_nothing_shows_a_completion_in_the_degenerate_warning(caplog):
+    from types import SimpleNamespace
+
+    from transformers.trainer_callback import CallbackHandler
+
+    def final_tags(completions, **kwargs):
+        return [0.0] * len(completions)
+
+    trainer = SimpleNamespace(callback_handler=CallbackHandler([], None, None, None, None), reward_funcs=[final_tags],
+                              _logs={"prompt": ["2 + 2 ="] * 2, "completion": ["2 + 2 = 4\n#### 4"] * 2,
+                                     "rewards": {}, "advantages": [0.0, 0.0], "extra": {}})
+    callback = DiagnosticsCallback(DiagnosticsConfig(samples_every=0)).attach(trainer)
+    args = TrainingArguments(output_dir="/tmp/unused", report_to="none")
+    with caplog.at_level(logging.WARNING, logger="referee.recipes.diagnostics"):
+        for step in range(1, 6):
+            callback.on_log(args, _state(step), TrainerControl(),
+                            logs={"frac_reward_zero_std": 1.0, "reward_std": 0.0, "reward": 0.0})
+    messages = [record.getMessage() for record in caplog.records if "degenerate_groups" in record.getMessage()]
+    assert len(messages) == 1
+    assert "never write what your reward reads" in messages[0]
+    assert "Example completion: '2 + 2 = 4\\n#### 4'." in messages[0]

@@ -203,3 +203,27 @@ def test_a_reward_that_reads_most_answers_leaves_the_degenerate_diagnosis():
     monitor = DiagnosticsMonitor(correctness=["accuracy"])
     assert [finding.cause for finding in _unread_stream(monitor, 0.5)] == ["degenerate_groups"]
     assert [finding.cause for finding in _unread_stream(DiagnosticsMonitor(), 1.0)] == ["degenerate_groups"]
+
+
+def test_a_reward_of_ones_own_that_pays_nothing_is_not_only_blamed_on_the_prompts():
+    """The issue: a reward reading a format the model never writes paid 0 at every step and the diagnostics said
+    only 'prompts too easy or too hard: pre-filter them'. A reward of one's own logs no no_answer share, so the
+    warning names the other cause too."""
+    monitor = DiagnosticsMonitor()
+    fired = []
+    for t in range(5):
+        fired += monitor.update(t + 1, {"frac_reward_zero_std": 1.0, "reward": 0.0, "reward_std": 0.0})
+    degenerate = next(finding for finding in fired if finding.cause == "degenerate_groups")
+    assert "your model may never write what your reward reads (then pre-filtering cannot help)" in degenerate.message()
+    assert "the reward was 0 for every completion of the last 4 logs" in degenerate.evidence
+
+
+@pytest.mark.parametrize("logs", [
+    {"frac_reward_zero_std": 1.0, "reward": 0.25, "reward_std": 0.0},  # paid something: too easy or too hard
+    {"frac_reward_zero_std": 1.0, "reward": 0.0, "reward_std": 0.0, "rewards/accuracy/no_answer": 0.2},  # reads them
+])
+def test_the_degenerate_warning_names_only_the_prompts_when_the_reward_pays_or_reads(logs):
+    monitor = DiagnosticsMonitor(correctness=["accuracy"])
+    fired = [finding for t in range(5) for finding in monitor.update(t + 1, logs)]
+    degenerate = next(finding for finding in fired if finding.cause == "degenerate_groups")
+    assert "never write what your reward reads" not in degenerate.message() and not monitor.paid_nothing()
