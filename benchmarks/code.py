@@ -19,10 +19,12 @@ sandbox; warm: the binary kept). Needs no data set.
 HumanEval-X (``--humaneval-x``): every canonical solution of downloaded HumanEval-X files
 (``humaneval_<lang>.jsonl.gz``, all six languages, Python included; the language read from the task
 ids), judged as a whole function (the prompt, for Rust the declaration, and the canonical body, as
-HumanEval-X's own evaluation puts them together), and per row a wrong program (the same solution
-failing on entry); prints agreement with those labels and programs per second per language, and
-every canonical solution that fails, with how it ends in the dataset's own harness. The libraries
-the rows need (``python -m referee.verifiers.code.install_libraries``) are used where they were given.
+HumanEval-X's own evaluation puts them together), per row a wrong program (the same solution failing
+on entry) and ``--mutants`` mutants of the solution (one operator or constant changed); each program but
+those failing on entry is also run in HumanEval-X's own harness, each toolchain called directly
+(:mod:`benchmarks.humaneval_x_harness`). Prints per language agreement with that harness and programs
+per second, and every program on which the two disagree, with both words. The libraries the rows need
+(``python -m referee.verifiers.code.install_libraries``; testify for Go's harness) are used where given.
 
     python -m benchmarks.code --humaneval ../shared/data/humaneval.jsonl.gz --mbpp ../shared/data/mbpp.jsonl
     python -m benchmarks.code --languages cpp c java javascript rust --programs 6
@@ -50,10 +52,9 @@ from typing import Any
 from referee.verifiers import code
 from referee.verifiers.sandbox.isolation import resolve_isolation
 from referee.verifiers.code.languages import LANGUAGES, find_toolchain
-from referee.verifiers.code.builds import first_error_lines
-from referee.verifiers.code.libraries import crates_folder, rust_extern_args
 from referee.verifiers.code.outputs import stdout_matches
-from referee.verifiers.code.run import run_program
+
+from .humaneval_x_harness import harness_passes, mutants
 
 
 def load_jsonl(path: str) -> list[dict]:
@@ -259,44 +260,46 @@ def humaneval_x_tests(row: dict, language: str) -> dict:
     return tests
 
 
-def rust_test_build(row: dict) -> str:
-    """Rust's harness is ``cargo test`` of the declaration, the solution and the test: built here as it
-    builds it (``rustc --test`` with the crates the judge is given), never run; a build that fails is the row's."""
-    toolchain = find_toolchain("rust")
-    assert toolchain is not None
-    externs = rust_extern_args(crates_folder(toolchain.version))
-    with tempfile.TemporaryDirectory(prefix="referee-harness-") as folder:
-        Path(folder, "main.rs").write_text(row["declaration"] + row["canonical_solution"] + "\n" + row["test"])
-        done = subprocess.run([toolchain.tools["rustc"], "--edition", "2021", "--test", "-C", f"linker={toolchain.tools['cc']}",
-                               *externs, "-o", "tests", "main.rs"], cwd=folder, capture_output=True, text=True, timeout=300)
-    if done.returncode != 0:
-        return f"fails there too (cargo test does not build it: {first_error_lines(done.stderr).splitlines()[0][:120]})"
-    return "builds there (cargo test not run here)"
+def humaneval_x_cases(row: dict, language: str, mutant_count: int) -> list[tuple[str, str]]:
+    """The bodies judged for ``row``: (kind, body) for the canonical solution, the one failing on entry,
+    and up to ``mutant_count`` mutants of the canonical solution (:func:`~benchmarks.humaneval_x_harness.mutants`)."""
+    canonical = row["canonical_solution"]
+    return [("canonical", canonical), ("fails on entry", FAIL_ON_ENTRY[language] + canonical),
+            *(("mutant", body) for body in mutants(canonical, mutant_count))]
 
 
-def dataset_harness(row: dict, language: str, timeout: float) -> str:
-    """The row's canonical solution in HumanEval-X's own harness (codegeex/benchmark/humaneval-x: the prompt,
-    the solution and the test in one file, run as it runs them), in referee's sandbox (``run_program``): how
-    it ended, for a failure to be called the row's only when it fails there too. Go's harness needs testify and
-    ``go test``: not run here; Rust's is built (:func:`rust_test_build`)."""
-    if language == "go":
-        return "not run here (the harness needs go test with testify)"
-    if language == "rust":
-        return rust_test_build(row)
-    includes = "".join(f"#include<{name}>\n" for name in ("stdlib.h", "algorithm", "math.h", "stdio.h", "vector",
-                                                           "string", "climits", "cstring", "iostream"))
-    program = (includes if language == "cpp" else "") + row["prompt"] + row["canonical_solution"] + "\n" + row["test"]
-    run = run_program(program, language=language, timeout=timeout)
-    if run.ended == "finished" and run.exit_code == 0 and not (language == "javascript" and run.stderr.strip()):
-        return "passes there too: the judge's failure"
-    said = (run.stderr or run.reason).strip().splitlines()
-    return f"fails there too ({run.ended}, exit {run.exit_code}: {said[0][:120] if said else ''})"
+def humaneval_x_language(problems: list[dict], language: str, workers: int, timeout: float, mutant_count: int) -> dict:
+    """One language's row of the report: every case judged by referee (timed) and, but for the programs
+    failing on entry (wrong by construction), run in the dataset's own harness; where they differ, both words."""
+    cases = [(row, kind, body) for row in problems for kind, body in humaneval_x_cases(row, language, mutant_count)]
+    started = time.perf_counter()
+    verdicts = code.verify_batch([f"```{language}\n{humaneval_x_program(row, language, body)}\n```" for row, _, body in cases],
+                                 [humaneval_x_tests(row, language) for row, _, _ in cases], workers=workers, timeout=timeout)
+    seconds = time.perf_counter() - started
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        references = list(pool.map(lambda case: (False, "wrong by construction") if case[1] == "fails on entry"
+                                   else harness_passes(case[0], language, case[2], timeout), cases))
+    counts: dict[str, dict[str, int]] = {}
+    disagreements = []
+    for (row, kind, body), verdict, (passes, said) in zip(cases, verdicts, references):
+        count = counts.setdefault(kind, {"programs": 0, "judge_passed": 0, "harness_passed": 0, "agreed": 0})
+        count["programs"] += 1
+        count["judge_passed"] += verdict.correct
+        count["harness_passed"] += passes
+        count["agreed"] += verdict.correct == passes
+        if verdict.correct != passes:
+            disagreements.append({"task": row["task_id"], "kind": kind, "status": verdict.status,
+                                  "reason": verdict.reason.splitlines()[0][:200], "dataset_harness": said,
+                                  **({"body": body} if kind == "mutant" else {})})
+    return {"language": language, "problems": len(problems), "toolchain": find_toolchain(language).version,
+            "cases": counts, "errors": sum(v.status == "error" for v in verdicts),
+            "programs_per_s": len(cases) / seconds, "disagreements": disagreements}
 
 
-def humaneval_x_report(paths: list[str], workers: int, timeout: float, path: str) -> None:
-    """Judge every canonical solution of each HumanEval-X file and a wrong program per row (the solution
-    failing on entry); agreement with those labels per language, programs per second, and every
-    canonical solution that fails, with how it ends in the dataset's own harness."""
+def humaneval_x_report(paths: list[str], workers: int, timeout: float, path: str, mutant_count: int = 1) -> None:
+    """Judge every canonical solution of each HumanEval-X file, a wrong program per row (the solution failing
+    on entry) and mutants of the solution; per language, agreement with HumanEval-X's own harness run
+    directly (:mod:`benchmarks.humaneval_x_harness`) and programs per second, and every disagreement."""
     rows = []
     for file in paths:
         problems = load_jsonl(file)
@@ -304,39 +307,27 @@ def humaneval_x_report(paths: list[str], workers: int, timeout: float, path: str
         if find_toolchain(language) is None:
             rows.append({"language": language, "problems": len(problems), "missing": "no toolchain here"})
             continue
-        tests = [humaneval_x_tests(row, language) for row in problems]
-        right = [humaneval_x_program(row, language, row["canonical_solution"]) for row in problems]
-        wrong = [humaneval_x_program(row, language, FAIL_ON_ENTRY[language] + row["canonical_solution"])
-                 for row in problems]
-        started = time.perf_counter()
-        verdicts = code.verify_batch([f"```{language}\n{program}\n```" for program in right + wrong], tests + tests,
-                                     workers=workers, timeout=timeout)
-        seconds = time.perf_counter() - started
-        passed, refused = verdicts[:len(problems)], verdicts[len(problems):]
-        failures = [{"task": row["task_id"], "status": verdict.status, "reason": verdict.reason.splitlines()[0][:200],
-                     "dataset_harness": dataset_harness(row, language, timeout)}
-                    for row, verdict in zip(problems, passed) if not verdict.correct]
-        rows.append({"language": language, "problems": len(problems), "toolchain": find_toolchain(language).version,
-                     "right_passed": sum(v.correct for v in passed), "wrong_failed": sum(not v.correct for v in refused),
-                     "wrong_passed": [row["task_id"] for row, v in zip(problems, refused) if v.correct],
-                     "errors": sum(v.status == "error" for v in verdicts),
-                     "programs_per_s": 2 * len(problems) / seconds, "failures": failures})
+        rows.append(humaneval_x_language(problems, language, workers, timeout, mutant_count))
     print(f"isolation: {resolve_isolation().summary()}; {os.cpu_count()} CPUs; {workers} worker(s)\n")
-    print("| language | canonical solutions passed | wrong programs failed | agreement | programs/s (cold cache) |")
-    print("|---|---:|---:|---:|---:|")
+    print("| language | canonical: referee / dataset's harness | failing on entry: failed | mutants: referee / harness "
+          "passed, agreeing | agreement | programs/s (cold cache) |")
+    print("|---|---:|---:|---:|---:|---:|")
     for row in rows:
         if "missing" in row:
-            print(f"| {row['language']} | - | - | - | {row['missing']} |")
+            print(f"| {row['language']} | - | - | - | - | {row['missing']} |")
             continue
-        agreed = row["right_passed"] + row["wrong_failed"]
-        print(f"| {row['language']} | {row['right_passed']}/{row['problems']} | {row['wrong_failed']}/{row['problems']} "
-              f"| {agreed}/{2 * row['problems']} | {row['programs_per_s']:.2f} |")
+        right, entry = row["cases"]["canonical"], row["cases"]["fails on entry"]
+        mutant = row["cases"].get("mutant", {"programs": 0, "judge_passed": 0, "harness_passed": 0, "agreed": 0})
+        total = sum(count["programs"] for count in row["cases"].values())
+        agreed = sum(count["agreed"] for count in row["cases"].values())
+        print(f"| {row['language']} | {right['judge_passed']} / {right['harness_passed']} of {right['programs']} "
+              f"| {entry['programs'] - entry['judge_passed']}/{entry['programs']} | {mutant['judge_passed']} / "
+              f"{mutant['harness_passed']} of {mutant['programs']}, {mutant['agreed']} | {agreed}/{total} "
+              f"| {row['programs_per_s']:.2f} |")
     for row in rows:
-        for failure in row.get("failures", ()):
-            print(f"  {failure['task']}: {failure['status']}: {failure['reason'][:160]}\n"
-                  f"    in the dataset's harness: {failure['dataset_harness']}")
-        for task in row.get("wrong_passed", ()):
-            print(f"  {task}: a wrong program PASSED")
+        for item in row.get("disagreements", ()):
+            print(f"  {item['task']} ({item['kind']}): referee {item['status']}: {item['reason'][:160]}\n"
+                  f"    in the dataset's harness: {item['dataset_harness']}")
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     Path(path).write_text(json.dumps({"isolation": resolve_isolation().level, "rows": rows}, indent=2))
 
@@ -349,6 +340,7 @@ def main() -> None:
                         help="instead: per-language throughput, compile cache cold and warm, against the plain toolchain")
     parser.add_argument("--humaneval-x", nargs="+", metavar="FILE",
                         help="instead: HumanEval-X files (humaneval_<lang>.jsonl.gz): agreement per language")
+    parser.add_argument("--mutants", type=int, default=1, help="mutants of each canonical solution (--humaneval-x)")
     parser.add_argument("--programs", type=int, default=6, help="distinct programs per language (--languages)")
     parser.add_argument("--workers", type=int, default=1, help="judge workers (--languages; 1 keeps every warm "
                                                                "program on the judge that compiled it)")
@@ -360,7 +352,8 @@ def main() -> None:
     args = parser.parse_args()
     if args.humaneval_x:
         humaneval_x_report(args.humaneval_x, args.workers, max(args.timeout, 10.0),
-                           args.json if args.json != "benchmarks/results/code.json" else "benchmarks/results/code_humaneval_x.json")
+                           args.json if args.json != "benchmarks/results/code.json" else "benchmarks/results/code_humaneval_x.json",
+                           args.mutants)
         return
     if args.languages:
         languages_report(args.languages, args.programs, args.workers,

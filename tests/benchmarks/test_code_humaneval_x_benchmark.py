@@ -1,5 +1,6 @@
 """benchmarks.code --humaneval-x on a one-row file per language it is given: the canonical solution
-passes, the wrong program fails, and a row that fails is reported with the dataset harness's word."""
+passes, the wrong program fails, mutants are judged as the dataset's own harness judges them, and a
+program on which referee and that harness disagree is reported with both words."""
 
 import gzip
 import json
@@ -20,13 +21,20 @@ def run(tmp_path, row):
     return result
 
 
-def test_a_python_row_agrees_both_ways(tmp_path, capsys):
+def test_a_python_row_agrees_every_way(tmp_path, capsys):
     result = run(tmp_path, ROW)
-    assert (result["right_passed"], result["wrong_failed"], result["failures"]) == (1, 1, []), result
-    assert "| python | 1/1 | 1/1 | 2/2 |" in capsys.readouterr().out
+    assert result["disagreements"] == [], result
+    assert result["cases"]["mutant"] == {"programs": 1, "judge_passed": 0, "harness_passed": 0, "agreed": 1}, result
+    assert "| python | 1 / 1 of 1 | 1/1 | 0 / 0 of 1, 1 | 3/3 |" in capsys.readouterr().out
 
 
-def test_a_canonical_solution_that_fails_is_run_in_the_datasets_harness(tmp_path):
+def test_a_canonical_solution_that_fails_fails_in_the_datasets_harness_too(tmp_path):
     result = run(tmp_path, {**ROW, "canonical_solution": "    return a - b\n"})
-    [failure] = result["failures"]
-    assert result["right_passed"] == 0 and failure["dataset_harness"].startswith("fails there too"), failure
+    assert result["cases"]["canonical"]["harness_passed"] == 0 and result["disagreements"] == [], result
+
+
+def test_a_program_the_two_judge_differently_is_reported_with_both_words(tmp_path):
+    """A test with no check of its own: HumanEval-X's harness passes every program, referee calls it the row's."""
+    result = run(tmp_path, {**ROW, "test": "def check(candidate):\n    pass\n"})
+    [canonical, *_] = result["disagreements"]
+    assert (canonical["kind"], canonical["status"], canonical["dataset_harness"]) == ("canonical", "error", "passed")
