@@ -5,9 +5,10 @@ PY := $(VENV)/bin/python
 PYTEST_ARGS ?=
 # The code sandbox's compilers and runtimes, as command:Debian package (`referee doctor` lists what it finds).
 TOOLCHAINS ?= g++:g++ gcc:gcc javac:default-jdk-headless node:nodejs rustc:rustc go:golang-go
-# The libraries datasets' programs expect (HumanEval-X: Boost, OpenSSL, the Rust crates rand, regex, md5), as Debian
-# packages; `make install LIBRARIES=` skips them. The judge says which one a problem needs when it is missing.
-LIBRARIES ?= libboost-dev libssl-dev librust-rand-dev librust-regex-dev librust-md5-dev
+# The libraries datasets' programs expect (HumanEval-X: Boost, OpenSSL, the Rust crates rand, regex, md5; testify for
+# its Go harness in benchmarks.code), as Debian packages; `make install LIBRARIES=` skips them. The judge says which one
+# a problem needs when it is missing.
+LIBRARIES ?= libboost-dev libssl-dev librust-rand-dev librust-regex-dev librust-md5-dev golang-github-stretchr-testify-dev
 
 .PHONY: test test-integrations test-vllm demo install clean
 
