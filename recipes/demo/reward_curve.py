@@ -94,6 +94,7 @@ def plot_reward_curve(
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
 
     figure, axes = plt.subplots(figsize=(7, 4), dpi=100)
     for key in keys:
@@ -105,8 +106,10 @@ def plot_reward_curve(
         axes.plot(steps, moving_average(values, window), color=line.get_color(), linewidth=2,
                   marker="o" if few else None, label=f"{key} ({window}-step mean)")
         if len(steps) == 1:
-            axes.annotate(f"one logged step ({values[0]:.3f}): log more often to see a curve", (steps[0], values[0]),
-                          textcoords="offset points", xytext=(8, 8))
+            axes.set_xlim(steps[0] - 1, steps[0] + 1)
+            axes.text(0.5, 0.9, f"one logged step ({values[0]:.3f}): log more often to see a curve",
+                      transform=axes.transAxes, ha="center", va="top")
+    axes.xaxis.set_major_locator(MaxNLocator(integer=True))  # steps are whole: no 9.6 between 9 and 10
     axes.set_xlabel("optimizer step")
     axes.set_ylabel("mean reward of the sampled completions")
     axes.set_title(title)

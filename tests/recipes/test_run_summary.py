@@ -31,3 +31,15 @@ def test_a_one_step_curve_has_a_marker_and_a_note(tmp_path: Path):
     assert 'id="m' in svg  # the point is drawn with a marker (matplotlib defines it once, then uses it)
     many = plot_reward_curve([{"step": s, "reward": s / 100} for s in range(1, 60)], tmp_path / "many.svg").read_text()
     assert "one logged step" not in many and 'id="m' not in many.split("<g id=\"line2d_", 1)[1].split("</g>")[0]
+
+
+def test_a_short_run_s_curve_is_labelled_in_whole_steps(tmp_path: Path):
+    """One logged step at step 10 drew an axis from 9.6 to 10.4: steps are whole numbers."""
+    import re
+
+    def ticks(history):
+        svg = plot_reward_curve(history, tmp_path / "curve.svg", window=1).read_text()
+        return re.findall(r'<g id="xtick_\d+">.*?<!-- (.*?) -->', svg, re.DOTALL)
+
+    assert ticks([{"step": 10, "reward": 0.41}]) == ["9", "10", "11"]
+    assert all(label.isdigit() for label in ticks([{"step": s, "reward": s / 10} for s in (1, 2, 3)]))
