@@ -213,7 +213,7 @@ UNREAD_SHARE = 0.9
 def unread_answers(report: dict[str, Any]) -> str | None:
     """Why a finished run means nothing: a reward read no answer in at least 90% of the completions
     (its ``rewards/<name>/no_answer`` share), or, for a reward that logs no such share, no row was kept
-    and the success reward paid at most 10% of the samples given the right answer where the model
+    (eval: solved) and the success reward paid at most 10% of the samples given the right answer where the model
     wrote its own (:data:`referee.recipes.prefilter.unread.UNREAD_METRIC`): the model never writes
     what the reward reads.
 
@@ -238,8 +238,10 @@ def unread_answers(report: dict[str, Any]) -> str | None:
     from referee.recipes.prefilter.unread import UNREAD_METRIC
 
     unpaid = (report.get("reward_metrics") or {}).get(UNREAD_METRIC)
-    if unpaid is not None and unpaid >= UNREAD_SHARE and report.get("kept") == 0:
-        return (f"no row can be kept: the reward {report.get('success_reward', '')} paid nothing, not even the samples "
+    nothing_paid = report.get("kept", report.get("rows_solved")) == 0  # eval: no row with a right sample
+    if unpaid is not None and unpaid >= UNREAD_SHARE and nothing_paid:
+        outcome = "no row can be kept" if "kept" in report else "no row is solved"
+        return (f"{outcome}: the reward {report.get('success_reward', '')} paid nothing, not even the samples "
                 f"given the right answer in place of the model's own ({unpaid:.0%} of them unpaid), so it does not read "
                 "where the model writes its answer: the model never writes what the reward reads; read the samples "
                 "(--save-samples) and prompt for the format the reward reads (referee audit REWARD DATA names it), or "

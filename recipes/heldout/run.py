@@ -81,6 +81,7 @@ def finalize_eval(store: ChunkStore, chunks: Sequence[int], out: str | Path, *, 
         "rows": pass_rates["rows"],
         "rows_scored": pass_rates["rows_scored"],
         "rows_with_errors": pass_rates["rows_with_errors"],
+        "rows_solved": sum(1 for row in slim if row.get("num_correct")),
         "pass_rate_histogram": [{"pass_rate": bar["pass_rate"], "rows": bar["rows"]}
                                 for bar in pass_rates["pass_rate_histogram"]],
         "errors": pass_rates["errors"],

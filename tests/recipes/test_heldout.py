@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from fractions import Fraction
 
 import pytest
@@ -148,6 +149,40 @@ def test_eval_of_a_model_that_never_writes_what_the_reward_reads_warns_and_exits
                             "samples in all.jsonl and prompt for the format the reward reads (referee audit names "
                             "it), or pick a reward that reads what the model writes.")
     assert main(eval_args(model_dir, sums, tmp_path / "lenient")) == 0  # the last number is read: an answer, if wrong
+
+
+def final_tags(prompts, completions, answer, **kwargs):
+    """A reward of one's own that reads <final> tags and logs nothing (no no_answer share)."""
+    read = [re.findall(r"<final>(.*?)</final>", text) for text in completions]
+    return [float(bool(found) and found[-1].strip() == str(gold)) for found, gold in zip(read, answer)]
+
+
+@pytest.mark.parametrize(("writes", "exit_code"), [
+    ("#### 1", 3),  # a format the reward never reads: pass@k 0 says nothing of the model
+    ("<final>1</final>", 0),  # the reward's format, wrong answers: a real 0
+])
+def test_eval_with_a_reward_of_ones_own_that_never_reads_the_model_exits_3(tmp_path, capsys, writes, exit_code):
+    from referee.recipes.commands.eval import summary_lines
+    from referee.recipes.commands.prefilter import report_run
+    from referee.recipes.common.generation import Sample
+    from referee.recipes.common.tiny_model import build_char_tokenizer
+    from referee.recipes.heldout import EvalConfig, run_eval
+
+    class Scripted:
+        context_length = None
+
+        def generate(self, prompt_ids, n, sampling, seed):
+            return [[Sample(writes, (1,), False)] * n for _ in prompt_ids]
+
+    data = tmp_path / "rows.jsonl"
+    data.write_text("".join(json.dumps({"prompt": f"{k} + 4 =", "answer": str(k + 4)}) + "\n" for k in range(3)))
+    config = EvalConfig(model="unused", data=str(data), out=str(tmp_path / "out"), rewards=(final_tags,),
+                        num_generations=4, progress=False)
+    code = report_run("eval", config.out, lambda: run_eval(config, backend=Scripted(),
+                                                           tokenizer=build_char_tokenizer()), summary_lines)
+    assert code == exit_code
+    assert ("referee eval: no row is solved: the reward final_tags paid nothing, not even the samples given the right "
+            "answer in place of the model's own (100% of them unpaid)" in capsys.readouterr().err) == (exit_code == 3)
 
 
 def test_an_interrupted_eval_resumes_to_the_same_result(model_dir, sums, tmp_path, monkeypatch):
