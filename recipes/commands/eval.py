@@ -16,7 +16,8 @@ _DESCRIPTION = (
     "Writes all.jsonl (the pre-filter's per-prompt rows with samples, plus pass_at_k and maj_at_k), report.json "
     "and eval.png to --out; finished chunks are saved, so the same command resumes a stopped run. Shards "
     "(--shard-index/--num-shards) are combined with --merge. Exits 3 when a reward read no answer in 90% or more "
-    "of the completions (the model never writes what it reads)."
+    "of the completions, or when no row is solved and the reward pays almost none of the samples given the right "
+    "answer in place of the model's own (the model never writes what it reads)."
 )
 
 
