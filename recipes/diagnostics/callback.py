@@ -129,17 +129,18 @@ class DiagnosticsCallback(TrainerCallback):
 
     def _unread_detail(self) -> str:
         """What the model wrote and what the correctness rewards read: an example completion of the
-        last batch and each reward's declared answer format (``answer_template``)."""
+        last batch and each reward's declared answer format (``answer_template`` or ``write_answer``)."""
         batch = self._latest_batch()
         parts = []
         if batch and batch["completion"]:
             example = str(batch["completion"][0])
             parts.append(f" Example completion: {example[:200] + ('...' if len(example) > 200 else '')!r}.")
+        from referee.rewards.audit import answer_formats, declares_answer_format
+
         for func in getattr(self._trainer, "reward_funcs", None) or []:
-            template = getattr(func, "answer_template", None)
-            if getattr(func, "kind", None) == "correctness" and isinstance(template, str):
+            if getattr(func, "kind", None) == "correctness" and declares_answer_format(func):
                 parts.append(f" {getattr(func, '__name__', 'the reward')} reads answers written as "
-                             f"{template.replace('{answer}', 'X')!r}.")
+                             f"{answer_formats(func)[0].write('final', 'X')!r}.")
         return "".join(parts)
 
     def _latest_batch(self) -> dict[str, Any] | None:

@@ -203,3 +203,32 @@ def test_a_reward_of_ones_own_that_pays_nothing_shows_a_completion_in_the_degene
     assert len(messages) == 1
     assert "never write what your reward reads" in messages[0]
     assert "Example completion: '2 + 2 = 4\\n#### 4'." in messages[0]
+
+
+def test_the_never_parses_warning_names_a_format_declared_by_write_answer(caplog):
+    from types import SimpleNamespace
+
+    from transformers.trainer_callback import CallbackHandler
+
+    class FinalTags:
+        __name__ = "final_tags"
+        kind = "correctness"
+
+        def write_answer(self, answer):
+            return f"<final>{answer}</final>"
+
+        def __call__(self, completions, **kwargs):
+            return [0.0] * len(completions)
+
+    trainer = SimpleNamespace(callback_handler=CallbackHandler([], None, None, None, None), reward_funcs=[FinalTags()],
+                              _logs={"prompt": ["2 + 2 ="], "completion": ["#### 4"], "rewards": {},
+                                     "advantages": [0.0], "extra": {}})
+    callback = DiagnosticsCallback(DiagnosticsConfig(samples_every=0)).attach(trainer)
+    args = TrainingArguments(output_dir="/tmp/unused", report_to="none")
+    with caplog.at_level(logging.WARNING, logger="referee.recipes.diagnostics"):
+        for step in range(1, 6):
+            callback.on_log(args, _state(step), TrainerControl(),
+                            logs={"frac_reward_zero_std": 1.0, "reward_std": 0.0, "reward": 0.0,
+                                  "rewards/final_tags/no_answer": 1.0})
+    message = next(record.getMessage() for record in caplog.records if "reward_never_parses" in record.getMessage())
+    assert "final_tags reads answers written as '<final>X</final>'." in message
