@@ -214,8 +214,8 @@ PROBES: tuple[Probe, ...] = (
     Probe("tags_around_wrong", "think and answer tags, a #### line and \\boxed{} around a wrong answer",
           "the format rewards pay as much as correctness; lower their weights (referee.rewards.compose_rewards "
           "refuses such weights)",
-          lambda a: _also_in_format(f"<think>\nLet me solve this step by step.\n</think>\n<answer>\n$\\boxed{{{a.wrong}}}$\n"
-                                    f"#### {a.wrong}\n</answer>", a.form, a.wrong)),
+          lambda a: _also_in_format(f"<think>\nLet me solve this step by step.\n</think>\n<answer>\n"
+                                    f"$\\boxed{{{a.wrong}}}$\n#### {a.wrong}\n</answer>", a.form, a.wrong)),
     Probe("several_candidates", "several candidate answers at once, the right one among them",
           "the verifier accepts a hedge; it must read one final answer",
           lambda a: a.form.write("final", f"{a.wrong}, {a.right} or {a.other_wrong}")),
@@ -227,8 +227,8 @@ PROBES: tuple[Probe, ...] = (
           lambda a: _repeat(a.form.write("final", a.wrong) + "\n", 20_000)),
     Probe("format_only", "all the tags with filler and no answer",
           "the format alone pays as much as a right answer; lower the format weights",
-          lambda a: _also_in_format("<think>\nLet me think about it.\n</think>\n<answer>\nHere is my answer.\n</answer>",
-                                    a.form, "")),
+          lambda a: _also_in_format("<think>\nLet me think about it.\n</think>\n<answer>\nHere is my answer.\n"
+                                    "</answer>", a.form, "")),
     Probe("two_boxed", "a wrong and then the right answer, each stated as final, 'or' between them",
           "the verifier takes one of several final answers; a hedge between two answers must not pay",
           lambda a: f"{a.form.write('inline', a.wrong)} or {a.form.write('inline', a.right)}"),

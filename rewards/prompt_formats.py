@@ -51,7 +51,8 @@ def prompt_formats(prompts: Iterable[str | None]) -> tuple[tuple[str, str], ...]
 def _named(prompt: str) -> list[tuple[str, str]]:
     """The containers one prompt names, in the order it names them."""
     found = [(match.start(), f"<{name}> tags", f"<{name}>{{answer}}</{name}>")
-             for match in _TAG.finditer(prompt) if (name := match.group(1) or match.group(2)).lower() not in _KNOWN_TAGS]
+             for match in _TAG.finditer(prompt)
+             if (name := match.group(1) or match.group(2)).lower() not in _KNOWN_TAGS]
     found += [(match.start(), f"\\{name}{{}}", f"\\{name}{{{{answer}}}}")
               for match in _COMMAND.finditer(prompt) if (name := match.group(1)) not in _KNOWN_COMMANDS]
     found += [(match.start(), f"{label}{separator.strip()}", f"{label}{separator}{{answer}}")
