@@ -58,6 +58,15 @@ def _given_answer(text: str, right: str) -> str | None:
     return verdict.extracted if verdict.details.get("source") != "bare" else None
 
 
+def _corrected(completion: Any, gold: Any) -> Any | None:
+    """:func:`with_right_answer`, ``None`` where the row's gold or completion cannot be read at all: the
+    check only explains a run, so a row it cannot read is left out, never a reason to stop."""
+    try:
+        return with_right_answer(completion, gold)
+    except Exception:  # noqa: BLE001 - any gold shape (code tests, tables) may reach here
+        return None
+
+
 def unread_shares(scorer: Scorer, prompts: Sequence[Any], completions: Sequence[Sequence[Any]],
                   completion_ids: Sequence[Sequence[Sequence[int]]], columns: Sequence[dict[str, Any]],
                   scores: Sequence[RowScores]) -> list[float]:
@@ -81,8 +90,7 @@ def unread_shares(scorer: Scorer, prompts: Sequence[Any], completions: Sequence[
         if not values or any(value is None or value >= scorer.threshold for value in values):
             continue
         gold = next((row_columns[column] for column in gold_columns if column in row_columns), None)
-        corrected = next((fixed for completion in group if (fixed := with_right_answer(completion, gold)) is not None),
-                         None)
+        corrected = next((fixed for completion in group if (fixed := _corrected(completion, gold)) is not None), None)
         if corrected is not None:
             picked.append((index, corrected))
     if not picked:
