@@ -196,6 +196,9 @@ def _run(output_dir: Path, settings: DemoSettings, log: Any) -> dict[str, Any]:
         "grpo_seconds": round(grpo_seconds, 1),
         "settings": asdict(settings),
     }
-    log(f"sampled reward (mean of the first and last tenth of the steps): "
-        f"{metrics['sampled_reward_first_tenth']:.3f} -> {metrics['sampled_reward_last_tenth']:.3f}")
+    if change is not None and change.part != "tenth":  # a short run (--grpo-steps below 10) says what it compared
+        log(f"sampled reward: {change.describe()}")
+    else:
+        log(f"sampled reward (mean of the first and last tenth of the steps): "
+            f"{metrics['sampled_reward_first_tenth']:.3f} -> {metrics['sampled_reward_last_tenth']:.3f}")
     return metrics

@@ -110,6 +110,9 @@ def test_demo_writes_a_model_a_curve_and_metrics(tmp_path):
     assert tokenizer.decode(tokenizer("#### 19")["input_ids"]) == "#### 19"
     assert AutoModelForCausalLM.from_pretrained(tmp_path / "model").config.model_type == "qwen2"
     assert any("after the warm start" in line for line in lines) and any("points)" in line for line in lines)
+    # two GRPO steps are compared as halves and say so, not as "the first and last tenth of the steps"
+    assert any(line.startswith("sampled reward: first half of the 2 logged steps ") for line in lines)
+    assert not any("tenth" in line for line in lines)
 
 
 def test_demo_command_takes_its_options(tmp_path, monkeypatch):
