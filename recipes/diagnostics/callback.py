@@ -133,9 +133,10 @@ class DiagnosticsCallback(TrainerCallback):
         batch = self._latest_batch()
         parts = []
         if batch and batch["completion"]:
-            example = str(batch["completion"][0])
+            example = completion_text(batch["completion"][0]) or str(batch["completion"][0])
             parts.append(f" Example completion: {example[:200] + ('...' if len(example) > 200 else '')!r}.")
         from referee.rewards.audit import answer_formats, declares_answer_format
+        from referee.rewards.completions import completion_text
 
         for func in getattr(self._trainer, "reward_funcs", None) or []:
             if getattr(func, "kind", None) == "correctness" and declares_answer_format(func):

@@ -191,7 +191,8 @@ def test_a_reward_of_ones_own_that_pays_nothing_shows_a_completion_in_the_degene
         return [0.0] * len(completions)
 
     trainer = SimpleNamespace(callback_handler=CallbackHandler([], None, None, None, None), reward_funcs=[final_tags],
-                              _logs={"prompt": ["2 + 2 ="] * 2, "completion": ["2 + 2 = 4\n#### 4"] * 2,
+                              _logs={"prompt": ["2 + 2 ="] * 2,
+                                     "completion": [[{"role": "assistant", "content": "2 + 2 = 4\n#### 4"}]] * 2,
                                      "rewards": {}, "advantages": [0.0, 0.0], "extra": {}})
     callback = DiagnosticsCallback(DiagnosticsConfig(samples_every=0)).attach(trainer)
     args = TrainingArguments(output_dir="/tmp/unused", report_to="none")
