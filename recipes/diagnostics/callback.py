@@ -130,14 +130,14 @@ class DiagnosticsCallback(TrainerCallback):
     def _unread_detail(self) -> str:
         """What the model wrote and what the correctness rewards read: an example completion of the
         last batch and each reward's declared answer format (``answer_template`` or ``write_answer``)."""
+        from referee.rewards.audit import answer_formats, declares_answer_format
+        from referee.rewards.completions import completion_text
+
         batch = self._latest_batch()
         parts = []
         if batch and batch["completion"]:
             example = completion_text(batch["completion"][0]) or str(batch["completion"][0])
             parts.append(f" Example completion: {example[:200] + ('...' if len(example) > 200 else '')!r}.")
-        from referee.rewards.audit import answer_formats, declares_answer_format
-        from referee.rewards.completions import completion_text
-
         for func in getattr(self._trainer, "reward_funcs", None) or []:
             if getattr(func, "kind", None) == "correctness" and declares_answer_format(func):
                 parts.append(f" {getattr(func, '__name__', 'the reward')} reads answers written as "
