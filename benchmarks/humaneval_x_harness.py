@@ -56,11 +56,11 @@ def harness_sources(row: dict, language: str, body: str) -> dict[str, str]:
     if language == "javascript":
         return {"main.js": prompt + body + "\n" + test}
     if language == "go":
-        code = prompt.replace(row["import"], "") + body
-        others = [f'"{name}"' for name in GO_PACKAGES
-                  if name not in row["test_setup"] and name.rsplit("/", 1)[-1] + "." in code]
+        others = [f'"{name}"' for name in GO_PACKAGES  # the packages the body names, as text (so "operand." is rand)
+                  if name not in row["test_setup"] and name.rsplit("/", 1)[-1] + "." in body]
         imports = "import (\n" + "    ".join(name + "\n" for name in others) + ")" if others else ""
-        return {"main_test.go": row["test_setup"] + "\n" + imports + "\n" + code + "\n" + test}
+        return {"main_test.go": row["test_setup"] + "\n" + imports + "\n" + prompt.replace(row["import"], "") + body
+                + "\n" + test}
     if language == "rust":
         return {"main.rs": "\nfn main(){ \n } \n" + row["declaration"] + prompt + body + test}
     raise ValueError(f"language {language!r} has no HumanEval-X harness here")
