@@ -47,6 +47,8 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "docs" / "measured_figures.json"
+# The pages a user reads: the README, docs/ and the examples' README.
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), ROOT / "examples" / "README.md"]
 MARKER_RE = re.compile(r"<!-- figure (?P<key>[\w.@]+) (?P<low>-?[0-9.]+)\.\.(?P<high>-?[0-9.]+) -->")
 EVAL = ("referee eval --model runs/demo/model --data examples/sums.jsonl --prompt-column question --chat-template always "
         "--reward gsm8k_accuracy -k 16 --max-tokens 8 --backend transformers --device cpu --out runs/eval-sums")

@@ -14,10 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.docs_figures import FORMATS, RESULTS, STEPS, marked_figures, shown_block, written
+from benchmarks.docs_figures import FORMATS, PAGES, RESULTS, STEPS, marked_figures, shown_block, written
 
 ROOT = Path(__file__).resolve().parents[1]
-PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), ROOT / "examples" / "README.md"]
 MARKS = marked_figures(PAGES)
 RECORDED = json.loads(RESULTS.read_text())
 

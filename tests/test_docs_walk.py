@@ -15,10 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.docs_figures import STEPS, Ran, marked_figures, run_command, shown_block
+from benchmarks.docs_figures import PAGES, STEPS, Ran, marked_figures, run_command, shown_block
 
 ROOT = Path(__file__).resolve().parents[1]
-PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), ROOT / "examples" / "README.md"]
 # The README's make targets, walked as the command the Makefile runs for them ($(PY) -m referee.recipes.cli X).
 MAKE_TARGETS = {"make demo": "referee demo"}
 NOT_WALKED = {

@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from benchmarks.docs_figures import PAGES
+
 ROOT = Path(__file__).resolve().parents[1]
-PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), ROOT / "examples" / "README.md"]
 # A process's or a tool's "session" is a user's word; these are not.
 INTERNAL = re.compile(r"\.\./shared|/work/shared|\bthis stop\b|\bstop's\b|\bother\s+sessions\b|\bsame\s+session\b"
                       r"|\bsessions\s+are\s+lent\b|\bissue\s+\d+\b", re.IGNORECASE)
