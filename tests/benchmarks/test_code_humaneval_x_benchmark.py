@@ -38,3 +38,12 @@ def test_a_program_the_two_judge_differently_is_reported_with_both_words(tmp_pat
     result = run(tmp_path, {**ROW, "test": "def check(candidate):\n    pass\n"})
     [canonical, *_] = result["disagreements"]
     assert (canonical["kind"], canonical["status"], canonical["dataset_harness"]) == ("canonical", "error", "passed")
+
+
+def test_the_go_harness_adds_the_packages_the_body_names_not_the_prompt():
+    from benchmarks.humaneval_x_harness import harness_sources
+
+    row = {"prompt": "import (\n    \"math\"\n)\n// Each operand. Accepts strings.\nfunc F(x int) int {\n", "import": "import (\n    \"math\"\n)\n",
+           "test": "func TestF(t *testing.T) {}\n", "test_setup": "package main\n\nimport (\n    \"testing\"\n)\n"}
+    [source] = harness_sources(row, "go", "    return int(math.Sqrt(float64(x)))\n}\n").values()
+    assert '"math"' in source and '"math/rand"' not in source and '"strings"' not in source, source
