@@ -25,6 +25,7 @@ from .monitor import ADVANTAGE_MEAN, EVAL_WATCHED, WATCHED, DiagnosticsConfig, D
 logger = logging.getLogger("referee.recipes.diagnostics")  # the name the docs give, above this module
 
 SAMPLES_FILE = "completion_samples.jsonl"
+_PROBED_ROWS = 8  # training rows the audit's format probes read when a reward declares no format
 
 
 class DiagnosticsCallback(TrainerCallback):
@@ -129,7 +130,8 @@ class DiagnosticsCallback(TrainerCallback):
 
     def _unread_detail(self) -> str:
         """What the model wrote and what the correctness rewards read: an example completion of the
-        last batch and each reward's declared answer format (``answer_template`` or ``write_answer``)."""
+        last batch and each reward's answer format, declared (``answer_template`` or ``write_answer``) or
+        else found by ``referee audit``'s probes on the first training rows."""
         from referee.rewards.audit import answer_formats, declares_answer_format
         from referee.rewards.completions import completion_text
 
@@ -139,10 +141,32 @@ class DiagnosticsCallback(TrainerCallback):
             example = completion_text(batch["completion"][0]) or str(batch["completion"][0])
             parts.append(f" Example completion: {example[:200] + ('...' if len(example) > 200 else '')!r}.")
         for func in getattr(self._trainer, "reward_funcs", None) or []:
+            name = getattr(func, "__name__", "the reward")
             if getattr(func, "kind", None) == "correctness" and declares_answer_format(func):
-                parts.append(f" {getattr(func, '__name__', 'the reward')} reads answers written as "
-                             f"{answer_formats(func)[0].write('final', 'X')!r}.")
+                parts.append(f" {name} reads answers written as {answer_formats(func)[0].write('final', 'X')!r}.")
+            elif getattr(func, "kind", "correctness") == "correctness":
+                parts.append(self._probed_formats(func, name))
         return "".join(parts)
+
+    def _probed_formats(self, func: Any, name: str) -> str:
+        """The answer formats ``referee audit`` finds ``func`` reads on the first training rows (a reward that
+        declares none), as one sentence; empty when they cannot be probed (no rows, code rows, a failure)."""
+        from referee.rewards.audit import audit_reward, probe_family
+
+        try:
+            dataset = self._trainer.train_dataset
+            rows = [dict(dataset[index]) for index in range(min(_PROBED_ROWS, len(dataset)))]
+            if not rows or probe_family(func, rows) == "code":
+                return ""
+            report = audit_reward(func, rows)
+        except Exception:  # noqa: BLE001 - a warning's detail never stops training
+            return ""
+        if report.formats:
+            return f" {name} pays right answers written as {', '.join(report.formats)} (referee audit's probes)."
+        if report.scored:
+            return (f" {name} paid a right answer above a wrong one in none of the formats referee audit tries "
+                    f"({', '.join(report.tried)}): name its format with referee audit --answer-template.")
+        return ""
 
     def _latest_batch(self) -> dict[str, Any] | None:
         """The trainer's last batch as plain lists, or None when not attached to a GRPOTrainer."""

@@ -3,6 +3,7 @@ on_log handles eval logs, the training summary, log history and ranks."""
 
 import json
 import logging
+import re
 
 import pytest
 from transformers import TrainerControl, TrainerState, TrainingArguments
@@ -182,15 +183,31 @@ def test_the_never_parses_warning_shows_a_completion_and_the_format_the_reward_r
     assert "gsm8k_accuracy reads answers written as 'The answer is X.\\n#### X'." in messages[0]
 
 
-def test_a_reward_of_ones_own_that_pays_nothing_shows_a_completion_in_the_degenerate_warning(caplog):
+def _tag_reader(tag):
+    def reward(completions, answer, **kwargs):
+        texts = [c if isinstance(c, str) else c[-1]["content"] for c in completions]
+        found = [re.findall(f"<{tag}>(.*?)</{tag}>", text) for text in texts]
+        return [float(bool(f) and f[-1].strip() == gold) for f, gold in zip(found, answer)]
+    reward.__name__ = f"{tag}_tags"
+    return reward
+
+
+@pytest.mark.parametrize(("reward", "said"), [
+    (_tag_reader("answer"), "answer_tags pays right answers written as answer tags (referee audit's probes)."),
+    (_tag_reader("final"), "final_tags paid a right answer above a wrong one in none of the formats referee audit "
+                           "tries (boxed, ####, answer tags, Answer:, bold, plain): name its format with referee "
+                           "audit --answer-template."),
+])
+def test_a_reward_of_ones_own_that_pays_nothing_shows_a_completion_and_what_it_reads(caplog, reward, said):
+    """The issue: a reward reading a format the demo model never writes paid 0 at every step; the warning said only
+    'pre-filter the prompts'. It now shows what the model wrote and the format the audit finds the reward reads."""
     from types import SimpleNamespace
 
     from transformers.trainer_callback import CallbackHandler
 
-    def final_tags(completions, **kwargs):
-        return [0.0] * len(completions)
-
-    trainer = SimpleNamespace(callback_handler=CallbackHandler([], None, None, None, None), reward_funcs=[final_tags],
+    trainer = SimpleNamespace(callback_handler=CallbackHandler([], None, None, None, None), reward_funcs=[reward],
+                              train_dataset=[{"prompt": [{"role": "user", "content": f"{k}+2"}], "answer": str(k + 2)}
+                                             for k in range(3)],
                               _logs={"prompt": ["2 + 2 ="] * 2,
                                      "completion": [[{"role": "assistant", "content": "2 + 2 = 4\n#### 4"}]] * 2,
                                      "rewards": {}, "advantages": [0.0, 0.0], "extra": {}})
@@ -204,6 +221,7 @@ def test_a_reward_of_ones_own_that_pays_nothing_shows_a_completion_in_the_degene
     assert len(messages) == 1
     assert "never write what your reward reads" in messages[0]
     assert "Example completion: '2 + 2 = 4\\n#### 4'." in messages[0]
+    assert said in messages[0]
 
 
 def test_the_never_parses_warning_names_a_format_declared_by_write_answer(caplog):
