@@ -159,25 +159,33 @@ def test_sample_rows_tolerate_short_columns_and_nan():
     assert sample_rows(2, {**batch, "completion": []}, 3) == []
 
 
-def test_the_never_parses_warning_shows_a_completion_and_the_format_the_reward_reads(caplog):
+def warnings_of_a_run_that_pays_nothing(caplog, reward, completions, cause, *, no_answer=None, rows=()):
+    """The diagnostics warnings naming ``cause`` of five logs in which ``reward`` paid 0 for every completion of a
+    batch of ``completions`` (its no_answer share ``no_answer`` when given), the trainer's rows ``rows``."""
     from types import SimpleNamespace
 
     from transformers.trainer_callback import CallbackHandler
 
-    from referee.rewards import get_reward
-
-    reward = get_reward("gsm8k_accuracy")
     trainer = SimpleNamespace(callback_handler=CallbackHandler([], None, None, None, None), reward_funcs=[reward],
-                              _logs={"prompt": ["2 + 2 ="] * 2, "completion": ["<answer>4</answer>"] * 2,
-                                     "rewards": {}, "advantages": [0.0, 0.0], "extra": {}})
+                              train_dataset=list(rows),
+                              _logs={"prompt": ["2 + 2 ="] * len(completions), "completion": completions,
+                                     "rewards": {}, "advantages": [0.0] * len(completions), "extra": {}})
     callback = DiagnosticsCallback(DiagnosticsConfig(samples_every=0)).attach(trainer)
     args = TrainingArguments(output_dir="/tmp/unused", report_to="none")
+    logs = {"frac_reward_zero_std": 1.0, "reward_std": 0.0, "reward": 0.0}
+    if no_answer is not None:
+        logs[f"rewards/{reward.__name__}/no_answer"] = no_answer
     with caplog.at_level(logging.WARNING, logger="referee.recipes.diagnostics"):
         for step in range(1, 6):
-            callback.on_log(args, _state(step), TrainerControl(),
-                            logs={"frac_reward_zero_std": 1.0, "reward_std": 0.0, "reward": 0.0,
-                                  "rewards/gsm8k_accuracy/no_answer": 1.0})
-    messages = [record.getMessage() for record in caplog.records if "reward_never_parses" in record.getMessage()]
+            callback.on_log(args, _state(step), TrainerControl(), logs=dict(logs))
+    return [record.getMessage() for record in caplog.records if cause in record.getMessage()]
+
+
+def test_the_never_parses_warning_shows_a_completion_and_the_format_the_reward_reads(caplog):
+    from referee.rewards import get_reward
+
+    messages = warnings_of_a_run_that_pays_nothing(caplog, get_reward("gsm8k_accuracy"), ["<answer>4</answer>"] * 2,
+                                                   "reward_never_parses", no_answer=1.0)
     assert len(messages) == 1
     assert "Example completion: '<answer>4</answer>'." in messages[0]
     assert "gsm8k_accuracy reads answers written as 'The answer is X.\\n#### X'." in messages[0]
@@ -201,23 +209,9 @@ def _tag_reader(tag):
 def test_a_reward_of_ones_own_that_pays_nothing_shows_a_completion_and_what_it_reads(caplog, reward, said):
     """The issue: a reward reading a format the demo model never writes paid 0 at every step; the warning said only
     'pre-filter the prompts'. It now shows what the model wrote and the format the audit finds the reward reads."""
-    from types import SimpleNamespace
-
-    from transformers.trainer_callback import CallbackHandler
-
-    trainer = SimpleNamespace(callback_handler=CallbackHandler([], None, None, None, None), reward_funcs=[reward],
-                              train_dataset=[{"prompt": [{"role": "user", "content": f"{k}+2"}], "answer": str(k + 2)}
-                                             for k in range(3)],
-                              _logs={"prompt": ["2 + 2 ="] * 2,
-                                     "completion": [[{"role": "assistant", "content": "2 + 2 = 4\n#### 4"}]] * 2,
-                                     "rewards": {}, "advantages": [0.0, 0.0], "extra": {}})
-    callback = DiagnosticsCallback(DiagnosticsConfig(samples_every=0)).attach(trainer)
-    args = TrainingArguments(output_dir="/tmp/unused", report_to="none")
-    with caplog.at_level(logging.WARNING, logger="referee.recipes.diagnostics"):
-        for step in range(1, 6):
-            callback.on_log(args, _state(step), TrainerControl(),
-                            logs={"frac_reward_zero_std": 1.0, "reward_std": 0.0, "reward": 0.0})
-    messages = [record.getMessage() for record in caplog.records if "degenerate_groups" in record.getMessage()]
+    rows = [{"prompt": [{"role": "user", "content": f"{k}+2"}], "answer": str(k + 2)} for k in range(3)]
+    messages = warnings_of_a_run_that_pays_nothing(
+        caplog, reward, [[{"role": "assistant", "content": "2 + 2 = 4\n#### 4"}]] * 2, "degenerate_groups", rows=rows)
     assert len(messages) == 1
     assert "never write what your reward reads" in messages[0]
     assert "Example completion: '2 + 2 = 4\\n#### 4'." in messages[0]
@@ -225,10 +219,6 @@ def test_a_reward_of_ones_own_that_pays_nothing_shows_a_completion_and_what_it_r
 
 
 def test_the_never_parses_warning_names_a_format_declared_by_write_answer(caplog):
-    from types import SimpleNamespace
-
-    from transformers.trainer_callback import CallbackHandler
-
     class FinalTags:
         __name__ = "final_tags"
         kind = "correctness"
@@ -239,15 +229,6 @@ def test_the_never_parses_warning_names_a_format_declared_by_write_answer(caplog
         def __call__(self, completions, **kwargs):
             return [0.0] * len(completions)
 
-    trainer = SimpleNamespace(callback_handler=CallbackHandler([], None, None, None, None), reward_funcs=[FinalTags()],
-                              _logs={"prompt": ["2 + 2 ="], "completion": ["#### 4"], "rewards": {},
-                                     "advantages": [0.0], "extra": {}})
-    callback = DiagnosticsCallback(DiagnosticsConfig(samples_every=0)).attach(trainer)
-    args = TrainingArguments(output_dir="/tmp/unused", report_to="none")
-    with caplog.at_level(logging.WARNING, logger="referee.recipes.diagnostics"):
-        for step in range(1, 6):
-            callback.on_log(args, _state(step), TrainerControl(),
-                            logs={"frac_reward_zero_std": 1.0, "reward_std": 0.0, "reward": 0.0,
-                                  "rewards/final_tags/no_answer": 1.0})
-    message = next(record.getMessage() for record in caplog.records if "reward_never_parses" in record.getMessage())
-    assert "final_tags reads answers written as '<final>X</final>'." in message
+    messages = warnings_of_a_run_that_pays_nothing(caplog, FinalTags(), ["#### 4"], "reward_never_parses",
+                                                   no_answer=1.0)
+    assert "final_tags reads answers written as '<final>X</final>'." in messages[0]
