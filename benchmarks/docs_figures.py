@@ -113,7 +113,7 @@ def run_command(command: str, cwd: Path) -> Ran:
     return Ran(done.returncode, time.perf_counter() - started, cpu, shown(done.stdout.decode("utf-8", "replace")))
 
 
-def run_step(command: str, cwd: Path) -> Ran:
+def _run_step(command: str, cwd: Path) -> Ran:
     """``run_command``, raising with the end of its output when it fails: a step's figures need its files."""
     ran = run_command(command, cwd)
     if ran.returncode != 0:
@@ -121,7 +121,7 @@ def run_step(command: str, cwd: Path) -> Ran:
     return ran
 
 
-def demo_figures(cwd: Path, ran: Ran) -> dict[str, Any]:
+def _demo_figures(cwd: Path, ran: Ran) -> dict[str, Any]:
     """The figures of ``referee demo`` from the ``metrics.json`` it wrote in ``cwd`` and what it printed."""
     metrics = json.loads((cwd / "runs/demo/metrics.json").read_text())
     before, after = metrics["greedy_accuracy_before"], metrics["greedy_accuracy_after"]  # shares, printed as the demo does
@@ -131,7 +131,7 @@ def demo_figures(cwd: Path, ran: Ran) -> dict[str, Any]:
             "demo.cpu_seconds": ran.cpu_seconds, "demo.output": ran.output.splitlines()}
 
 
-def eval_figures(prefix: str, command: str) -> Callable[[Path, Ran], dict[str, Any]]:
+def _eval_figures(prefix: str, command: str) -> Callable[[Path, Ran], dict[str, Any]]:
     """The reader of an eval command's ``report.json`` (under its ``--out``), its figures named ``prefix.*``."""
     out = command.split("--out ")[1].split()[0]
 
@@ -144,7 +144,7 @@ def eval_figures(prefix: str, command: str) -> Callable[[Path, Ran], dict[str, A
     return figures
 
 
-def prefilter_figures(cwd: Path, ran: Ran) -> dict[str, Any]:
+def _prefilter_figures(cwd: Path, ran: Ran) -> dict[str, Any]:
     """The figures of ``sh examples/prefilter.sh`` from its ``report.json``."""
     report = json.loads((cwd / "runs/prefilter-sums/report.json").read_text())
     return {"prefilter.kept": report["kept"], "prefilter.mean_pass_rate": report["mean_pass_rate"]["before"],
@@ -153,7 +153,7 @@ def prefilter_figures(cwd: Path, ran: Ran) -> dict[str, Any]:
             "prefilter.cpu_seconds": ran.cpu_seconds}
 
 
-def train_figures(cwd: Path, ran: Ran) -> dict[str, Any]:
+def _train_figures(cwd: Path, ran: Ran) -> dict[str, Any]:
     """The figures of ``referee train examples/cpu_recipe.yaml`` from its ``trainer_state.json``."""
     from referee.recipes.demo.reward_curve import RewardChange, logged_series
 
@@ -168,15 +168,15 @@ def train_figures(cwd: Path, ran: Ran) -> dict[str, Any]:
 
 # Each step: the command as the pages write it (demo first: the others use its model), and its figures.
 STEPS: dict[str, tuple[str, Callable[[Path, Ran], dict[str, Any]]]] = {
-    "demo": ("referee demo", demo_figures),
-    "eval": (EVAL, eval_figures("eval", EVAL)),
-    "eval_recipe": (EVAL_RECIPE, eval_figures("eval_recipe", EVAL_RECIPE)),
-    "prefilter": ("sh examples/prefilter.sh", prefilter_figures),
-    "train": ("referee train examples/cpu_recipe.yaml", train_figures),
+    "demo": ("referee demo", _demo_figures),
+    "eval": (EVAL, _eval_figures("eval", EVAL)),
+    "eval_recipe": (EVAL_RECIPE, _eval_figures("eval_recipe", EVAL_RECIPE)),
+    "prefilter": ("sh examples/prefilter.sh", _prefilter_figures),
+    "train": ("referee train examples/cpu_recipe.yaml", _train_figures),
 }
 
 
-def make_test() -> dict[str, Any]:
+def _make_test() -> dict[str, Any]:
     """``make install`` then ``make test`` on a fresh clone of this checkout's HEAD: the tests not marked
     slow, then the slow ones; the minutes of all three, and of the tests not marked slow alone."""
     minutes = {}
@@ -211,11 +211,16 @@ def machine() -> str:
 
 
 def load_average() -> float:
-    """The one-minute load average (what else the machine was running; 0.0 where the system has none)."""
+    """The one-minute load average (what else the machine was running; 0.0 where the system has none).
+
+    Example:
+        >>> load_average() >= 0.0
+        True
+    """
     return round(os.getloadavg()[0], 2) if hasattr(os, "getloadavg") else 0.0
 
 
-def measure(steps: list[str], workdir: Path) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+def _measure(steps: list[str], workdir: Path) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
     """Run ``steps`` in order in ``workdir``: their figures, and for each step its date, machine and load."""
     (workdir / "examples").exists() or (workdir / "examples").symlink_to(ROOT / "examples", target_is_directory=True)
     figures: dict[str, Any] = {}
@@ -223,10 +228,10 @@ def measure(steps: list[str], workdir: Path) -> tuple[dict[str, Any], dict[str, 
     for step in steps:
         load_before = load_average()
         if step == "make_test":
-            measured = make_test()
+            measured = _make_test()
         else:
             command, read = STEPS[step]
-            measured = read(workdir, run_step(command, workdir))
+            measured = read(workdir, _run_step(command, workdir))
         conditions[step] = {"date": datetime.date.today().isoformat(), "machine": machine(),
                             "load_average": [load_before, load_average()]}
         figures.update(measured)
@@ -292,7 +297,7 @@ def main(argv: list[str] | None = None) -> int:
     workdir = Path(args.workdir or tempfile.mkdtemp(prefix="referee-docs-"))
     workdir.mkdir(parents=True, exist_ok=True)
     for step in steps:  # recorded step by step: a failing step keeps what the steps before it measured
-        figures, conditions = measure([step], workdir)
+        figures, conditions = _measure([step], workdir)
         recorded = json.loads(Path(args.json).read_text()) if Path(args.json).is_file() else {}
         recorded = {"measured": {**recorded.get("measured", {}), **conditions},
                     "figures": {**recorded.get("figures", {}), **figures}}
