@@ -59,4 +59,5 @@ def test_the_demo_output_shown_is_what_the_demo_printed():
 
 def test_the_eval_table_shown_is_what_the_readmes_eval_printed():
     printed = RECORDED["figures"]["eval.output"]
-    assert shown_block(ROOT / "docs" / "cli.md", "prompts ") == printed[[line.startswith("prompts ") for line in printed].index(True):]
+    table = printed[[line.startswith("prompts ") for line in printed].index(True):]
+    assert shown_block(ROOT / "docs" / "cli.md", "prompts ") == table

@@ -102,7 +102,8 @@ def test_the_command_runs_as_written(walk, command):
 def test_every_stated_figure_lands_in_its_range(walk):
     figures = {key: value for _, measured in walk.values() for key, value in measured.items()}
     drifted = [f"{path.relative_to(ROOT)}:{line}: {key} {figures[key]:.4g} outside {low:g}..{high:g}"
-               for path, line, key, low, high, _ in marked_figures(PAGES) if key in figures and not low <= figures[key] <= high]
+               for path, line, key, low, high, _ in marked_figures(PAGES)
+               if key in figures and not low <= figures[key] <= high]
     assert not drifted, "\n".join(drifted)
     # --recipe examples/cpu_recipe.yaml is the README's eval command with its flags written out: the same run
     assert [figures[f"eval_recipe.{name}"] for name in ("pass@1", "pass@16", "maj@16")] == [
