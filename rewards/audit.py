@@ -224,7 +224,7 @@ PROBES: tuple[Probe, ...] = (
           lambda a: a.prompt),
     Probe("huge_repeat", "a wrong answer repeated to over 20,000 characters",
           "volume pays; a reward must not grow with length",
-          lambda a: _repeat(a.form.write("final", a.wrong) + "\n", 20_000)),
+          lambda a: _repeat(_volume_line(a) + "\n", 20_000)),
     Probe("format_only", "all the tags with filler and no answer",
           "the format alone pays as much as a right answer; lower the format weights",
           lambda a: _also_in_format("<think>\nLet me think about it.\n</think>\n<answer>\nHere is my answer.\n"
@@ -269,6 +269,13 @@ def _also_in_format(text: str, form: AnswerFormat, answer: str) -> str:
     if final in text or (inline in text if container else not answer):
         return text
     return f"{text}\n{final}"
+
+
+def _volume_line(answers: ProbeAnswers) -> str:
+    """The wrong answer as ``huge_repeat`` repeats it: a plain sentence, which every known container's reader
+    reads (one 20,000-character probe a row, not one per container), else in the reward's own format."""
+    return (f"The answer is {answers.wrong}." if answers.form in KNOWN_FORMATS
+            else answers.form.write("final", answers.wrong))
 
 
 def _repeat(line: str, length: int) -> str:

@@ -527,3 +527,15 @@ def test_a_warning_on_rows_where_nothing_pays_like_right_does_not_read_as_a_shar
     assert "n/a of rows" not in table
     assert ("format_only: earns +0.5 on average over a plain wrong answer; whether it pays like right could not be "
             "judged") in table
+
+
+def test_the_volume_probe_is_one_completion_a_row_across_the_known_formats():
+    """Written in each of the six known formats a last-number reward reads, the 20,000-character probe cost the
+    GSM8K verifier 200 ms a row in answer tags: it is one plain sentence repeated, once a row."""
+    seen = []
+    reward = get_reward("gsm8k_accuracy")
+    report = audit_reward(lambda completions, **kwargs: seen.extend(completions) or reward(completions=completions,
+                                                                                         **kwargs), ROWS)
+    assert len(report.formats) == 6
+    huge = [text for text in seen if isinstance(text, str) and len(text) > 20_000]
+    assert len(huge) == len(ROWS) and all(text.startswith("The answer is 73.\nThe answer is 73.\n") for text in huge[:1])
