@@ -651,6 +651,27 @@ def audit_reward(
                        () if family == "code" else tuple(form.name for form in formats))
 
 
+def describe_read_formats(reward: Callable[..., Any], rows: Sequence[Mapping[str, Any]],
+                          name: str | None = None) -> str:
+    """One sentence naming the answer formats ``reward`` pays right answers in on ``rows`` (the audit's
+    references), or saying it pays none of those tried; empty when it scores no row.
+
+    Example:
+        >>> def answer_tags(completions, answer, **kwargs):
+        ...     return [float(f"<answer>{gold}</answer>" in text) for text, gold in zip(completions, answer)]
+        >>> describe_read_formats(answer_tags, [{"prompt": "9 * 2?", "answer": "18"}])
+        "answer_tags pays right answers written as answer tags (referee audit's probes)."
+    """
+    report = audit_reward(reward, rows)
+    name = name or report.reward
+    if report.formats:
+        return f"{name} pays right answers written as {', '.join(report.formats)} (referee audit's probes)."
+    if report.scored:
+        return (f"{name} paid a right answer above a wrong one in none of the formats referee audit tries "
+                f"({', '.join(report.tried)}): name its format with referee audit --answer-template.")
+    return ""
+
+
 def read_formats(formats: Sequence[AnswerFormat],
                  scored_by_row: Sequence[Sequence[tuple[_Completion, float | None]]]) -> list[AnswerFormat]:
     """The formats the reward reads: those in which it pays a right answer above a wrong one on some row."""

@@ -151,22 +151,17 @@ class DiagnosticsCallback(TrainerCallback):
     def _probed_formats(self, func: Any, name: str) -> str:
         """The answer formats ``referee audit`` finds ``func`` reads on the first training rows (a reward that
         declares none), as one sentence; empty when they cannot be probed (no rows, code rows, a failure)."""
-        from referee.rewards.audit import audit_reward, probe_family
+        from referee.rewards.audit import describe_read_formats, probe_family
 
         try:
             dataset = self._trainer.train_dataset
             rows = [dict(dataset[index]) for index in range(min(_PROBED_ROWS, len(dataset)))]
             if not rows or probe_family(func, rows) == "code":
                 return ""
-            report = audit_reward(func, rows)
+            sentence = describe_read_formats(func, rows, name)
         except Exception:  # noqa: BLE001 - a warning's detail never stops training
             return ""
-        if report.formats:
-            return f" {name} pays right answers written as {', '.join(report.formats)} (referee audit's probes)."
-        if report.scored:
-            return (f" {name} paid a right answer above a wrong one in none of the formats referee audit tries "
-                    f"({', '.join(report.tried)}): name its format with referee audit --answer-template.")
-        return ""
+        return f" {sentence}" if sentence else ""
 
     def _latest_batch(self) -> dict[str, Any] | None:
         """The trainer's last batch as plain lists, or None when not attached to a GRPOTrainer."""
