@@ -227,6 +227,7 @@ def unread_answers(report: dict[str, Any]) -> str | None:
         ...                       "reward_metrics": {"prefilter/right_answer_unread": 1.0}}))
         no row can be kept: the reward final_tags paid nothing, not even the samples given the right answer in place of the model's own (100% of them unpaid), so it does not read where the model writes its answer: the model never writes what the reward reads; read the samples (--save-samples) and prompt for the format the reward reads (referee audit REWARD DATA names it), or pick a reward that reads what the model writes.
     """
+    detail = f" {report['unread_detail']}" if report.get("unread_detail") else ""  # what the model wrote
     for name, share in sorted((report.get("reward_metrics") or {}).items()):
         if name.startswith("rewards/") and name.endswith("/no_answer") and share is not None and share >= UNREAD_SHARE:
             reward = name.removeprefix("rewards/").removesuffix("/no_answer")
@@ -234,7 +235,7 @@ def unread_answers(report: dict[str, Any]) -> str | None:
             return (f"the reward {reward} read no answer in {share:.0%} of the completions: the model never writes "
                     f"what the reward reads, so no pass rate means anything{kept}; read the samples in all.jsonl and "
                     "prompt for the format the reward reads (referee audit names it), or pick a reward that reads "
-                    "what the model writes.")
+                    f"what the model writes.{detail}")
     from referee.recipes.prefilter.unread import UNREAD_METRIC
 
     unpaid = (report.get("reward_metrics") or {}).get(UNREAD_METRIC)
@@ -245,7 +246,7 @@ def unread_answers(report: dict[str, Any]) -> str | None:
                 f"given the right answer in place of the model's own ({unpaid:.0%} of them unpaid), so it does not read "
                 "where the model writes its answer: the model never writes what the reward reads; read the samples "
                 "(--save-samples) and prompt for the format the reward reads (referee audit REWARD DATA names it), or "
-                "pick a reward that reads what the model writes.")
+                f"pick a reward that reads what the model writes.{detail}")
     return None
 
 

@@ -11,7 +11,7 @@ from ..common.generation import GenerationBackend, Sample
 from ..common.prompts import PromptError, PromptRenderer, RenderedPrompt
 from .config import PrefilterConfig
 from .scoring import RowScores, Scorer, pass_counts
-from .unread import UNREAD_METRIC, unread_shares
+from .unread import UNREAD_METRIC, unread_detail, unread_shares
 
 
 def chunk_seed(seed: int, index: int) -> int:
@@ -78,6 +78,7 @@ class ChunkRunner:
                  scorer: Scorer, *, chunk_size: int | None = None, check_unread: bool = False) -> None:
         self.config = config
         self.check_unread = check_unread  # record UNREAD_METRIC (the pre-filter: a reward that reads no answer)
+        self._unread_explained = False  # the first chunk the reward paid nothing in says what the model wrote
         self.chunk_size = chunk_size or config.chunk_size
         self.rows = rows
         self.backend = backend
@@ -116,6 +117,12 @@ class ChunkRunner:
         unread = unread_shares(self.scorer, *batch, scores) if self.check_unread else []
         if unread:
             metrics = {**metrics, UNREAD_METRIC: unread}
+        detail = None
+        paid = any(value is not None and value >= self.scorer.threshold
+                   for score in scores for value in score.rewards[self.scorer.success_reward])
+        if unread and min(unread) == 1.0 and not paid and not self._unread_explained:
+            self._unread_explained = True
+            detail = unread_detail(self.scorer, batch[0], batch[1], batch[3], self.config.prompt_column)
         for offset, score in zip(ready, scores):
             records[offset] = self._record(positions[offset], rows[offset], samples[offset], score)
         return {
@@ -123,6 +130,7 @@ class ChunkRunner:
             "rows": records,
             "timing": {"generate_s": generated - started, "score_s": time.perf_counter() - generated},
             "reward_metrics": metrics,
+            **({"unread_detail": detail} if detail else {}),
         }
 
     def _generate(

@@ -38,6 +38,7 @@ def finalize(store: ChunkStore, chunks: Sequence[int], out: str | Path, *, keep:
     slim: list[dict[str, Any]] = []
     timing: dict[str, float] = defaultdict(float)
     metrics: dict[str, list[float]] = defaultdict(list)
+    unread_detail = None  # the first chunk's word on what the model wrote, where the reward read nothing
     with row_writer(out, "all", output_format) as add_all, row_writer(out, "kept", output_format) as add_kept:
         for index in chunks:
             payload = store.read(index)
@@ -45,6 +46,7 @@ def finalize(store: ChunkStore, chunks: Sequence[int], out: str | Path, *, keep:
                 timing[name] += seconds
             for name, values in payload.get("reward_metrics", {}).items():
                 metrics[name].extend(values)
+            unread_detail = unread_detail or payload.get("unread_detail")
             for record in payload["rows"]:
                 add_all(record)
                 if keep.contains(record.get("pass_rate")):
@@ -52,6 +54,8 @@ def finalize(store: ChunkStore, chunks: Sequence[int], out: str | Path, *, keep:
                 slim.append({key: record[key] for key in _REPORT_FIELDS if key in record})
     report = build_report(slim, keep=keep, group_size=group_size, run=run or {}, timing=dict(timing),
                           reward_metrics=dict(metrics))
+    if unread_detail:
+        report["unread_detail"] = unread_detail
     report["files"] = {
         "all": output_path(out, "all", output_format).name,
         "kept": output_path(out, "kept", output_format).name,

@@ -13,12 +13,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from referee.rewards.audit import gold_column_names, probe_answers
+from referee.rewards.audit import describe_read_formats, gold_column_names, probe_answers, probe_family
 from referee.rewards.completions import completion_text
 
 from .scoring import RowScores, Scorer
 
 UNREAD_METRIC = "prefilter/right_answer_unread"
+_PROBED_ROWS = 8  # rows the audit's format probes read to name the format the reward pays
 
 
 def with_right_answer(completion: Any, gold: Any) -> Any | None:
@@ -100,3 +101,28 @@ def unread_shares(scorer: Scorer, prompts: Sequence[Any], completions: Sequence[
                                 [[completion_ids[i][0]] for i, _ in picked], [columns[i] for i, _ in picked])
     values = [row.rewards[checker.names[0]][0] for row in rescored]
     return [float(value < scorer.threshold) for value in values if value is not None]
+
+
+def unread_detail(scorer: Scorer, prompts: Sequence[Any], completions: Sequence[Sequence[Any]],
+                  columns: Sequence[dict[str, Any]], prompt_column: str = "prompt") -> str:
+    """What a run whose success reward reads none of the model's answers shows: one completion the
+    model wrote, and the formats ``referee audit``'s probes find the reward pays on the first rows.
+
+    Example:
+        >>> def reads_final_tags(prompts, completions, answer, **kwargs):
+        ...     return [float(f"<final>{a}</final>" in c) for c, a in zip(completions, answer)]
+        >>> print(unread_detail(Scorer([reads_final_tags]), ["9 * 2? Answer in <final></final> tags."],
+        ...                     [["#### 17"]], [{"answer": "18"}]))
+        The model wrote, e.g., '#### 17'; reads_final_tags pays right answers written as <final> tags (from the prompts) (referee audit's probes).
+    """
+    example = next((text for group in completions for completion in group
+                    if (text := completion_text(completion))), None)
+    parts = [f"The model wrote, e.g., {example[:200]!r}"] if example else []
+    success = scorer.functions[scorer.names.index(scorer.success_reward)]
+    rows = [{**row_columns, prompt_column: prompt} for prompt, row_columns in zip(prompts, columns)][:_PROBED_ROWS]
+    try:
+        if rows and probe_family(success, rows) != "code":
+            parts.append(describe_read_formats(success, rows, scorer.success_reward))
+    except Exception:  # noqa: BLE001 - the detail only explains a run; a reward the probes upset adds none
+        pass
+    return "; ".join(part for part in parts if part) + ("." if parts and not parts[-1].endswith(".") else "")

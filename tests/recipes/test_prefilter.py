@@ -412,3 +412,8 @@ def test_a_reward_of_ones_own_that_never_reads_the_model_fails_the_run_with_the_
     assert code == exit_code
     assert ("no row can be kept: the reward final_tags paid nothing, not even the samples given the right answer in "
             "place of the model's own (100% of them unpaid)" in err) == (exit_code == 3)
+    # and it says what the model wrote and which formats the reward pays (none the audit tries: these prompts
+    # do not name <final> tags)
+    said = "The model wrote, e.g., '#### 1'; final_tags paid a right answer above a wrong one in none of the formats"
+    assert (said in err) == (exit_code == 3)
+    assert ("unread_detail" in json.loads((tmp_path / "out" / "report.json").read_text())) == (exit_code == 3)
