@@ -1,10 +1,12 @@
 """Answer containers a dataset's prompts ask for, which ``referee audit`` tries beside the ones it knows.
 
 A prompt that tells the model how to write its answer names the format its reward reads: a tag
-pair (``<final>...</final>``), a LaTeX command with an empty or placeholder argument
-(``\\answer{}``), a label in capitals (``ANSWER=``, ``FINAL ANSWER:``) or before a placeholder
-(``Result: <n>``), or a JSON key (``{"result": ...}``). Each is tried as a template; the audit
-keeps those in which the reward pays a right answer above a wrong one.
+pair (``<final></final>``, ``in <result> tags``), a LaTeX command with an empty or placeholder
+argument (``\\answer{}``), a label (``Result: <n>``, ``ANSWER=``) or a JSON key
+(``{"result": <n>}``). A container counts when the prompt shows it empty or holding a placeholder,
+or when its name says answer (``ANSWER:``, ``</final>``): a ``NOTE:`` or a ``{"a": 1}`` in a
+question is data, not a format. Each is tried as a template; the audit keeps those in which the
+reward pays a right answer above a wrong one.
 """
 
 from __future__ import annotations
@@ -13,15 +15,19 @@ import re
 from collections import Counter
 from collections.abc import Iterable
 
-# A tag counts when the prompt closes it or calls it a tag: ``<n>`` alone is a placeholder.
-_TAG = re.compile(r"</([A-Za-z][\w-]{0,30})>|<([A-Za-z][\w-]{0,30})>\s*tags?\b")
-# A command counts with an empty or placeholder argument (``\\answer{}``, ``\\answer{...}``, ``\\answer{N}``).
+_PLACEHOLDER = r"(?:<[^<>/\n]{1,20}>|\[[^\[\]\n]{1,20}\]|\{[^{}\n]{1,20}\}|\.\.\.|…)"
+_ANSWERISH = re.compile(r"ans|result|final|solution|output|response|reply", re.IGNORECASE)
+# A tag shown empty or around a placeholder (``<final></final>``, ``<x>...</x>``, ``<x>your answer</x>``), called a
+# tag, or closed
+# with an answer's name (``</result>``).
+_TAG = re.compile(rf"<([A-Za-z][\w-]{{0,30}})>\s*(?:{_PLACEHOLDER}|[A-Za-z ]{{0,24}}?(?:{_ANSWERISH.pattern})[A-Za-z ]{{0,24}})?"
+                  rf"\s*</\1>"
+                  rf"|<([A-Za-z][\w-]{{0,30}})>\s*tags?\b|</([A-Za-z][\w-]{{0,30}})>")
+# A command with an empty or placeholder argument (``\\answer{}``, ``\\answer{...}``, ``\\answer{N}``).
 _COMMAND = re.compile(r"\\([A-Za-z]{2,30})\{\s*(?:\.\.\.|…|[A-Za-z]|<[^<>{}]{0,20}>|answer)?\s*\}", re.IGNORECASE)
-_LABEL = re.compile(r"(?<![\w#])([A-Z][A-Z_]{2,}(?:[ _][A-Z]{2,})*)( ?[=:] ?)")
-# A capitalised label (one or two words) before a placeholder: ``Result: <n>``, ``Final answer = [answer]``.
-_PLACEHOLDER_LABEL = re.compile(r"\b([A-Z][a-z]*(?: [A-Za-z][a-z]*)?)( ?[=:] ?)(?=<[^<>\n]{1,20}>|\[[^\[\]\n]{1,20}\]|"
-                                r"\{[^{}\n]{1,20}\}|\.\.\.|…)")
-_JSON_KEY = re.compile(r"""\{\s*["']([A-Za-z_]\w{0,30})["']\s*:""")
+# A label of one or two capitalised words and its separator (``Result: ``, ``ANSWER=``, ``Final answer = ``).
+_LABEL = re.compile(r"(?<![\w#])([A-Z][A-Za-z_]*(?:[ _][A-Za-z][A-Za-z_]*)?)( ?[=:] ?)")
+_JSON_KEY = re.compile(r"""\{\s*["']([A-Za-z_]\w{0,30})["']\s*:\s*""")
 
 # Containers the known formats already write, or that hold no final answer (a reasoning block).
 _KNOWN_TAGS = frozenset({"answer", "think"})
@@ -50,14 +56,21 @@ def prompt_formats(prompts: Iterable[str | None]) -> tuple[tuple[str, str], ...]
 
 def _named(prompt: str) -> list[tuple[str, str]]:
     """The containers one prompt names, in the order it names them."""
-    found = [(match.start(), f"<{name}> tags", f"<{name}>{{answer}}</{name}>")
-             for match in _TAG.finditer(prompt)
-             if (name := match.group(1) or match.group(2)).lower() not in _KNOWN_TAGS]
+    found = [(match.start(), f"<{name}> tags", f"<{name}>{{answer}}</{name}>") for match in _TAG.finditer(prompt)
+             for name in [match.group(1) or match.group(2) or match.group(3)]
+             if name.lower() not in _KNOWN_TAGS and (match.group(3) is None or _ANSWERISH.search(name))]
     found += [(match.start(), f"\\{name}{{}}", f"\\{name}{{{{answer}}}}")
               for match in _COMMAND.finditer(prompt) if (name := match.group(1)) not in _KNOWN_COMMANDS]
     found += [(match.start(), f"{label}{separator.strip()}", f"{label}{separator}{{answer}}")
-              for pattern in (_LABEL, _PLACEHOLDER_LABEL) for match in pattern.finditer(prompt)
-              for label, separator in [match.groups()]]
+              for match in _LABEL.finditer(prompt) for label, separator in [match.groups()]
+              if _before_placeholder(prompt, match.end()) or label.isupper() and _ANSWERISH.search(label)]
     found += [(match.start(), f'json "{key}"', f'{{"{key}": "{{answer}}"}}') for match in _JSON_KEY.finditer(prompt)
-              for key in [match.group(1)]]
+              for key in [match.group(1)] if _before_placeholder(prompt, match.end()) or _ANSWERISH.search(key)]
     return [(name, template) for _, name, template in sorted(found)]
+
+
+def _before_placeholder(prompt: str, where: int) -> bool:
+    """Whether a placeholder (``<n>``, ``[answer]``, ``{answer}``, ``...``) starts at ``where``; a tag the
+    prompt closes (``Wrap it: <out></out>``) is a container of its own, not a placeholder."""
+    found = re.match(_PLACEHOLDER, prompt[where:])
+    return found is not None and f"</{found.group()[1:]}" not in prompt

@@ -539,3 +539,12 @@ def test_the_volume_probe_is_one_completion_a_row_across_the_known_formats():
     assert len(report.formats) == 6
     huge = [text for text in seen if isinstance(text, str) and len(text) > 20_000]
     assert len(huge) == len(ROWS) and all(text.startswith("The answer is 73.\nThe answer is 73.\n") for text in huge[:1])
+
+
+def test_labels_and_json_in_a_question_are_not_taken_for_an_answer_format():
+    """A 'NOTE:' or a JSON object in a question is data: taken for a format a last-number reward 'reads', its
+    probes ('NOTE: not 72') failed gsm8k_accuracy for a container nobody asked for."""
+    rows = asking(ROWS, 'NOTE: show your work. IMPORTANT: the shop\'s log reads {"day": 3}.')
+    report = audit_reward(get_reward("gsm8k_accuracy"), rows)
+    assert not any("from the prompts" in name for name in report.tried)
+    assert {name for name, verdict in verdicts(report).items() if verdict not in ("ok", "n/a")} == set()
