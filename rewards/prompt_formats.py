@@ -17,11 +17,10 @@ from collections.abc import Iterable
 
 _PLACEHOLDER = r"(?:<[^<>/\n]{1,20}>|\[[^\[\]\n]{1,20}\]|\{[^{}\n]{1,20}\}|\.\.\.|…)"
 _ANSWERISH = re.compile(r"ans|result|final|solution|output|response|reply", re.IGNORECASE)
-# A tag shown empty or around a placeholder (``<final></final>``, ``<x>...</x>``, ``<x>your answer</x>``), called a
-# tag, or closed
-# with an answer's name (``</result>``).
-_TAG = re.compile(rf"<([A-Za-z][\w-]{{0,30}})>\s*(?:{_PLACEHOLDER}|[A-Za-z ]{{0,24}}?(?:{_ANSWERISH.pattern})[A-Za-z ]{{0,24}})?"
-                  rf"\s*</\1>"
+# A tag shown empty or around a placeholder (``<final></final>``, ``<x>...</x>``, ``<x>your answer</x>``), called
+# a tag, or closed with an answer's name (``</result>``).
+_PLACEHOLDER_WORDS = rf"[A-Za-z ]{{0,24}}?(?:{_ANSWERISH.pattern})[A-Za-z ]{{0,24}}"
+_TAG = re.compile(rf"<([A-Za-z][\w-]{{0,30}})>\s*(?:{_PLACEHOLDER}|{_PLACEHOLDER_WORDS})?\s*</\1>"
                   rf"|<([A-Za-z][\w-]{{0,30}})>\s*tags?\b|</([A-Za-z][\w-]{{0,30}})>")
 # A command with an empty or placeholder argument (``\\answer{}``, ``\\answer{...}``, ``\\answer{N}``).
 _COMMAND = re.compile(r"\\([A-Za-z]{2,30})\{\s*(?:\.\.\.|…|[A-Za-z]|<[^<>{}]{0,20}>|answer)?\s*\}", re.IGNORECASE)
