@@ -19,6 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from referee.verifiers import gsm8k
+from referee.verifiers import math as math_module
 from referee.verifiers.gsm8k import extract as gsm8k_extract
 from referee.verifiers.gsm8k import hedges as gsm8k_hedges
 from referee.verifiers.math import extract as math_extract
@@ -61,6 +62,10 @@ def full_undressed(text: str) -> str:
 
 def full_answer_tags(text: str) -> list[tuple[int, int, str]]:
     return [(tag.start(), tag.end(), tag.group("content")) for tag in hedging._ANSWER_TAG_RE.finditer(text)]
+
+
+def full_tags_standing_beside_the_last(text: str, tags: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
+    return [tag for tag in tags[:-1] if not _PATTERNS["CORRECTION_RE"].search(text[tag[1]:tags[-1][0]])]
 
 
 def full_disowned_answer(text: str) -> str | None:
@@ -152,7 +157,7 @@ def full_reading() -> Iterator[None]:
                (gsm8k_hedges, "_no_mark_before", lambda text, start: False)]
     for module in (gsm8k_hedges, math_hedges):
         patches.append((module, "closing_statement", hedging.CLOSING_RE.search))
-        for name in ("sentence_start", "answer_tags", "disowned_answer", "disowned_boxes"):
+        for name in ("sentence_start", "answer_tags", "tags_standing_beside_the_last", "disowned_answer", "disowned_boxes"):
             if hasattr(module, name):
                 patches.append((module, name, globals()["full_" + name]))
     for module in (hedging, gsm8k_hedges, math_hedges):
@@ -179,7 +184,7 @@ _PIECES = [
     "Maybe", "maybe", "probably", "I guess", "not sure", "Alternatively,", "Candidate 2:", "or", "/",
     "Wait,", "Actually", "No,", "no.", "Check:", "verify", "Let me recheck.", "instead", "sorry", "simplify",
     "it is not", "if it were", "would be", '"', "“", "”", "<!--", "-->", "```", "<answer>18</answer>",
-    "<answer>20</answer>", "<ANSWER>", "</think>", "I hope it is correct.", "ſ", "ı", "İ", "K", "MAYBE", "ANSWER:",
+    "<answer>20</answer>", "<answer>wait, 20</answer>", "</answer>", "<ANSWER>", "</think>", "I hope it is correct.", "ſ", "ı", "İ", "K", "MAYBE", "ANSWER:",
     "WAIT", "hours", "120 minutes", "2 hours, or", "$", ":", ".", "(", ")", "x = 18",
 ]
 
@@ -566,3 +571,38 @@ def test_last_number_matches_a_scan_of_the_whole_text(text: str, whole_as_int: b
 
     full = numbers._last_valid(numbers._NUMBER_RE.finditer(text), whole_as_int)
     assert numbers.last_number(text, whole_as_int=whole_as_int) == full, text
+
+
+@settings(max_examples=600, deadline=None)
+@given(text=compositions())
+def test_tags_beside_the_last_match_a_search_after_each_tag(text: str) -> None:
+    tags = hedging.answer_tags(text)
+    assert hedging.tags_standing_beside_the_last(text, tags) == full_tags_standing_beside_the_last(text, tags), text
+
+
+class _CountingCorrections:
+    """``CORRECTION_RE`` counting the characters each search is handed, in any of its forms."""
+
+    def __init__(self, cued: hedging.CuedPattern) -> None:
+        self.cued, self.pattern, self.read = cued, self, 0
+
+    def search(self, text: str, pos: int = 0, endpos: int = 2**63 - 1) -> re.Match[str] | None:
+        self.read += min(endpos, len(text)) - pos
+        return self.cued.pattern.search(text, pos, min(endpos, len(text)))
+
+    def search_cued(self, text: str, cues: str | None) -> re.Match[str] | None:
+        self.read += len(text)
+        return self.cued.search_cued(text, cues)
+
+
+@pytest.mark.parametrize("verify", [gsm8k.verify, lambda text, gold: math_module.verify(text, str(gold))])
+def test_many_answer_tags_are_read_in_linear_time(verify, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Thousands of answer tags (a hostile completion) cost one search of the text between each two,
+    not one of the whole rest of the text per tag: counted in characters searched, not in seconds."""
+    counting = _CountingCorrections(hedging.CORRECTION_RE)
+    for module in (hedging, gsm8k_hedges, math_hedges):
+        monkeypatch.setattr(module, "CORRECTION_RE", counting)
+    text = "<answer>5</answer> " * 2000 + "<answer>18</answer>"
+    verdict = verify(text, 18)
+    assert verdict.status == "wrong" and "several answers" in verdict.reason
+    assert counting.read <= 3 * len(text)

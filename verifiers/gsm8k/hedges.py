@@ -33,7 +33,7 @@ from fractions import Fraction
 from ..text.hedging import (BOLD_LINE_RE, CHECK_RE, CORRECTION_RE, HEDGE_WORD_RE, STATEMENT_GAP, Review,
                             alternatives_before, answer_tags, blanked, closing_statement, completion_cues, cue_text,
                             disowned_answer, disowned_boxes, is_blank_box, only_words_between, sentence_end,
-                            sentence_start)
+                            sentence_start, tags_standing_beside_the_last)
 from ..text.labels import is_label
 from ..text.latex import boxed_spans
 from ..text.numbers import NumberMatch, parse_number
@@ -326,7 +326,7 @@ def _several_tagged(text: str, answer: Extraction, read: Callable[[str], Extract
     tags = answer_tags(text)
     if len(tags) < 2:
         return None
-    others = [found.number for start, end, content in tags[:-1] if not CORRECTION_RE.search(text[end:tags[-1][0]])
+    others = [found.number for _, _, content in tags_standing_beside_the_last(text, tags)
               for found in [read(content)] if found is not None and found.number.value != answer.number.value]
     return Review(answer, others=tuple(others), others_rule="several answers") if others else None
 

@@ -39,7 +39,7 @@ import re
 from ..text.hedging import (BOLD_LINE_RE, CHECK_RE, CORRECTION_RE, HEDGE_WORD_RE, MINERVA_TAIL_RE, Review,
                             alternatives_before, answer_tags, blanked, closing_statement, disowned_answer,
                             disowned_boxes, is_blank_box, only_words_between, same_statement, sentence_end,
-                            sentence_start)
+                            sentence_start, tags_standing_beside_the_last)
 from ..text.labels import is_label, opens_line
 from ..text.latex import boxed_spans, top_level_parts
 from .extract import (_BOLD_RE, Extraction, _last_bold, _last_phrase, answer_under_heading, extract_answer,
@@ -179,10 +179,9 @@ def _review_answer_tags(text: str, answer: Extraction) -> Review:
     if not tags:
         return Review(answer)
     stated = []
-    for start, end, content in tags[:-1]:
-        if CORRECTION_RE.search(text[end:tags[-1][0]]) is None:
-            earlier = extract_answer(content)
-            stated += [earlier.text] if earlier is not None else []
+    for _, _, content in tags_standing_beside_the_last(text, tags):
+        earlier = extract_answer(content)
+        stated += [earlier.text] if earlier is not None else []
     stated += _statements_before(blanked(text, [(start, end) for start, end, _ in tags[:-1]]), tags[-1][0])
     after = text[tags[-1][1]:]  # what follows the last tag: a box or any other final statement
     boxes = [content.strip() for _, _, content in boxed_spans(after) if not is_blank_box(content)]

@@ -191,6 +191,30 @@ def answer_tags(text: str) -> list[tuple[int, int, str]]:
     return [(tag.start(), tag.end(), tag.group("content")) for tag in _ANSWER_TAG_RE.finditer(text)]
 
 
+def tags_standing_beside_the_last(text: str, tags: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
+    """The answer tags before the last one (``tags``: :func:`answer_tags`) with no correction between
+    their end and the last tag's start: each of them is offered as an answer beside the last one.
+
+    Linear in the length of ``text`` however many tags it holds: the text between two tags is
+    searched once (a correction after a tag is after every earlier tag too). Every tag but the last
+    ends on ``>``, which no correction reads, so a search from a tag's end sees what a search of the
+    text cut there sees.
+
+    Example:
+        >>> text = "<answer>25</answer> <answer>26</answer> wait, no. <answer>27</answer> <answer>24</answer>"
+        >>> [content for _, _, content in tags_standing_beside_the_last(text, answer_tags(text))]
+        ['27']
+    """
+    kept: list[tuple[int, int, str]] = []
+    boundary = tags[-1][0] if tags else 0
+    for tag in reversed(tags[:-1]):
+        if CORRECTION_RE.pattern.search(text, tag[1], boundary) is not None:
+            break
+        kept.append(tag)
+        boundary = tag[1]
+    return kept[::-1]
+
+
 def disowned_answer(text: str) -> str | None:
     """The value ``text`` says last that its answer is *not* (``The answer is not 24.``) or offers
     only as a supposition (``If the answer were 24, ...``), when nothing is stated after it but
