@@ -181,3 +181,20 @@ def test_cpp_the_tests_calls_reach_the_program_not_a_library_function_of_the_sam
                            declaration + "    return 9;\n}\n"],
                    {"declaration": declaration, "prompt": declaration, "test": test})
     assert [status for status, _ in got] == ["correct", "wrong", "wrong"], got
+
+
+JAVA_DECLARATION = "import java.util.*;\nimport java.lang.*;\n\nclass Solution {\n    public int oddSquares(List<Integer> lst) {\n"
+JAVA_TEST = ("public class Main {\n    public static void main(String[] args) {\n        Solution s = new Solution();\n"
+             "        if (s.oddSquares(Arrays.asList(5, 4)) != 25) {\n            throw new AssertionError();\n        }\n"
+             "        assert s.oddSquares(Arrays.asList(1, 2, 3)) == 10;\n    }\n}\n")
+
+
+def test_java_the_tests_assert_statements_are_checked():
+    """Java/151 ends with `assert s.doubleTheDifference(lst) == odd_sum;`, the only check a program that skips
+    1 fails: plain `java` runs with assertions off, so that wrong program passed."""
+    available("java")
+    body = "        return lst.stream().filter(p -> p > {low} && p % 2 != 0).map(p -> p * p).reduce(0, Integer::sum);\n    }}\n}}\n"
+    program_asserts = body.format(low=0).replace("        return", "        assert lst.size() > 5;\n        return", 1)
+    got, _ = judge("java", [body.format(low=0), body.format(low=1), program_asserts],
+                   {"declaration": JAVA_DECLARATION, "prompt": JAVA_DECLARATION, "test": JAVA_TEST})
+    assert [status for status, _ in got] == ["correct", "wrong", "correct"], got

@@ -3,7 +3,8 @@
 The program comes first (its ``package`` line dropped, its top-level types made package-private, the
 declaration's imports before it), then the test code with its ``public class Main`` renamed, then
 the harness's ``Main``, which runs the test's ``main`` and prints the key when it returns. The test
-throws ``AssertionError`` on a failure, which ends the run. Before anything is compiled, a program
+throws ``AssertionError`` on a failure, which ends the run; its ``assert`` statements are checked too
+(``-ea`` for the test's class only, so the program's own asserts stay as plain ``java`` runs them). Before anything is compiled, a program
 is refused when it declares a type whose name the test code uses (a class ``Arrays`` of its own
 would shadow ``java.util.Arrays`` for the test), overrides ``equals`` or ``hashCode``
 (the test compares the values the program returns with their own ``equals``: an always-equal list),
@@ -84,5 +85,6 @@ def assemble(program: str, spec: HumanEvalTests) -> Assembly:
     imports = "\n".join(line.strip() for line in _IMPORT.findall(declaration))
     test = re.sub(r"\bpublic\s+class\s+Main\b", "class RefereeTests", spec.test, count=1)
     language = LANGUAGES["java"]
-    return Assembly({"Main.java": f"{imports}\n{code}\n{test}\n{_HARNESS}"}, "Main.java", language.compile,
-                    language.run, language.artifacts, names=(("main", "Main"),))
+    run = (language.run[0], "-ea:RefereeTests", *language.run[1:])
+    return Assembly({"Main.java": f"{imports}\n{code}\n{test}\n{_HARNESS}"}, "Main.java", language.compile, run,
+                    language.artifacts, names=(("main", "Main"),))
