@@ -69,7 +69,7 @@ def full_tags_standing_beside_the_last(text: str, tags: list[tuple[int, int, str
 
 
 def full_disowned_answer(text: str) -> str | None:
-    found = max((match for pattern in (hedging._NEGATED_ANSWER_RE, hedging._SUPPOSED_ANSWER_RE)
+    found = max((match for pattern in hedging._DISOWNING_PATTERNS
                  for match in pattern.finditer(text)), key=lambda match: match.start(), default=None)
     if found is None or found.group("value").lower() in ("a", "an", "the"):
         return None

@@ -22,11 +22,11 @@ from fractions import Fraction
 from functools import lru_cache
 from typing import Any, Literal, NamedTuple, TypeVar
 
-from ..text.hedging import completion_cues
+from ..text.hedging import completion_cues, negates_an_answer
 from ..text.labels import is_label
 from ..text.latex import boxed_spans
 from ..text.numbers import NumberMatch, first_number, iter_numbers, last_number
-from ..text.prose import before_modifier, looks_cut_off, without_closing_remark
+from ..text.prose import before_modifier, looks_cut_off, offered_before, without_closing_remark
 
 Mode = Literal["strict", "flexible", "auto"]
 MODES: tuple[str, ...] = ("strict", "flexible", "auto")
@@ -63,7 +63,7 @@ _BOX_QUALIFIER_WORD_RE = re.compile(r"\b(?:not|no|or|either|and|about|approx\w*|
 # The last line of a completion offering two numbers: "5 or 6", "**Either 5 or 6.**", "<answer>5 or 6</answer>".
 _LAST_LINE_HEDGE_RE = re.compile(r"^[\s*_$]*(?:either\s+)?\\?\$?\s?(?P<first>[-+]?[0-9][0-9.,]*)\s*(?:,\s*)?or\s+"
                                  r"\\?\$?\s?(?P<second>[-+]?[0-9][0-9.,]*)[\s*_.$]*$", re.IGNORECASE)
-_TAG_RE = re.compile(r"</?answer>", re.IGNORECASE)
+_TAG_RE = re.compile(r"</?[A-Za-z][A-Za-z0-9_-]{0,20}>")  # <answer>, <final>, <result>: what a prompt asks to wrap in
 # Words that turn an earlier boxed answer into a corrected one rather than a hedge.
 _CORRECTION_RE = re.compile(r"\b(?:wait|no|actually|correction|mistake|re-?check\w*|instead|rather|oops|sorry)\b",
                             re.IGNORECASE)
@@ -151,7 +151,7 @@ def _line_answer(line: str) -> Extraction | None:
 @_cached_when_short
 def _phrase_answer(span: str) -> Extraction | None:
     """The answer of an answer phrase, from the rest of its sentence."""
-    if span.lstrip().lower().startswith("not "):  # "the answer is not 5"
+    if span.lstrip().lower().startswith("not ") or negates_an_answer(span):  # "the answer is not 5"
         return None
     answer = _span_answer(span)
     return Extraction(answer[0], "answer phrase", answer[1]) if answer is not None else None
@@ -335,6 +335,11 @@ def _flexible(text: str) -> Extraction | None:
     number = last_number(body, whole_as_int=True) or last_number(text, whole_as_int=True)
     if number is None:
         return None
+    offered = offered_before(text, number.start)  # "So it is 73 or 72.": a hedge
+    if offered is not None:
+        other = first_number(offered, whole_as_int=True)
+        if other is not None and other.value != number.value:
+            return Extraction(number, "last number", (other,))
     answer = before_modifier(body, number.start)  # "$36 for the 2 shirts": 36
     if answer is not None:
         number = first_number(body[answer[0]:answer[0] + 40], whole_as_int=True) or number

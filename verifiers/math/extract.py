@@ -49,7 +49,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
 
-from ..text.hedging import after_reasoning
+from ..text.hedging import after_reasoning, negates_an_answer
 from ..text.labels import is_label
 from ..text.latex import boxed_spans, last_plain_latex_value, math_spans, strip_math_delimiters
 from ..text.numbers import leading_number_words
@@ -95,6 +95,10 @@ _HYPOTHESIS_RE = re.compile(r"\b(?:suppose|assume|assuming|if|guess|maybe|perhap
 # After a plain "answer is" only maths counts ("so our answer is correct" is not an answer).
 _MATHS_START_RE = re.compile(r"[-+\u2212$\\(\[{0-9.]")
 # Where the answer after a phrase ends; a bold sentence's close too ("**The answer is 9.** This means 2007 ...").
+_MARKUP_TAG_RE = re.compile(r"</?[A-Za-z][\w-]{0,20}>")
+# "72, not 73", "72 (not 73)", "72, rather than 73": what follows the answer only says what it is not.
+_CONTRAST_TAIL_RE = re.compile(r"(?:\s*,\s*|\s*\(\s*)(?:but\s+)?(?:not|rather\s+than|instead\s+of)\s+[^,;()\n]*\)?$",
+                               re.IGNORECASE)
 _PHRASE_TAIL_RE = re.compile(r"(?:\.\s|\n|\.?\s*I hope it is correct|\.$|[。；，]|(?<=\S)\.\*\*(?=\s|$))", re.IGNORECASE)
 _PHRASE_SPAN_LIMIT = 300
 _MAX_PHRASES = 64  # the last answer phrases tried: a text of thousands of unreadable ones has none
@@ -172,11 +176,13 @@ def is_bare_answer(text: str) -> bool:
     Example:
         >>> [is_bare_answer(t) for t in ("42", r"\\frac{1}{2}", "(1,2)", "E", "28 percent", r"\\text{odd}")]
         [True, True, True, True, True, True]
-        >>> [is_bare_answer(t) for t in ("no idea", "So the answer is 4.", r"\\boxed{4}", "")]
-        [False, False, False, False]
+        >>> [is_bare_answer(t) for t in ("no idea", "So the answer is 4.", r"\\boxed{4}", "", "<final>4</final>")]
+        [False, False, False, False, False]
     """
     text = text.strip()
     if not text or len(text) > _BARE_LIMIT or "\\boxed" in text or "\\fbox" in text:
+        return False
+    if "<" in text and _MARKUP_TAG_RE.search(text):  # "<final>72</final>": the value inside is read
         return False
     if _SCRIPT_WORD_RE.search(text):  # "所以答案是12。", "解：联立 ... 【答案】(1,3)": a sentence of a script without spaces
         return False
@@ -312,8 +318,9 @@ def _last_phrase(text: str, *, final_only: bool = False) -> tuple[int, str] | No
         boxes = boxed_spans(answer)
         if len(boxes) == 1 and not answer[:boxes[0][0]].strip():  # "The final answer is $\boxed{(0, 3]}$": the box
             answer = boxes[0][2].strip()
-        if not answer or answer.lower().startswith("not "):
+        if not answer or answer.lower().startswith("not ") or negates_an_answer(answer):
             continue
+        answer = _CONTRAST_TAIL_RE.sub("", answer) or answer
         if phrase.group("option"):  # "The correct option is (C) Plane."
             if _CHOICE_RE.match(answer):
                 return phrase.start(), answer

@@ -174,9 +174,15 @@ _VALUE_OPENING = r"[ \t*_]*(?:\$|\\\(|<answer>)?[ \t*_]*"
 _SUPPOSED_ANSWER_RE = re.compile(r"\b(?:if|suppose|supposing|assuming)\b[^.\n]{0,30}?\banswers?\s+(?:were|was|is|would\s+be)"
                                  rf"{_VALUE_OPENING}(?P<value>[^\s$*,;:!?()<]+?)\.?(?=[\s$*,;:!?()<]|$)", re.IGNORECASE)
 _NEGATION_RE = re.compile(r"\b(?:not|never)\s+\S+", re.IGNORECASE)  # "#### not 24" after "The answer is not 24."
-_NEGATED_ANSWER_RE = re.compile(r"\banswers?\b(?:\s+(?:is|was|would\s+be|will\s+be|:)|\s*:)?[\s*_]*"
+_NEGATED_ANSWER_RE = re.compile(r"\banswers?\b(?:\s+(?:is|was|would\s+be|will\s+be)\s*:?|\s*:)?[\s*_]*"
                                 r"(?:not|never|isn['’]t|wasn['’]t)"
                                 rf"{_VALUE_OPENING}(?P<value>[^\s$*,;:!?()<]+?)\.?(?=[\s$*,;:!?()<]|$)", re.IGNORECASE)
+
+# "<final>not 72</final>", "Result: not 72": a value a tag, a line or a label opens by negating.
+_NEGATED_VALUE_RE = re.compile(r"(?:^|(?<=[>:]))[ \t*_]*(?:not|never)"
+                               rf"{_VALUE_OPENING}(?P<value>[-+]?[0-9][^\s$*,;:!?()<]*?)\.?(?=[\s$*,;:!?()<]|$)",
+                               re.IGNORECASE | re.MULTILINE)
+_DISOWNING_PATTERNS = (_NEGATED_ANSWER_RE, _SUPPOSED_ANSWER_RE, _NEGATED_VALUE_RE)
 
 
 def answer_tags(text: str) -> list[tuple[int, int, str]]:
@@ -226,15 +232,28 @@ def disowned_answer(text: str) -> str | None:
         ('24', None)
         >>> disowned_answer("If the answer were 24, the check would pass, but it does not.")
         '24'
+        >>> disowned_answer("<final>not 24</final>"), disowned_answer("It is not 23 but 24.")
+        ('24', None)
     """
     lowered = completion_cues(text)  # (the completion's answer was read on it)
-    if lowered is not None and "answer" not in lowered:  # the word every match holds
-        return None
-    found = max((match for pattern in (_NEGATED_ANSWER_RE, _SUPPOSED_ANSWER_RE) for match in pattern.finditer(text)),
+    if lowered is not None and "answer" not in lowered and "not" not in lowered and "never" not in lowered:
+        return None  # every match holds one of these words
+    found = max((match for pattern in _DISOWNING_PATTERNS for match in pattern.finditer(text)),
                 key=lambda match: match.start(), default=None)
     if found is None or found.group("value").lower() in ("a", "an", "the"):
         return None
     return None if re.search(r"[0-9]", _NEGATION_RE.sub("", text[found.end():])) else found.group("value")
+
+
+def negates_an_answer(span: str) -> bool:
+    """Whether ``span``, what follows an answer phrase, says an answer is *not* a value (``Final Answer:
+    The final answer is not 72.``): the phrase then states nothing, as ``The answer is not 72.`` does.
+
+    Example:
+        >>> negates_an_answer("The final answer is not 72"), negates_an_answer("The final answer is 72")
+        (True, False)
+    """
+    return "answer" in span.lower() and _NEGATED_ANSWER_RE.search(span) is not None
 
 
 def only_words_between(text: str, end: int, start: int) -> bool:

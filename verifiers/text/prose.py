@@ -73,7 +73,8 @@ _PROSE_NUMBER_RE = re.compile(
     r"(?:/(?P<under>[0-9]+)(?![0-9.,]?[0-9]))?"  # "2√3/3", "12π/5": the whole fraction
     r"(?:\s?(?P<percent>\\?%|percent\b|pct\b))?"
 )
-_HEDGE_GAP_RE = re.compile(r"[\s,$]*or\b[\w\s$]{0,15}")  # "5 or 7", "5, or maybe 7": alternatives
+# "5 or 7", "5, or maybe 7", "<final>5</final> or <final>7</final>": alternatives
+_HEDGE_GAP_RE = re.compile(r"(?:[\s,$]|</?[A-Za-z][\w-]{0,20}>)*or\b[\w\s$]{0,15}(?:<[A-Za-z][\w-]{0,20}>)?")
 # A number that only qualifies the answer before it: "... for the 2 shirts", "... 10 years from now".
 _MODIFIER_WORDS = ("in", "for", "of", "from", "to", "during", "within", "over", "per", "after", "by")
 _MODIFIER_ARTICLES = ("the", "his", "her", "their", "its", "all", "each", "every")
@@ -158,6 +159,26 @@ def last_prose_number(text: str, start: int = 0) -> tuple[int, str] | None:
     if previous is not None and _HEDGE_GAP_RE.fullmatch(text, previous.end(), found.start("number")):
         return previous.start("number"), f"{prose_number(previous)}{HEDGE}{prose_number(found)}"
     return found.start("number"), prose_number(found)
+
+
+def offered_before(text: str, start: int) -> str | None:
+    """The number offered as an alternative to the number at ``start`` (``73 or 72``, ``73, or maybe 72``:
+    the 73), as written, else ``None``; read as :func:`last_prose_number` reads two numbers together.
+
+    Example:
+        >>> text = "So it is 73 or 72."
+        >>> offered_before(text, text.index("72")), offered_before("So it is 72.", 9)
+        ('73', None)
+    """
+    window = text[max(0, start - 40):start]
+    if "or" not in window.lower():
+        return None
+    previous = None
+    for match in _PROSE_NUMBER_RE.finditer(window):
+        previous = match
+    if previous is None or not _HEDGE_GAP_RE.fullmatch(window, previous.end(), len(window)):
+        return None
+    return previous.group()
 
 
 # A word that opens a phrase qualifying the answer ("between 30 and 40", "after giving 9", "in 6

@@ -1,0 +1,57 @@
+"""Answers a completion disowns or offers beside another are never paid; answers it only contrasts stay paid.
+
+Shapes a reward's audit writes in the answer format a prompt asks for (a Minerva line, ``<final>``
+tags, a label) and that models write: a final line that says its answer is *not* the gold, a tag or
+label that opens on "not", two tagged values offered with "or", a last number offered beside
+another. Each is checked with both verifiers, against a gold it states and one it does not.
+"""
+
+import pytest
+
+from referee.verifiers import gsm8k
+from referee.verifiers import math as maths
+
+WORK = "She buys 8 packs of 9 pencils, so she has 8 * 9 = 72 pencils.\n"
+
+REFUSED = [
+    "Final Answer: The final answer is not 72. I hope it is correct.",
+    "The answer is: not 72.",
+    "<final>not 72</final>",
+    "Result: not 72",
+    "<final>73</final> or <final>72</final>",
+    "So it is 73 or 72.",
+    "It is either 73 or 72",
+]
+
+PAID = [
+    "The answer is 72, not 73.",
+    "The answer is 72 (not 73).",
+    "**Final Answer:** 72, not 70",
+    "It is not 73 but 72.",
+    "Final Answer: The final answer is $72$. I hope it is correct.",
+    "<final>72</final>",
+    "So it is 72 or 72.",
+]
+
+
+def _verdicts(completion: str, gold: int) -> dict[str, str]:
+    return {"gsm8k": gsm8k.verify(completion, gold).status, "maths": maths.verify(completion, str(gold)).status}
+
+
+@pytest.mark.parametrize("closing", REFUSED)
+@pytest.mark.parametrize("work", ["", WORK])
+def test_a_disowned_or_offered_answer_is_not_paid(work: str, closing: str) -> None:
+    assert _verdicts(work + closing, 72) == {"gsm8k": "wrong", "maths": "wrong"}
+
+
+@pytest.mark.parametrize("closing", PAID)
+@pytest.mark.parametrize("work", ["", WORK])
+def test_an_answer_it_only_contrasts_with_another_stays_paid(work: str, closing: str) -> None:
+    assert _verdicts(work + closing, 72) == {"gsm8k": "correct", "maths": "correct"}
+    assert _verdicts(work + closing, 70 if "73" in closing else 73) == {"gsm8k": "wrong", "maths": "wrong"}
+
+
+def test_the_refusal_names_its_rule() -> None:
+    assert gsm8k.verify("<final>not 72</final>", 72).details["check"] == "disowned"
+    assert gsm8k.verify("So it is 73 or 72.", 72).details["check"] == "several answers"
+    assert "disowned" in maths.verify("Final Answer: The final answer is not 72. I hope it is correct.", "72").reason
