@@ -55,3 +55,10 @@ def test_the_refusal_names_its_rule() -> None:
     assert gsm8k.verify("<final>not 72</final>", 72).details["check"] == "disowned"
     assert gsm8k.verify("So it is 73 or 72.", 72).details["check"] == "several answers"
     assert "disowned" in maths.verify("Final Answer: The final answer is not 72. I hope it is correct.", "72").reason
+
+
+def test_an_answer_in_scientific_notation_is_read_whole() -> None:
+    """``5.89 × 10⁻⁷ meters`` is one statement, not the number 10 (which it read before)."""
+    verdict = maths.verify("So the answer is 5.89 × 10⁻⁷ meters.", "5.89e-7")
+    assert verdict.extracted == "5.89 × 10⁻⁷ meters"
+    assert maths.verify("The answer is 5.89 × 10⁻⁷.", "5.89e-7").status == "correct"

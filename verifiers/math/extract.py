@@ -95,6 +95,10 @@ _HYPOTHESIS_RE = re.compile(r"\b(?:suppose|assume|assuming|if|guess|maybe|perhap
 # After a plain "answer is" only maths counts ("so our answer is correct" is not an answer).
 _MATHS_START_RE = re.compile(r"[-+\u2212$\\(\[{0-9.]")
 # Where the answer after a phrase ends; a bold sentence's close too ("**The answer is 9.** This means 2007 ...").
+# A number in scientific notation, with a unit after it or not: "5.89 × 10⁻⁷ meters", "3 \times 10^{8} m/s".
+_SCIENTIFIC_ANSWER_RE = re.compile(r"[-+\u2212]?[0-9]+(?:\.[0-9]+)?\s*(?:×|\\times|\\cdot)\s*10\s*"
+                                   r"(?:\^\s*\{?\s*[-+\u2212]?[0-9]{1,3}\s*\}?|[⁻⁺]?[⁰¹²³⁴⁵⁶⁷⁸⁹]{1,3})"
+                                   r"(?:\s*(?:\\text\{[^{}]*\}|[A-Za-zÅμΩ]{1,12}(?:\s*/\s*[A-Za-zÅμΩ]{1,8})?)(?:\^\{?-?[0-9]\}?)?)?$")
 _MARKUP_TAG_RE = re.compile(r"</?[A-Za-z][\w-]{0,20}>")
 # "72, not 73", "72 (not 73)", "72, rather than 73": what follows the answer only says what it is not.
 _CONTRAST_TAIL_RE = re.compile(r"(?:\s*,\s*|\s*\(\s*)(?:but\s+)?(?:not|rather\s+than|instead\s+of)\s+[^,;()\n]*\)?$",
@@ -336,6 +340,8 @@ def _last_phrase(text: str, *, final_only: bool = False) -> tuple[int, str] | No
         yes_no = _YES_NO_RE.match(answer)
         if yes_no and not _MATHS_HINT_RE.search(answer, yes_no.end()):  # "yes, since $x = 3$" states x = 3
             return phrase.start(), yes_no.group()  # "The answer is no.", "Final answer: No, it is impossible."
+        if _SCIENTIFIC_ANSWER_RE.match(answer):
+            return phrase.start(), answer  # "The answer is 5.89 × 10⁻⁷ meters."
         if not is_bare_answer(answer):
             leading = _LEADING_VALUE_RE.match(answer)
             if leading and _concludes_at(text, phrase.start(), phrase.end() + len(answer)):
