@@ -21,6 +21,7 @@ REFUSED = [
     "<final>73</final> or <final>72</final>",
     "So it is 73 or 72.",
     "It is either 73 or 72",
+    '{"answer": "73"} or {"answer": "72"}',
 ]
 
 PAID = [

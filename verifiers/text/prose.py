@@ -73,8 +73,9 @@ _PROSE_NUMBER_RE = re.compile(
     r"(?:/(?P<under>[0-9]+)(?![0-9.,]?[0-9]))?"  # "2√3/3", "12π/5": the whole fraction
     r"(?:\s?(?P<percent>\\?%|percent\b|pct\b))?"
 )
-# "5 or 7", "5, or maybe 7", "<final>5</final> or <final>7</final>": alternatives
-_HEDGE_GAP_RE = re.compile(r"(?:[\s,$]|</?[A-Za-z][\w-]{0,20}>)*or\b[\w\s$]{0,15}(?:<[A-Za-z][\w-]{0,20}>)?")
+# "5 or 7", "5, or maybe 7", "<final>5</final> or <final>7</final>", '{"answer": "5"} or {"answer": "7"}': alternatives
+_HEDGE_GAP_RE = re.compile(r"(?:[\s,$\"'}]|</?[A-Za-z][\w-]{0,20}>)*or\b[\w\s$]{0,15}"
+                           r"(?:<[A-Za-z][\w-]{0,20}>|\{\s*\"[A-Za-z_]{1,20}\"\s*:\s*\"?)?")
 # A number that only qualifies the answer before it: "... for the 2 shirts", "... 10 years from now".
 _MODIFIER_WORDS = ("in", "for", "of", "from", "to", "during", "within", "over", "per", "after", "by")
 _MODIFIER_ARTICLES = ("the", "his", "her", "their", "its", "all", "each", "every")
