@@ -24,8 +24,9 @@ _TAG = re.compile(rf"<([A-Za-z][\w-]{{0,30}})>\s*(?:{_PLACEHOLDER}|{_PLACEHOLDER
                   rf"|<([A-Za-z][\w-]{{0,30}})>\s*tags?\b|</([A-Za-z][\w-]{{0,30}})>")
 # A command with an empty or placeholder argument (``\\answer{}``, ``\\answer{...}``, ``\\answer{N}``).
 _COMMAND = re.compile(r"\\([A-Za-z]{2,30})\{\s*(?:\.\.\.|…|[A-Za-z]|<[^<>{}]{0,20}>|answer)?\s*\}", re.IGNORECASE)
-# A label of one or two capitalised words and its separator (``Result: ``, ``ANSWER=``, ``Final answer = ``).
-_LABEL = re.compile(r"(?<![\w#])([A-Z][A-Za-z_]*(?:[ _][A-Za-z][A-Za-z_]*)?)( ?[=:] ?)")
+# A label of one or two capitalised words and its separator (``Result: ``, ``ANSWER=``, ``Final answer = ``,
+# ``RESULT -> ``, ``Answer := ``).
+_LABEL = re.compile(r"(?<![\w#])([A-Z][A-Za-z_]*(?:[ _][A-Za-z][A-Za-z_]*)?)( ?(?:->|=>|→|:=|=|:) ?)")
 _JSON_KEY = re.compile(r"""\{\s*["']([A-Za-z_]\w{0,30})["']\s*:\s*""")
 
 # Containers the known formats already write, or that hold no final answer (a reasoning block).
@@ -45,6 +46,8 @@ def prompt_formats(prompts: Iterable[str | None]) -> tuple[tuple[str, str], ...]
         (('\\\\answer{}', '\\\\answer{{answer}}'), ('json "result"', '{"result": "{answer}"}'))
         >>> prompt_formats(["End with Final answer: <n>", "Put your final answer within \\\\boxed{}."])
         (('Final answer:', 'Final answer: {answer}'),)
+        >>> prompt_formats(["End with RESULT -> <number>."])
+        (('RESULT ->', 'RESULT -> {answer}'),)
     """
     counts: Counter[tuple[str, str]] = Counter()
     for prompt in prompts:
@@ -60,7 +63,7 @@ def _named(prompt: str) -> list[tuple[str, str]]:
              if name.lower() not in _KNOWN_TAGS and (match.group(3) is None or _ANSWERISH.search(name))]
     found += [(match.start(), f"\\{name}{{}}", f"\\{name}{{{{answer}}}}")
               for match in _COMMAND.finditer(prompt) if (name := match.group(1)) not in _KNOWN_COMMANDS]
-    found += [(match.start(), f"{label}{separator.strip()}", f"{label}{separator}{{answer}}")
+    found += [(match.start(), f"{label}{separator.rstrip()}", f"{label}{separator}{{answer}}")
               for match in _LABEL.finditer(prompt) for label, separator in [match.groups()]
               if _before_placeholder(prompt, match.end()) or label.isupper() and _ANSWERISH.search(label)]
     found += [(match.start(), f'json "{key}"', f'{{"{key}": "{{answer}}"}}') for match in _JSON_KEY.finditer(prompt)
