@@ -23,6 +23,7 @@ import tempfile
 from pathlib import Path
 
 from referee.verifiers.code.builds import first_error_lines
+from referee.verifiers.code.humaneval_x import cpp, go
 from referee.verifiers.code.languages import find_toolchain
 from referee.verifiers.code.libraries import crates_folder, node_modules, rust_extern_args
 
@@ -30,16 +31,18 @@ from referee.verifiers.code.libraries import crates_folder, node_modules, rust_e
 PYTHON_IMPORTS = ("import math", "import re", "import sys", "import copy", "import datetime", "import itertools",
                   "import collections", "import heapq", "import statistics", "import functools", "import hashlib",
                   "import string", "from typing import *", "from collections import *")
-CPP_INCLUDES = ("using namespace std;", "#include<stdlib.h>", "#include<algorithm>", "#include<math.h>",
-                "#include<stdio.h>", "#include<vector>", "#include<string>", "#include<climits>", "#include<cstring>",
-                "#include<iostream>")
-GO_PACKAGES = ("math", "strings", "fmt", "strconv", "time", "bytes", "regexp", "sort", "math/rand", "crypto/md5")
 GO_PATH = "/usr/share/gocode"  # Debian's Go sources (testify)
 
 
 def harness_sources(row: dict, language: str, body: str) -> dict[str, str]:
     """The files HumanEval-X's evaluation writes for ``body`` (the code after the row's prompt; Rust: after
-    its declaration)."""
+    its declaration).
+
+    Example:
+        >>> row = {"prompt": "const inc = (x) => {\n", "test": "console.assert(inc(1) === 2)\n"}
+        >>> harness_sources(row, "javascript", "  return x + 1\n}\n")
+        {'main.js': 'const inc = (x) => {\n  return x + 1\n}\n\nconsole.assert(inc(1) === 2)\n'}
+    """
     prompt, test = row["prompt"], row["test"]
     if language == "python":
         kept = []
@@ -49,14 +52,14 @@ def harness_sources(row: dict, language: str, body: str) -> dict[str, str]:
             kept.append(line)
         return {"main.py": "\n".join(PYTHON_IMPORTS) + "\n" + prompt + "\n".join(kept) + "\n" + test + "\n"}
     if language == "cpp":
-        setup = "".join(line + "\n" for line in CPP_INCLUDES if line not in prompt)
+        setup = "".join(line + "\n" for line in ("using namespace std;", *cpp.IMPORT_HELPER) if line not in prompt)
         return {"main.cpp": setup + "\n" + prompt + body + "\n" + test}
     if language == "java":
         return {"Main.java": prompt + body + "\n" + test}
     if language == "javascript":
         return {"main.js": prompt + body + "\n" + test}
     if language == "go":
-        others = [f'"{name}"' for name in GO_PACKAGES  # the packages the body names, as text (so "operand." is rand)
+        others = [f'"{name}"' for name in go.IMPORT_HELPER  # the packages the body names, as text (so "operand." is rand)
                   if name not in row["test_setup"] and name.rsplit("/", 1)[-1] + "." in body]
         imports = "import (\n" + "    ".join(name + "\n" for name in others) + ")" if others else ""
         return {"main_test.go": row["test_setup"] + "\n" + imports + "\n" + prompt.replace(row["import"], "") + body

@@ -26,8 +26,8 @@ from ..libraries import link_flags
 from .base import Assembly, cut_entry, declaration_of, last_name, split_parameters, with_declaration
 
 # HumanEval-X's own evaluation puts these before every C++ program (codegeex/benchmark/utils.py).
-_IMPORT_HELPER = ("#include<stdlib.h>", "#include<algorithm>", "#include<math.h>", "#include<stdio.h>",
-                  "#include<vector>", "#include<string>", "#include<climits>", "#include<cstring>", "#include<iostream>")
+IMPORT_HELPER = ("#include<stdlib.h>", "#include<algorithm>", "#include<math.h>", "#include<stdio.h>",
+                 "#include<vector>", "#include<string>", "#include<climits>", "#include<cstring>", "#include<iostream>")
 _SIGNATURE = re.compile(r"\b(?P<name>[A-Za-z_]\w*)\s*\([^;{}()]*\)\s*\{\s*$", re.MULTILINE)
 _HEADER = re.compile(r"^\s*(#\s*include\b.*|using\s+namespace\s+\w+\s*;)\s*$", re.MULTILINE)
 _TEST_ASSERT = re.compile(r"^\s*(#\s*undef\s+NDEBUG|#\s*include\s*[<\"](assert\.h|cassert)[>\"])\s*$", re.MULTILINE)
@@ -76,7 +76,7 @@ def assemble(program: str, spec: HumanEvalTests) -> Assembly:
     entry = spec.entry_point or last_name(_SIGNATURE, declaration, "C++")
     helpers, head = cut_entry(declaration, re.compile(rf"[^\n;{{}}]*\b{re.escape(entry)}\s*\([^;{{}}()]*\)\s*\{{"))
     headers = [line.strip() for line in _HEADER.findall(declaration)]
-    includes = "\n".join(dict.fromkeys([*_IMPORT_HELPER, *headers]))
+    includes = "\n".join(dict.fromkeys([*IMPORT_HELPER, *headers]))
     defines = re.compile(rf"\b{re.escape(entry)}\s*\([^;{{}}()]*\)\s*(const\s*)?\{{")
     code = with_declaration(program, spec.prompt or declaration, defines)
     main_cpp = f"#define main referee_program_main\n{includes}\n{code}\n"

@@ -27,7 +27,7 @@ _TEST_FUNCTION = re.compile(r"^func\s+(Test\w*)\s*\(\s*\w+\s+\*testing\.T\s*\)",
 _REFUSED = re.compile(r"//go:linkname|^\s*import\s+(?:\(\s*)?\"C\"", re.MULTILINE)
 _TESTING_IMPORTS = ("testing", "github.com/stretchr/testify/assert")
 # The packages HumanEval-X's evaluation imports for code that uses them (codegeex/benchmark/utils.py).
-_IMPORT_HELPER = ("math", "strings", "fmt", "strconv", "time", "bytes", "regexp", "sort", "math/rand", "crypto/md5")
+IMPORT_HELPER = ("math", "strings", "fmt", "strconv", "time", "bytes", "regexp", "sort", "math/rand", "crypto/md5")
 _HARNESS = """package main
 
 import (
@@ -94,7 +94,7 @@ CALLS
 """
 
 
-def used_packages(code: str, packages: tuple[str, ...] = _IMPORT_HELPER) -> list[str]:
+def used_packages(code: str, packages: tuple[str, ...] = IMPORT_HELPER) -> list[str]:
     """The ``packages`` that ``code`` names (``strings.Split``), as HumanEval-X's evaluation adds them.
 
     Example:
@@ -169,7 +169,7 @@ def assemble(program: str, spec: HumanEvalTests) -> Assembly:
         raise TestsError("tests['test'] has no func TestXxx(t *testing.T) for the Go harness to run.")
     setup = [name for name in re.findall(r'"([^"]+)"', spec.setup) if name not in _TESTING_IMPORTS]
     test = re.sub(r"\*\s*testing\s*\.\s*T\b", "*refereeT", spec.test)
-    tests_go = f"package main\n\n{import_block(used_packages(test, tuple(dict.fromkeys(setup + list(_IMPORT_HELPER)))))}\n{test}\n"
+    tests_go = f"package main\n\n{import_block(used_packages(test, tuple(dict.fromkeys(setup + list(IMPORT_HELPER)))))}\n{test}\n"
     harness = _HARNESS.replace("CALLS", "".join(f"\t{name}(t)\n" for name in tests))
     return Assembly({"main.go": main_go, "tests.go": tests_go, "referee.go": harness}, "main.go",
                     ("{go}", "build", "-o", "main", "main.go", "tests.go", "referee.go"), ("./main",), ("main",),
