@@ -39,9 +39,9 @@ def harness_sources(row: dict, language: str, body: str) -> dict[str, str]:
     its declaration).
 
     Example:
-        >>> row = {"prompt": "const inc = (x) => {\n", "test": "console.assert(inc(1) === 2)\n"}
-        >>> harness_sources(row, "javascript", "  return x + 1\n}\n")
-        {'main.js': 'const inc = (x) => {\n  return x + 1\n}\n\nconsole.assert(inc(1) === 2)\n'}
+        >>> row = {"prompt": "const inc = (x) => {\\n", "test": "console.assert(inc(1) === 2)\\n"}
+        >>> harness_sources(row, "javascript", "  return x + 1\\n}\\n")
+        {'main.js': 'const inc = (x) => {\\n  return x + 1\\n}\\n\\nconsole.assert(inc(1) === 2)\\n'}
     """
     prompt, test = row["prompt"], row["test"]
     if language == "python":
