@@ -490,6 +490,9 @@ def test_the_audit_finds_a_tag_format_the_prompts_ask_for_and_writes_every_probe
     ("Close with the line Result: <number>", r"Result: (\S+)", "Result: (from the prompts)"),
     ("End with RESULT -> <number>.", r"RESULT\s*->\s*(\S+)", "RESULT -> (from the prompts)"),
     ("Finish with Answer := <n>", r"Answer := (\S+)", "Answer := (from the prompts)"),
+    ("End your reply with [[<n>]].", r"\[\[([^\[\]]*)\]\]", "[[{answer}]] (from the prompts)"),
+    ("Output your answer as ANS(<n>)", r"ANS\((\S+?)\)", "ANS({answer}) (from the prompts)"),
+    ('Finish with "#ANSWER: <n>"', r"#ANSWER: (\S+)", "#ANSWER: {answer} (from the prompts)"),
 ])
 def test_the_audit_finds_other_formats_the_prompts_ask_for(instruction, pattern, name):
     report = audit_reward(last_match_reward(pattern), asking(ROWS, instruction))
