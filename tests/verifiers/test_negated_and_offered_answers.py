@@ -63,3 +63,28 @@ def test_an_answer_in_scientific_notation_is_read_whole() -> None:
     verdict = maths.verify("So the answer is 5.89 × 10⁻⁷ meters.", "5.89e-7")
     assert verdict.extracted == "5.89 × 10⁻⁷ meters"
     assert maths.verify("The answer is 5.89 × 10⁻⁷.", "5.89e-7").status == "correct"
+
+
+# Answer formats a prompt may ask for, the known ones and others: every one pays its right answer alone and
+# nothing else (a wrong one, two offered with "or", two on consecutive lines, a negated one, one a phrase contradicts).
+LAYOUTS = {
+    "final tag": "<final>{x}</final>", "json": '{{"answer": "{x}"}}', "json number": '{{"answer": {x}}}',
+    "ANSWER:": "ANSWER: {x}", "Result:": "Result: {x}", "command": "\\answer{{{x}}}", "double brackets": "[[{x}]]",
+    "call": "ANS({x})", "arrow": "RESULT -> {x}", "#ANSWER:": "#ANSWER: {x}", "bold label": "**Answer:** {x}",
+    "answer tag": "<answer>{x}</answer>", "box": "\\boxed{{{x}}}", "bold": "**{x}**", "####": "#### {x}",
+    "Answer:": "Answer: {x}", "phrase": "The answer is {x}.",
+}
+SHAPES = {
+    "right": ("{72}", True), "wrong": ("{73}", False), "offered with or": ("{73} or {72}", False),
+    "two lines": ("{73}\n{72}", False), "negated": ("{not}", False), "contradicted": ("{72}\n\nThe answer is 73.", False),
+}
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_every_layout_pays_one_right_answer_and_nothing_else(layout: str, shape: str) -> None:
+    written, paid = SHAPES[shape]
+    write = LAYOUTS[layout].format
+    closing = written.replace("{72}", write(x=72)).replace("{73}", write(x=73)).replace("{not}", write(x="not 72"))
+    want = "correct" if paid else "wrong"
+    assert _verdicts(WORK + "\n" + closing, 72) == {"gsm8k": want, "maths": want}, closing

@@ -33,10 +33,11 @@ from fractions import Fraction
 from ..text.hedging import (BOLD_LINE_RE, CHECK_RE, CORRECTION_RE, HEDGE_WORD_RE, STATEMENT_GAP, Review,
                             alternatives_before, answer_tags, blanked, closing_statement, completion_cues, cue_text,
                             disowned_answer, disowned_boxes, is_blank_box, only_words_between, sentence_end,
-                            sentence_start, tags_standing_beside_the_last)
+                            repeated_statement, sentence_start,
+                            tags_standing_beside_the_last)
 from ..text.labels import is_label
 from ..text.latex import boxed_spans
-from ..text.numbers import NumberMatch, parse_number
+from ..text.numbers import NumberMatch, first_number, parse_number
 from .extract import _BOLD_RE, Extraction, _last_answer_line, _last_bold, _last_boxed, _last_phrase, _span_answer
 
 _ARITHMETIC_RE = re.compile(r"^[0-9+\-*/(). ]+$")
@@ -284,7 +285,13 @@ def review(text: str, answer: Extraction | None, read: Callable[[str], Extractio
     """
     if answer is None:
         return _NO_ANSWER
-    if answer.source in ("last number", "bold"):  # "The answer is not 24.", "If the answer were 24, ...", in a tag too
+    repeated = repeated_statement(text)  # "Answer: 73 or Answer: 72", "[[73]]" then "[[72]]", in any format
+    if repeated:
+        offered = [number for number in (first_number(value, whole_as_int=True) for value in repeated) if number]
+        if any(number.value == answer.number.value for number in offered):
+            others = tuple(number for number in offered if number.value != answer.number.value)
+            return Review(answer, others=others, others_rule="several answers")
+    if answer.source in ("last number", "bold", "####"):  # "The answer is not 24.", "If the answer were 24, ...", in a tag too
         disowned = disowned_answer(text)
         if disowned is not None and parse_number(disowned) == answer.number.value:
             return Review(answer, "disowned", f"it says {disowned} is not its answer, or only supposes it: "

@@ -99,6 +99,8 @@ _MATHS_START_RE = re.compile(r"[-+\u2212$\\(\[{0-9.]")
 _SCIENTIFIC_ANSWER_RE = re.compile(r"[-+\u2212]?[0-9]+(?:\.[0-9]+)?\s*(?:×|\\times|\\cdot)\s*10\s*"
                                    r"(?:\^\s*\{?\s*[-+\u2212]?[0-9]{1,3}\s*\}?|[⁻⁺]?[⁰¹²³⁴⁵⁶⁷⁸⁹]{1,3})"
                                    r"(?:\s*(?:\\text\{[^{}]*\}|[A-Za-zÅμΩ]{1,12}(?:\s*/\s*[A-Za-zÅμΩ]{1,8})?)(?:\^\{?-?[0-9]\}?)?)?$")
+# A command of the prompt's answer format around the value that ends the text (``\answer{73}``, ``\final{73}.``).
+_CLOSING_COMMAND_RE = re.compile(r"\\[A-Za-z]{2,30}\{(?P<value>[^{}\n\\]{1,60})\}[\s.$]*$")
 _MARKUP_TAG_RE = re.compile(r"</?[A-Za-z][\w-]{0,20}>")
 # "72, not 73", "72 (not 73)", "72, rather than 73": what follows the answer only says what it is not.
 _CONTRAST_TAIL_RE = re.compile(r"(?:\s*,\s*|\s*\(\s*)(?:but\s+)?(?:not|rather\s+than|instead\s+of)\s+[^,;()\n]*\)?$",
@@ -448,6 +450,9 @@ def _last_value(text: str, statement: bool = False) -> Extraction | None:
     start = spans[-1][1] if spans else 0
     number = stated_number(text, start) if statement else last_prose_number(text, start)
     latex = last_plain_latex_value(text, start)  # "So each part is \frac{2}{5} tons.": maths without delimiters
+    command = _CLOSING_COMMAND_RE.search(text, start)  # "\answer{73}": a format's command ends the text
+    if command is not None and (latex is None or latex[1] <= command.start()) and any(map(str.isdigit, command["value"])):
+        return Extraction(command["value"].strip(), "last number")
     if latex is not None and (number is None or number[0] < latex[1]):  # the later of the two
         return Extraction(latex[2], "math span")
     if number is not None:

@@ -39,7 +39,8 @@ import re
 from ..text.hedging import (BOLD_LINE_RE, CHECK_RE, CORRECTION_RE, HEDGE_WORD_RE, MINERVA_TAIL_RE, Review,
                             alternatives_before, answer_tags, blanked, closing_statement, disowned_answer,
                             disowned_boxes, is_blank_box, only_words_between, same_statement, sentence_end,
-                            sentence_start, tags_standing_beside_the_last)
+                            repeated_statement, sentence_start,
+                            tags_standing_beside_the_last)
 from ..text.labels import is_label, opens_line
 from ..text.latex import boxed_spans, top_level_parts
 from .extract import (_BOLD_RE, Extraction, _last_bold, _last_phrase, answer_under_heading, extract_answer,
@@ -212,6 +213,10 @@ def review(text: str, answer: Extraction | None) -> Review:
     """
     if answer is None or answer.source == "bare":
         return Review(answer)
+    repeated = repeated_statement(text)  # "Answer: 73 or Answer: 72", "[[73]]" then "[[72]]", in any format
+    if repeated and any(same_statement(value, answer.text) for value in repeated):
+        others = tuple(value for value in repeated if not same_statement(value, answer.text))
+        return Review(answer, others=others, others_rule="several answers")
     if answer.source in ("answer tag", "last number", "math span", "bold"):
         disowned = disowned_answer(text)
         if disowned is not None and same_statement(disowned, answer.text):

@@ -178,10 +178,11 @@ _NEGATED_ANSWER_RE = re.compile(r"\banswers?\b(?:\s+(?:is|was|would\s+be|will\s+
                                 r"(?:not|never|isn['’]t|wasn['’]t)"
                                 rf"{_VALUE_OPENING}(?P<value>[^\s$*,;:!?()<]+?)\.?(?=[\s$*,;:!?()<]|$)", re.IGNORECASE)
 
-# "<final>not 72</final>", "Result: not 72": a value a tag, a line or a label opens by negating.
-_NEGATED_VALUE_RE = re.compile(r"(?:^|(?<=[>:]))[ \t*_]*(?:not|never)"
-                               rf"{_VALUE_OPENING}(?P<value>[-+]?[0-9][^\s$*,;:!?()<]*?)\.?(?=[\s$*,;:!?()<]|$)",
-                               re.IGNORECASE | re.MULTILINE)
+# "<final>not 72</final>", "Result: not 72", "#### not 72", "[[not 72]]", "\answer{not 72}": a value a tag, a line,
+# a label or a bracket opens by negating.
+_NEGATED_VALUE_RE = re.compile(r"(?:^|(?<=[>:(\[{\"'#=]))[ \t*_\"'\[({]*(?:not|never)"
+                               rf"{_VALUE_OPENING}(?P<value>[-+]?[0-9][^\s$*,;:!?()<}}\]\"']*?)\.?"
+                               r"(?=[\s$*,;:!?()<}\]\"']|$)", re.IGNORECASE | re.MULTILINE)
 _DISOWNING_PATTERNS = (_NEGATED_ANSWER_RE, _SUPPOSED_ANSWER_RE, _NEGATED_VALUE_RE)
 
 
@@ -243,6 +244,52 @@ def disowned_answer(text: str) -> str | None:
     if found is None or found.group("value").lower() in ("a", "an", "the"):
         return None
     return None if re.search(r"[0-9]", _NEGATION_RE.sub("", text[found.end():])) else found.group("value")
+
+
+_STATED_NUMBER_RE = re.compile(r"(?<![0-9])[-+\u2212]?[0-9]+(?:[.,][0-9]+)*(?![0-9])")
+_OR_RE = re.compile(r"\s+or\s+", re.IGNORECASE)
+_CLOSING_PUNCTUATION = ".!,;: \t"
+
+
+def repeated_statement(text: str) -> tuple[str, ...]:
+    """The numbers of one statement written again with only its number changed, at the end of ``text``:
+    offered with "or" on the last line (``Answer: 73 or Answer: 72``, ``[[73]] or [[72]]``) or on each
+    of the last two lines (``Result: 73`` then ``Result: 72``), in any answer format; ``()`` when there is
+    none, when every copy states the same number, or when the copies are bare numbers (``5 or 6``).
+
+    Example:
+        >>> repeated_statement("So:\\nANS(73) or ANS(72)"), repeated_statement("Result: 73\\n\\nResult: 72.")
+        (('73', '72'), ('73', '72'))
+        >>> repeated_statement("Part 1: 73\\nPart 2: 72"), repeated_statement("Result: 72\\nResult: 72")
+        ((), ())
+    """
+    tail = text[-600:].rstrip()
+    last_break = tail.rfind("\n")
+    last = tail[last_break + 1:].strip()
+    if " or " in last.lower() or "\tor " in last.lower():
+        found = _same_but_number(_OR_RE.split(last))
+        if found:
+            return found
+    head = tail[:last_break].rstrip() if last_break >= 0 else ""
+    previous = head[head.rfind("\n") + 1:].strip()
+    return _same_but_number([previous, last]) if previous else ()
+
+
+def _same_but_number(parts: list[str]) -> tuple[str, ...]:
+    """The numbers of ``parts`` when each states one number, all read alike without it and with something
+    besides it (bare numbers are left to the readers' own hedge rules), and the numbers differ; else ``()``."""
+    if len(parts) < 2:
+        return ()
+    numbers, shapes = [], set()
+    for part in parts:
+        found = _STATED_NUMBER_RE.findall(part)
+        if len(found) != 1:
+            return ()
+        numbers.append(found[0])
+        shapes.add(_STATED_NUMBER_RE.sub("#", part).strip(_CLOSING_PUNCTUATION))
+    if len(shapes) != 1 or shapes == {"#"} or len(set(numbers)) == 1:
+        return ()
+    return tuple(numbers)
 
 
 def negates_an_answer(span: str) -> bool:
