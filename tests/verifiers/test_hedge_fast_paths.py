@@ -184,7 +184,8 @@ _PIECES = [
     "Maybe", "maybe", "probably", "I guess", "not sure", "Alternatively,", "Candidate 2:", "or", "/",
     "Wait,", "Actually", "No,", "no.", "Check:", "verify", "Let me recheck.", "instead", "sorry", "simplify",
     "it is not", "if it were", "would be", '"', "“", "”", "<!--", "-->", "```", "<answer>18</answer>",
-    "<answer>20</answer>", "<answer>wait, 20</answer>", "</answer>", "<ANSWER>", "</think>", "I hope it is correct.", "ſ", "ı", "İ", "K", "MAYBE", "ANSWER:",
+    "<answer>20</answer>", "<answer>wait, 20</answer>", "</answer>", "<ANSWER>", "not 18", "(not 20", "[[not 18]]",
+    "#### not 18", '"not 20"', "{not", "NOT 18", "never 20", "Result:", "Result: 18", "ANS(18)", "ANS(20)", "[[20]]", "</think>", "I hope it is correct.", "ſ", "ı", "İ", "K", "MAYBE", "ANSWER:",
     "WAIT", "hours", "120 minutes", "2 hours, or", "$", ":", ".", "(", ")", "x = 18",
 ]
 
@@ -606,3 +607,12 @@ def test_many_answer_tags_are_read_in_linear_time(verify, monkeypatch: pytest.Mo
     verdict = verify(text, 18)
     assert verdict.status == "wrong" and "several answers" in verdict.reason
     assert counting.read <= 3 * len(text)
+
+
+@settings(max_examples=800, deadline=None)
+@given(text=compositions())
+def test_negated_values_match_the_pattern_as_written(text: str) -> None:
+    lowered = hedging.cue_text(text)
+    if lowered is not None:
+        fast = [match.span() for match in hedging._negated_values(text, lowered)]
+        assert fast == [match.span() for match in hedging._NEGATED_VALUE_RE.finditer(text)], text

@@ -285,13 +285,15 @@ def review(text: str, answer: Extraction | None, read: Callable[[str], Extractio
     """
     if answer is None:
         return _NO_ANSWER
-    repeated = repeated_statement(text)  # "Answer: 73 or Answer: 72", "[[73]]" then "[[72]]", in any format
+    # "Answer: 73 or Answer: 72", "[[73]]" then "[[72]]", in any format (a #### line's own review reads these)
+    repeated = repeated_statement(text) if answer.source != "####" else ()
     if repeated:
         offered = [number for number in (first_number(value, whole_as_int=True) for value in repeated) if number]
         if any(number.value == answer.number.value for number in offered):
             others = tuple(number for number in offered if number.value != answer.number.value)
             return Review(answer, others=others, others_rule="several answers")
-    if answer.source in ("last number", "bold", "####"):  # "The answer is not 24.", "If the answer were 24, ...", in a tag too
+    if answer.source in ("last number", "bold") or answer.source == "####" and _negates_on_its_line(text, answer.start):
+        # "The answer is not 24.", "If the answer were 24, ...", in a tag too; "#### not 24"
         disowned = disowned_answer(text)
         if disowned is not None and parse_number(disowned) == answer.number.value:
             return Review(answer, "disowned", f"it says {disowned} is not its answer, or only supposes it: "
@@ -312,6 +314,13 @@ def review(text: str, answer: Extraction | None, read: Callable[[str], Extractio
             kinds = ", ".join(sorted({why for _, _, why in disowned}))
             return Review(answer, "disowned", f"its only boxed answer is disowned ({kinds}): no answer is stated as final")
     return _review_read(text, answer, spans)
+
+
+def _negates_on_its_line(text: str, start: int) -> bool:
+    """Whether the line starting at ``start`` holds a negation ("not", "never") in any case."""
+    end = text.find("\n", start)
+    line = text[start:end if end >= 0 else len(text)].lower()
+    return "not" in line or "never" in line
 
 
 def _review_read(text: str, answer: Extraction, spans: list[tuple[int, int, str]]) -> Review:

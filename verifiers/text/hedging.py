@@ -237,18 +237,49 @@ def disowned_answer(text: str) -> str | None:
         ('24', None)
     """
     lowered = completion_cues(text)  # (the completion's answer was read on it)
-    if lowered is not None and "answer" not in lowered and "not" not in lowered and "never" not in lowered:
-        return None  # every match holds one of these words
-    found = max((match for pattern in _DISOWNING_PATTERNS for match in pattern.finditer(text)),
-                key=lambda match: match.start(), default=None)
+    if lowered is None:  # letters only the patterns read as ASCII ones: each is searched
+        matches = [match for pattern in _DISOWNING_PATTERNS for match in pattern.finditer(text)]
+    else:  # each pattern only where its words stand ("answer"; "not", "never")
+        matches = [match for pattern in _DISOWNING_PATTERNS[:2] for match in pattern.finditer(text)] \
+            if "answer" in lowered else []
+        if "not" in lowered or "never" in lowered:
+            matches += _negated_values(text, lowered)
+    found = max(matches, key=lambda match: match.start(), default=None)
     if found is None or found.group("value").lower() in ("a", "an", "the"):
         return None
     return None if re.search(r"[0-9]", _NEGATION_RE.sub("", text[found.end():])) else found.group("value")
 
 
+_NEGATION_CUE_RE = re.compile(rf"(?:not|never){_VALUE_OPENING}[-+]?[0-9]")  # on the lower-cased text: a value follows
+_OPENERS = '\n>:([{"\'#='
+_NEGATION_DRESS = ' \t*_"\'[({'
+
+
+def _negated_values(text: str, lowered: str) -> list[re.Match[str]]:
+    """``list(_NEGATED_VALUE_RE.finditer(text))``, the pattern tried only where ``lowered`` (the lower-cased
+    ``text``, every index kept) holds "not" or "never" before a value: a match starts on the run of dressing
+    before the word, at its first place that opens a line or follows an opener."""
+    found: list[re.Match[str]] = []
+    scanned = 0
+    for cue in _NEGATION_CUE_RE.finditer(lowered):
+        at = cue.start()
+        if at < scanned:
+            continue
+        run = at
+        while run > scanned and text[run - 1] in _NEGATION_DRESS:
+            run -= 1
+        start = next((index for index in range(run, at + 1) if index == 0 or text[index - 1] in _OPENERS), None)
+        match = _NEGATED_VALUE_RE.match(text, start) if start is not None else None
+        if match is not None:
+            found.append(match)
+            scanned = max(match.end(), match.start() + 1)
+    return found
+
+
 _STATED_NUMBER_RE = re.compile(r"(?<![0-9])[-+\u2212]?[0-9]+(?:[.,][0-9]+)*(?![0-9])")
-_OR_RE = re.compile(r"\s+or\s+", re.IGNORECASE)
+_OR_RE = re.compile(r"\s+(?:or|OR|Or)\s+")
 _CLOSING_PUNCTUATION = ".!,;: \t"
+_NUMBER_START = frozenset("0123456789-+\u2212")
 
 
 def repeated_statement(text: str) -> tuple[str, ...]:
@@ -263,16 +294,30 @@ def repeated_statement(text: str) -> tuple[str, ...]:
         >>> repeated_statement("Part 1: 73\\nPart 2: 72"), repeated_statement("Result: 72\\nResult: 72")
         ((), ())
     """
-    tail = text[-600:].rstrip()
-    last_break = tail.rfind("\n")
-    last = tail[last_break + 1:].strip()
-    if " or " in last.lower() or "\tor " in last.lower():
+    end = len(text.rstrip())  # (the text itself when it ends on no blank)
+    last_break = text.rfind("\n", max(0, end - 600), end)
+    last = text[last_break + 1:end].strip()
+    if not last:
+        return ()
+    if ("or" in last or "OR" in last or "Or" in last) and _OR_RE.search(last):
         found = _same_but_number(_OR_RE.split(last))
         if found:
             return found
-    head = tail[:last_break].rstrip() if last_break >= 0 else ""
-    previous = head[head.rfind("\n") + 1:].strip()
-    return _same_but_number([previous, last]) if previous else ()
+    if last_break <= 0:
+        return ()
+    previous_break = text.rfind("\n", max(0, last_break - 600), last_break)
+    previous = text[previous_break + 1:last_break].strip()
+    if not previous:  # a blank line between: the line before it
+        head_end = last_break
+        while head_end > 0 and text[head_end - 1].isspace():
+            head_end -= 1
+        previous_break = text.rfind("\n", max(0, head_end - 600), head_end)
+        previous = text[previous_break + 1:head_end].strip()
+    # Two lines alike but for their number are about as long and begin alike (the same character, or a number).
+    if not previous or abs(len(previous) - len(last)) > 24 \
+            or previous[0] != last[0] and not (previous[0] in _NUMBER_START and last[0] in _NUMBER_START):
+        return ()
+    return _same_but_number([previous, last])
 
 
 def _same_but_number(parts: list[str]) -> tuple[str, ...]:
@@ -286,7 +331,7 @@ def _same_but_number(parts: list[str]) -> tuple[str, ...]:
         if len(found) != 1:
             return ()
         numbers.append(found[0])
-        shapes.add(_STATED_NUMBER_RE.sub("#", part).strip(_CLOSING_PUNCTUATION))
+        shapes.add(_STATED_NUMBER_RE.sub("#", part).rstrip(_CLOSING_PUNCTUATION))
     if len(shapes) != 1 or shapes == {"#"} or len(set(numbers)) == 1:
         return ()
     return tuple(numbers)

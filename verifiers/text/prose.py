@@ -172,7 +172,7 @@ def offered_before(text: str, start: int) -> str | None:
         ('73', None)
     """
     window = text[max(0, start - 40):start]
-    if "or" not in window.lower():
+    if "or" not in window:  # the word of every gap
         return None
     previous = None
     for match in _PROSE_NUMBER_RE.finditer(window):
