@@ -280,13 +280,15 @@ _STATED_NUMBER_RE = re.compile(r"(?<![0-9])[-+\u2212]?[0-9]+(?:[.,][0-9]+)*(?![0
 _OR_RE = re.compile(r"\s+(?:or|OR|Or)\s+")
 _CLOSING_PUNCTUATION = ".!,;: \t"
 _NUMBER_START = frozenset("0123456789-+\u2212")
+_FORMAT_MARK_RE = re.compile(r"[\[\](){}<>:=#*|\\]")
 
 
 def repeated_statement(text: str) -> tuple[str, ...]:
     """The numbers of one statement written again with only its number changed, at the end of ``text``:
     offered with "or" on the last line (``Answer: 73 or Answer: 72``, ``[[73]] or [[72]]``) or on each
     of the last two lines (``Result: 73`` then ``Result: 72``), in any answer format; ``()`` when there is
-    none, when every copy states the same number, or when the copies are bare numbers (``5 or 6``).
+    none, when every copy states the same number, when the copies are bare numbers (``5 or 6``), or when the
+    last line holds no mark of a format (a bracket, a colon, an equals sign, ``#``, ``*``, ``|`` or ``\\``).
 
     Example:
         >>> repeated_statement("So:\\nANS(73) or ANS(72)"), repeated_statement("Result: 73\\n\\nResult: 72.")
@@ -297,8 +299,8 @@ def repeated_statement(text: str) -> tuple[str, ...]:
     end = len(text.rstrip())  # (the text itself when it ends on no blank)
     last_break = text.rfind("\n", max(0, end - 600), end)
     last = text[last_break + 1:end].strip()
-    if not last:
-        return ()
+    if not last or not _FORMAT_MARK_RE.search(last):  # an answer format marks its statement; a sentence is read
+        return ()                                      # by the readers' own rules
     if ("or" in last or "OR" in last or "Or" in last) and _OR_RE.search(last):
         found = _same_but_number(_OR_RE.split(last))
         if found:
