@@ -62,8 +62,9 @@ def the_walk() -> list[str]:
 
 
 def masked(line: str) -> str:
-    """A printed line with its figures masked: a rate (``7.41it/s``, ``1.2s/it``) and every number."""
-    return re.sub(r"\d+", "N", re.sub(r"[\d.]+(?:\w+/s|s/\w+)", "RATE", line))
+    """A printed line with its figures masked: a rate (``7.41it/s``, ``1.2s/it``) and every number, and its runs
+    of blanks as one (a progress bar pads its rate to the rate's width)."""
+    return re.sub(r" +", " ", re.sub(r"\d+", "N", re.sub(r"[\d.]+(?:\w+/s|s/\w+)", "RATE", line)))
 
 
 def test_every_readme_command_is_walked_or_says_why_not():
