@@ -27,6 +27,7 @@ from ..text.labels import is_label
 from ..text.latex import boxed_spans
 from ..text.numbers import NumberMatch, first_number, iter_numbers, last_number
 from ..text.prose import before_modifier, looks_cut_off, offered_before, without_closing_remark
+from ..text.vocabulary import MARKUP_TAG
 
 Mode = Literal["strict", "flexible", "auto"]
 MODES: tuple[str, ...] = ("strict", "flexible", "auto")
@@ -63,7 +64,7 @@ _BOX_QUALIFIER_WORD_RE = re.compile(r"\b(?:not|no|or|either|and|about|approx\w*|
 # The last line of a completion offering two numbers: "5 or 6", "**Either 5 or 6.**", "<answer>5 or 6</answer>".
 _LAST_LINE_HEDGE_RE = re.compile(r"^[\s*_$]*(?:either\s+)?\\?\$?\s?(?P<first>[-+]?[0-9][0-9.,]*)\s*(?:,\s*)?or\s+"
                                  r"\\?\$?\s?(?P<second>[-+]?[0-9][0-9.,]*)[\s*_.$]*$", re.IGNORECASE)
-_TAG_RE = re.compile(r"</?[A-Za-z][A-Za-z0-9_-]{0,20}>")  # <answer>, <final>, <result>: what a prompt asks to wrap in
+_TAG_RE = re.compile(MARKUP_TAG)
 # Words that turn an earlier boxed answer into a corrected one rather than a hedge.
 _CORRECTION_RE = re.compile(r"\b(?:wait|no|actually|correction|mistake|re-?check\w*|instead|rather|oops|sorry)\b",
                             re.IGNORECASE)

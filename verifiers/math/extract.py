@@ -54,7 +54,8 @@ from ..text.labels import is_label
 from ..text.latex import boxed_spans, last_plain_latex_value, math_spans, strip_math_delimiters
 from ..text.numbers import leading_number_words
 from ..text.prose import HEDGE, before_modifier, last_prose_number, looks_cut_off, stated_number, without_closing_remark
-from ..text.vocabulary import NOT_EQUAL_COMMAND, OPERATOR_NAME_COMMAND, ORDER_COMMAND, STYLED_TEXT_COMMAND, UNIT_WORD
+from ..text.vocabulary import (MARKUP_TAG, NOT_EQUAL_COMMAND, OPERATOR_NAME_COMMAND, ORDER_COMMAND, STYLED_TEXT_COMMAND,
+                               UNIT_WORD)
 
 Source = Literal["bare", "answer tag", "boxed", "final answer", "bold", "math span", "last number"]
 
@@ -101,7 +102,7 @@ _SCIENTIFIC_ANSWER_RE = re.compile(r"[-+\u2212]?[0-9]+(?:\.[0-9]+)?\s*(?:×|\\ti
                                    r"(?:\s*(?:\\text\{[^{}]*\}|[A-Za-zÅμΩ]{1,12}(?:\s*/\s*[A-Za-zÅμΩ]{1,8})?)(?:\^\{?-?[0-9]\}?)?)?$")
 # A command of the prompt's answer format around the value that ends the text (``\answer{73}``, ``\final{73}.``).
 _CLOSING_COMMAND_RE = re.compile(r"\\[A-Za-z]{2,30}\{(?P<value>[^{}\n\\]{1,60})\}[\s.$]*$")
-_MARKUP_TAG_RE = re.compile(r"</?[A-Za-z][\w-]{0,20}>")
+_MARKUP_TAG_RE = re.compile(MARKUP_TAG)
 # "72, not 73", "72 (not 73)", "72, rather than 73": what follows the answer only says what it is not.
 _CONTRAST_TAIL_RE = re.compile(r"(?:\s*,\s*|\s*\(\s*)(?:but\s+)?(?:not|rather\s+than|instead\s+of)\s+[^,;()\n]*\)?$",
                                re.IGNORECASE)

@@ -10,7 +10,7 @@ import re
 import unicodedata
 
 from .hedging import cue_text
-from .vocabulary import SCALE_WORD, UNIT_WORD
+from .vocabulary import MARKUP_TAG, SCALE_WORD, UNIT_WORD
 
 HEDGE = " \u27eaor\u27eb "  # " ⟪or⟫ ": joins answers offered as alternatives ("\boxed{5} or \boxed{7}")
 
@@ -74,7 +74,7 @@ _PROSE_NUMBER_RE = re.compile(
     r"(?:\s?(?P<percent>\\?%|percent\b|pct\b))?"
 )
 # "5 or 7", "5, or maybe 7", "<final>5</final> or <final>7</final>", '{"answer": "5"} or {"answer": "7"}': alternatives
-_HEDGE_GAP_RE = re.compile(r"(?:[\s,$\"'}]|</?[A-Za-z][\w-]{0,20}>)*or\b[\w\s$]{0,15}"
+_HEDGE_GAP_RE = re.compile(rf"(?:[\s,$\"'}}]|{MARKUP_TAG})*or\b[\w\s$]{{0,15}}"
                            r"(?:<[A-Za-z][\w-]{0,20}>|\{\s*\"[A-Za-z_]{1,20}\"\s*:\s*\"?)?")
 # A number that only qualifies the answer before it: "... for the 2 shirts", "... 10 years from now".
 _MODIFIER_WORDS = ("in", "for", "of", "from", "to", "during", "within", "over", "per", "after", "by")

@@ -17,6 +17,8 @@ Example:
 from __future__ import annotations
 
 # Commands that print their braced argument as upright text: "5 \text{ cm}", "\mbox{or}", "\mathrm{m}".
+# An opening or closing markup tag of any name (<answer>, </final>, <result>): what a prompt asks to wrap an answer in.
+MARKUP_TAG = r"</?[A-Za-z][\w-]{0,20}>"
 TEXT_COMMAND = r"\\(?:text|textrm|textnormal|mbox|mathrm)"
 # The same and the styled ones (bold, italic): "\textbf{C}", "\mathit{e}".
 STYLED_TEXT_COMMAND = r"\\(?:text|textrm|textnormal|mbox|mathrm|textbf|textit|mathbf|mathit)"
