@@ -154,7 +154,8 @@ def full_reading() -> Iterator[None]:
                (hedging, "disowned_boxes", full_disowned_boxes),
                (gsm8k_hedges, "_statement_before", full_statement_before),
                (gsm8k_hedges, "_statements_after", full_statements_after),
-               (gsm8k_hedges, "_no_mark_before", lambda text, start: False)]
+               (gsm8k_hedges, "_no_mark_before", lambda text, start: False),
+               (gsm8k, "closing_line", lambda text, mode: None)]
     for module in (gsm8k_hedges, math_hedges):
         patches.append((module, "closing_statement", hedging.CLOSING_RE.search))
         for name in ("sentence_start", "answer_tags", "tags_standing_beside_the_last", "disowned_answer", "disowned_boxes"):
@@ -273,6 +274,80 @@ def test_the_full_reading_can_disagree() -> None:
     finally:
         gsm8k_hedges._statement_before = saved
     assert full.details.get("check") == "override" and skipped.correct
+
+
+# --- closing lines read alone ----------------------------------------------------------------------
+
+_REASONING = ["Janet sells 16 - 3 - 4 = 9 eggs.", "She makes 9 * 2 = $18 every day.", "It takes 2 hours, or 120 minutes.",
+              "So 20 is too many.", "It is not 18 apples.", "If the total were 18, she would have 2 left.", "Let me check: 9 + 9 = 18.",
+              "Wait, 3 + 4 = 7.", "(5 arms and 3 legs)", "Step 2: 18 / 2 = 9", "x = 18", "\\(9 \\times 2 = 18\\)", "$9 + 9$",
+              "Maybe 20.", "Either 18 or 20.", "\\frac{1}{2}", "# Step 1", "### Plan", "*", "a * b", "Answers vary.", "The ANSWER",
+              "**Step 3: add**", "\\boxed{20}", "<b>", "```", "“18”", '"18"', "ſ", "#### 20", "Therefore, 20.", "So 20",
+              "**18**", "**Total:** 18", "Long reasoning goes on here. " * 8, "### Step 2: **add**"]
+_HEADINGS = ["", "So the total is:", "The answer is:", "It is not:", "Maybe:", "**Total:** 18", "4. **Total:**", "**18**\n", "**Final Answer**", "**Final Answer:**", "### Final Answer", "## Answer:", "**Conclusion:**", "Final answer",
+             "**Answer**", "**Step 3: Final answer**", "**Final Answer**: 20", "---", "***", "\\[", "$$"]
+_CLOSINGS = ["#### 18", "#### $18", "#### 1,000", "#### -3", "#### 18.00", "#### not 18", "#### 18 or 20", "#### 18 = 20",
+             "The answer is 18.", "The answer is $18.", "the final answer is 20", "So the answer is: 18", "**Answer:** 18",
+             "Answer: **18**", "Final Answer: The final answer is $18$. I hope it is correct.", "The answer is not 18.",
+             "The answer is 18 or 20.", "The answer is 18 eggs.", "\\boxed{18}", "$\\boxed{18}$", "\\[\\boxed{18}\\]",
+             "So the final answer is $\\boxed{18}$.", "\\boxed{}", "\\boxed{18 = 20}", "\\boxed{6^2}", "\\boxed{maybe 18}",
+             "**18**", "**20**.", "**18 or 20**", "**-3**", "\\fbox{18}", "Answer: 18", "#### 2C#",
+             "Therefore, Janet makes \\(\\boxed{18}\\) dollars a day.", "Thus it is maybe \\boxed{18}.", "It is not \\boxed{18}.",
+             "If the total were \\boxed{18}, she would be done.", "He says “\\boxed{18}”.", "So \\boxed{18} or \\boxed{20}.",
+             "\\boxed{18} is the answer.", "The answer is \\boxed{18}, not 20.", "So $x = \\boxed{\\$18}$.", "Hence \\boxed{18} (not sure).",
+             "I guess \\boxed{18}.", "\\boxed{18} probably", "Alternatively, \\boxed{18}.", "Wait, \\boxed{18}.", "It can't be \\boxed{18}."]
+_AFTER = ["", "\n", "\n\\]", "\n$$\n", "\n---", "\n\nI hope this helps!", "\n\nI hope this helps! Ask me about 2 more.",
+          "\nTherefore, 20.", "\nCheck: 9 + 9 = 18.", "\nNote: 20 is wrong.", "\nThe answer is 20.", "\n**20**", "\n\\boxed{20}",
+          "\n#### 20", "\nResult: 18\nResult: 20", "\nWait, it is 20.", "\nMaybe.", "\n<answer>20</answer>", "\n18 or 20"]
+
+
+@st.composite
+def closings(draw: st.DrawFn) -> str:
+    reasoning = draw(st.lists(st.sampled_from(_REASONING), max_size=5))
+    glue = draw(st.sampled_from(["\n", " ", "\n\n"]))
+    heading = draw(st.sampled_from(_HEADINGS))
+    fences = draw(st.sampled_from(["", "\\[\n", "$$\n", "\n"]))
+    closing = draw(st.sampled_from(_CLOSINGS))
+    glue = draw(st.sampled_from([glue, ". ", " "])) if not heading and not fences else glue  # a closing sentence
+    return (glue.join(reasoning) + glue + (heading + "\n" if heading else "") + fences + closing
+            + draw(st.sampled_from(["", " ", "\t"])) + draw(st.sampled_from(_AFTER)))
+
+
+@settings(max_examples=1500, deadline=None)
+@given(text=closings(), mode=st.sampled_from(["auto", "flexible", "strict"]), gold=st.sampled_from([18, 20, 1000, -3]))
+def test_closing_lines_read_alone_match_the_full_reading(text: str, mode: str, gold: int) -> None:
+    fast = gsm8k.verify(text, gold, mode=mode)
+    with full_reading():
+        full = gsm8k.verify(text, gold, mode=mode)
+    assert fast == full, text
+
+
+@pytest.mark.parametrize("text", [
+    "She makes 9 * 2 = $18.\n#### 18", "9 * 2 = 18.\nThe answer is $18.", "9 * 2 = 18.\n\n**Final Answer**\n\\[\n\\boxed{18}\n\\]",
+    "9 * 2 = 18.\nSo the final answer is $\\boxed{18}$.", "9 * 2 = 18.\n\n**18**", "9 * 2 = 18.\n\n**Answer:** 18",
+    "9 * 2 = 18.\nFinal Answer: The final answer is $18$. I hope it is correct.", "9 * 2 = 18.\n#### 18\n\nI hope this helps!",
+    "**Step 1:** 9 * 2 = 18." + " She counts again." * 12 + "\n\nTherefore, Janet makes \\(\\boxed{18}\\) dollars a day.",
+    "4. **Total:**\n   \\[\n   9 + 9 = 18\n   \\]\n\nTherefore, Janet makes \\(\\boxed{18}\\) dollars a day.",
+    "So 9 + 9 = 18. So, the answer is: \\(\\boxed{18}\\).", "Thus, the total is:\n\\[ \\boxed{18} \\]",
+])
+def test_common_closings_are_read_alone(text: str) -> None:
+    """The closings the fast path is for take it (the comparison above is not vacuous), and pay the same."""
+    assert gsm8k.closing_line(text, "auto") is not None
+    with full_reading():
+        assert gsm8k.verify(text, 18).correct
+    assert gsm8k.verify(text, 18).correct
+
+
+@pytest.mark.parametrize("text", [
+    "The answer is 20.\n#### 18", "It is \\boxed{20}.\n#### 18", "**20**\n\n**18**", "#### 18\nThe answer is 20.",
+    "The answer is 18.\nResult: 18\nResult: 20", "#### 18\nTherefore, 20.", "<answer>20</answer>\n#### 18", "#### not 18",
+    "```\n\\boxed{20}\n```\n\\boxed{18}", "The answer is 18 or 20.", "\\boxed{18}\nWait, it is 20.",
+    "**20**\n\nSo Janet makes \\(\\boxed{18}\\) dollars.", "It is maybe \\boxed{18}.", "It is not \\boxed{18}.",
+    "**20**" + " She counts again." * 12 + "\n\n**18**", "**20**\nTherefore, it is \\(\\boxed{18}\\).",
+    "The answer is 20. Therefore, it is \\(\\boxed{18}\\).",
+])
+def test_closings_with_another_statement_are_reviewed(text: str) -> None:
+    assert gsm8k.closing_line(text, "auto") is None
 
 
 # --- prose readers: each pattern is run only where its cue stands ------------------------------------

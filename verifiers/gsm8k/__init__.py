@@ -27,11 +27,12 @@ from functools import lru_cache
 from typing import Any
 
 from ..registry import moved_backend_keyword
-from ..text.hedging import after_reasoning
+from ..text.hedging import Review, after_reasoning
 from ..text.numbers import Exact, exact, format_number, parse_number
 from ..text.prose import CUT_OFF_REASON, looks_cut_off
 from ..verdict import UnusableGold, Verdict
-from .extract import MODES, Extraction, Mode, _extractor, _strict, extract_answer, qualifies_its_number
+from .closing import closing_line
+from .extract import MODES, Extraction, Mode, _extractor, _line_reader, _strict, extract_answer, qualifies_its_number
 from .hedges import one_quantity, review
 
 __all__ = ["MODES", "Extraction", "Mode", "Verdict", "extract_answer", "gold_value", "verify", "verify_batch"]
@@ -170,7 +171,11 @@ def verify(
         return Verdict("no_answer", reason="cut off: the <think> block is never closed by </think>, so no final answer "
                        "follows it", details={"mode": mode, "gold": gold_text, "method": "policy",
                                               "rule": "unfinished reasoning", "check": "unfinished reasoning"})
-    policy = review(text, extract(text), extract)
+    line = closing_line(text, mode)
+    if line is not None:  # the answer alone at the close: read there, and the policy has nothing to read
+        policy = Review(_line_reader(mode)(line))
+    else:
+        policy = review(text, extract(text), extract)
     found = policy.answer
     if found is None:
         if mode == "strict":

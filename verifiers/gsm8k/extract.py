@@ -384,3 +384,12 @@ _EXTRACTORS = {"strict": _strict, "flexible": _flexible, "auto": _auto}
 
 def _extractor(mode: Any) -> Callable[[str], Extraction | None] | None:
     return _EXTRACTORS.get(mode) if isinstance(mode, str) else None  # an unhashable mode is no mode
+
+
+# Closing lines recur across the completions of a prompt: their reading is cached.
+_LINE_READERS = {mode: _cached_when_short(read) for mode, read in _EXTRACTORS.items()}
+
+
+def _line_reader(mode: Mode) -> Callable[[str], Extraction | None]:
+    """The reading of ``mode`` for one closing line (:mod:`.closing`), cached for short lines."""
+    return _LINE_READERS[mode]
