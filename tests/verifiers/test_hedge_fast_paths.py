@@ -301,16 +301,22 @@ _AFTER = ["", "\n", "\n\\]", "\n$$\n", "\n---", "\n\nI hope this helps!", "\n\nI
           "\n#### 20", "\nResult: 18\nResult: 20", "\nWait, it is 20.", "\nMaybe.", "\n<answer>20</answer>", "\n18 or 20"]
 
 
+def _without_answer_lines(pieces: list[str]) -> list[str]:
+    """The pieces with no "####" line, tag or code fence (texts the fast path may take)."""
+    return [piece for piece in pieces if not any(mark in piece for mark in ("####", "<", "`"))]
+
+
 @st.composite
 def closings(draw: st.DrawFn) -> str:
-    reasoning = draw(st.lists(st.sampled_from(_REASONING), max_size=5))
+    choose = (lambda pieces: pieces) if draw(st.booleans()) else _without_answer_lines
+    reasoning = draw(st.lists(st.sampled_from(choose(_REASONING)), max_size=5))
     glue = draw(st.sampled_from(["\n", " ", "\n\n"]))
     heading = draw(st.sampled_from(_HEADINGS))
     fences = draw(st.sampled_from(["", "\\[\n", "$$\n", "\n"]))
-    closing = draw(st.sampled_from(_CLOSINGS))
+    closing = draw(st.sampled_from(choose(_CLOSINGS)))
     glue = draw(st.sampled_from([glue, ". ", " "])) if not heading and not fences else glue  # a closing sentence
     return (glue.join(reasoning) + glue + (heading + "\n" if heading else "") + fences + closing
-            + draw(st.sampled_from(["", " ", "\t"])) + draw(st.sampled_from(_AFTER)))
+            + draw(st.sampled_from(["", " ", "\t"])) + draw(st.sampled_from(choose(_AFTER))))
 
 
 @settings(max_examples=1500, deadline=None)
@@ -323,12 +329,12 @@ def test_closing_lines_read_alone_match_the_full_reading(text: str, mode: str, g
 
 
 @pytest.mark.parametrize("text", [
-    "She makes 9 * 2 = $18.\n#### 18", "9 * 2 = 18.\nThe answer is $18.", "9 * 2 = 18.\n\n**Final Answer**\n\\[\n\\boxed{18}\n\\]",
+    "9 * 2 = 18.\nThe answer is $18.", "9 * 2 = 18.\n\n**Final Answer**\n\\[\n\\boxed{18}\n\\]",
     "9 * 2 = 18.\nSo the final answer is $\\boxed{18}$.", "9 * 2 = 18.\n\n**18**", "9 * 2 = 18.\n\n**Answer:** 18",
-    "9 * 2 = 18.\nFinal Answer: The final answer is $18$. I hope it is correct.", "9 * 2 = 18.\n#### 18\n\nI hope this helps!",
+    "9 * 2 = 18.\nFinal Answer: The final answer is $18$. I hope it is correct.",
     "**Step 1:** 9 * 2 = 18." + " She counts again." * 12 + "\n\nTherefore, Janet makes \\(\\boxed{18}\\) dollars a day.",
     "4. **Total:**\n   \\[\n   9 + 9 = 18\n   \\]\n\nTherefore, Janet makes \\(\\boxed{18}\\) dollars a day.",
-    "So 9 + 9 = 18. So, the answer is: \\(\\boxed{18}\\).", "Thus, the total is:\n\\[ \\boxed{18} \\]",
+    "So 9 + 9 = 18. So, the total is \\(\\boxed{18}\\).", "Thus, the total is:\n\\[ \\boxed{18} \\]",
 ])
 def test_common_closings_are_read_alone(text: str) -> None:
     """The closings the fast path is for take it (the comparison above is not vacuous), and pay the same."""
@@ -348,6 +354,14 @@ def test_common_closings_are_read_alone(text: str) -> None:
 ])
 def test_closings_with_another_statement_are_reviewed(text: str) -> None:
     assert gsm8k.closing_line(text, "auto") is None
+
+
+@pytest.mark.parametrize("mode", ["auto", "flexible", "strict"])
+def test_answer_lines_are_left_to_the_full_reading(mode: str) -> None:
+    """A "####" line is read first and its policy is quick; strict mode reads nothing else."""
+    assert gsm8k.closing_line("She makes 9 * 2 = $18.\n#### 18", mode) is None
+    assert gsm8k.closing_line("#### Plan\nShe makes 9 * 2 = $18.\nThe answer is 18.", mode) is None
+    assert (gsm8k.closing_line("She makes 9 * 2 = $18.\nThe answer is 18.", mode) is None) == (mode == "strict")
 
 
 # --- prose readers: each pattern is run only where its cue stands ------------------------------------
