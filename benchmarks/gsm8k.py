@@ -13,7 +13,8 @@ With ``--baseline-src DIR`` (a checkout of an earlier release, ``git worktree ad
 6b9d912^``) it also times referee from this tree and from ``DIR`` on the same cases, each in a fresh
 process (:mod:`benchmarks.baseline`), interleaved with math-verify (parse per call) in this one,
 ``--rounds`` times; medians, each as a multiple of math-verify's speed in the same run. This tree's
-process also times the hedge stage (``review``) apart from reading the answer: its share of the time.
+process also times its stages apart: the look for a closing line read alone, reading the answer and
+the hedge stage (``review``) of the completions not read so; each one's share of the time.
 """
 
 from __future__ import annotations
@@ -73,6 +74,14 @@ SHAPES: dict[str, Callable[[str, Fraction, Fraction], str]] = {
     "boxed then correction": lambda r, v, o: (
         f"{r}\nSo $\\boxed{{{format_number(o)}}}$? No, I misread: the final answer is {format_number(v)}."
     ),
+    # How reasoning models (DeepSeek-R1 and its distills, QwQ, Qwen3) and Qwen2.5-Instruct close.
+    "**Final Answer** over a display box": lambda r, v, o: (
+        f"{r}\n\n**Final Answer**\n\\[\n\\boxed{{{format_number(v)}}}\n\\]"
+    ),
+    "box in a closing sentence": lambda r, v, o: (
+        f"{r}\n\nTherefore, the answer to the question is \\(\\boxed{{{format_number(v)}}}\\) in all."
+    ),
+    "lead-in over a display box": lambda r, v, o: f"{r}\n\nThus, the final answer is:\n\\[\n\\boxed{{{format_number(v)}}}\n\\]",
 }
 
 _CALCULATOR = re.compile(r"<<[^>]*>>")
@@ -168,8 +177,7 @@ _TIMED_MODES = ("auto", "strict")
 
 def measure(cases_path: str, stages: bool) -> dict[str, float]:
     """Seconds this process's referee takes for one pass over the cases in each timed mode (``auto`` first,
-    from a cold start); with ``stages``, a warm ``auto`` pass and its two stages apart: reading the
-    answer and the hedge stage (``review``)."""
+    from a cold start); with ``stages``, a warm ``auto`` pass and its stages apart (:func:`_stage_seconds`)."""
     cases = json.loads(Path(cases_path).read_text())
     completions, golds = [c["completion"] for c in cases], [c["gold"] for c in cases]
     seconds = {}
@@ -181,20 +189,28 @@ def measure(cases_path: str, stages: bool) -> dict[str, float]:
 
 
 def _stage_seconds(completions: list[str], golds: list[str]) -> dict[str, float]:
-    from referee.verifiers.gsm8k import extract, hedges
+    """A warm ``auto`` pass, and its stages as ``verify`` runs them: the look for a closing line read
+    alone (:mod:`referee.verifiers.gsm8k.closing`), reading the answer (that line, else the text),
+    and the hedge stage (``review``) of the texts not read from their closing line alone."""
+    from referee.verifiers.gsm8k import closing, extract, hedges
     from referee.verifiers.text.hedging import after_reasoning
 
-    read = extract._extractor("auto")
+    read, read_line = extract._extractor("auto"), extract._line_reader("auto")
     started = time.perf_counter()
     [gsm8k.verify(completion, gold).correct for completion, gold in zip(completions, golds)]
     warm = time.perf_counter() - started
     texts = [text for text in map(after_reasoning, completions) if text is not None]
     started = time.perf_counter()
-    found = [read(text) for text in texts]
-    reading = time.perf_counter() - started
+    lines = [closing.closing_answer(text, "auto") for text in texts]
+    closing_seconds = time.perf_counter() - started
     started = time.perf_counter()
-    [hedges.review(text, answer, read) for text, answer in zip(texts, found)]
-    return {"auto_warm": warm, "reading": reading, "review": time.perf_counter() - started}
+    found = [read(text) if line is None else read_line(line) for text, line in zip(texts, lines)]
+    reading = time.perf_counter() - started
+    reviewed = [(text, answer) for text, line, answer in zip(texts, lines, found) if line is None]
+    started = time.perf_counter()
+    [hedges.review(text, answer, read) for text, answer in reviewed]
+    return {"auto_warm": warm, "closing": closing_seconds, "reading": reading, "review": time.perf_counter() - started,
+            "read_alone": 1 - len(reviewed) / max(1, len(texts))}
 
 
 def beside_baseline(cases: list[dict], src: str, rounds: int) -> dict:
@@ -221,9 +237,10 @@ def beside_baseline(cases: list[dict], src: str, rounds: int) -> dict:
             speed = len(cases) / statistics.median(run[mode] for run in runs[name])
             rows.append({"checker": f"referee {mode}, {name}", "cases_per_s": speed,
                          "speed_vs_math_verify": speed / anchor_speed, "runs_s": [run[mode] for run in runs[name]]})
-    stages = {key: statistics.median(run[key] for run in runs["this tree"]) for key in ("auto_warm", "reading", "review")}
-    return {"baseline": baseline.describe(before), "rounds": rounds, "rows": rows,
-            "review_share": stages["review"] / stages["auto_warm"], "reading_share": stages["reading"] / stages["auto_warm"]}
+    stages = {key: statistics.median(run[key] for run in runs["this tree"])
+              for key in ("auto_warm", "closing", "reading", "review", "read_alone")}
+    return {"baseline": baseline.describe(before), "rounds": rounds, "rows": rows, "read_alone": stages["read_alone"],
+            **{f"{stage}_share": stages[stage] / stages["auto_warm"] for stage in ("closing", "reading", "review")}}
 
 
 def print_beside_baseline(result: dict) -> None:
@@ -233,8 +250,9 @@ def print_beside_baseline(result: dict) -> None:
     print("|---|---:|---:|")
     for row in result["rows"]:
         print(f"| {row['checker']} | {row['cases_per_s']:,.0f} | {row['speed_vs_math_verify']:.1f}x |")
-    print(f"\nthis tree, auto, warm: the hedge stage (review) takes {result['review_share']:.0%} of the time, "
-          f"reading the answer {result['reading_share']:.0%}")
+    print(f"\nthis tree, auto, warm: {result['read_alone']:.0%} of the completions are read from their closing line "
+          f"alone; the look for that line takes {result['closing_share']:.0%} of the time, reading the answer "
+          f"{result['reading_share']:.0%}, the hedge stage (review, the other completions) {result['review_share']:.0%}")
 
 
 def main() -> None:

@@ -13,10 +13,12 @@ from benchmarks import baseline, gsm8k
 def test_a_checkout_is_imported_as_referee_in_a_fresh_process(tmp_path: Path) -> None:
     """Here the 'release' is this tree itself: the process reports the verifiers folder it imported."""
     cases = tmp_path / "cases.json"
-    cases.write_text(json.dumps([{"completion": "#### 18", "gold": "#### 18"}, {"completion": "It is 7.", "gold": "7"}]))
+    cases.write_text(json.dumps([{"completion": "#### 18", "gold": "#### 18"}, {"completion": "It is 7.", "gold": "7"},
+                                 {"completion": "So 3 + 4 = 7.\nThe answer is 7.", "gold": "7"}]))
     seconds = json.loads(baseline.run_module("benchmarks.gsm8k", ["--measure", str(cases), "--stages"], baseline.ROOT))
-    assert set(seconds) == {"auto", "strict", "auto_warm", "reading", "review"}
+    assert set(seconds) == {"auto", "strict", "auto_warm", "closing", "reading", "review", "read_alone"}
     assert all(value >= 0 for value in seconds.values())
+    assert seconds["read_alone"] == pytest.approx(1 / 3)  # the answer phrase alone on the last line
     with baseline.importing(baseline.ROOT) as env:
         folder = Path(env["PYTHONPATH"].split(":")[0])
         assert (folder / "referee" / "verifiers").resolve() == (baseline.ROOT / "verifiers").resolve()

@@ -155,7 +155,7 @@ def full_reading() -> Iterator[None]:
                (gsm8k_hedges, "_statement_before", full_statement_before),
                (gsm8k_hedges, "_statements_after", full_statements_after),
                (gsm8k_hedges, "_no_mark_before", lambda text, start: False),
-               (gsm8k, "closing_line", lambda text, mode: None)]
+               (gsm8k, "closing_answer", lambda text, mode: None)]
     for module in (gsm8k_hedges, math_hedges):
         patches.append((module, "closing_statement", hedging.CLOSING_RE.search))
         for name in ("sentence_start", "answer_tags", "tags_standing_beside_the_last", "disowned_answer", "disowned_boxes"):
@@ -321,7 +321,7 @@ def closings(draw: st.DrawFn) -> str:
 
 @settings(max_examples=1500, deadline=None)
 @given(text=closings(), mode=st.sampled_from(["auto", "flexible", "strict"]), gold=st.sampled_from([18, 20, 1000, -3]))
-def test_closing_lines_read_alone_match_the_full_reading(text: str, mode: str, gold: int) -> None:
+def test_closing_answers_read_alone_match_the_full_reading(text: str, mode: str, gold: int) -> None:
     fast = gsm8k.verify(text, gold, mode=mode)
     with full_reading():
         full = gsm8k.verify(text, gold, mode=mode)
@@ -338,7 +338,7 @@ def test_closing_lines_read_alone_match_the_full_reading(text: str, mode: str, g
 ])
 def test_common_closings_are_read_alone(text: str) -> None:
     """The closings the fast path is for take it (the comparison above is not vacuous), and pay the same."""
-    assert gsm8k.closing_line(text, "auto") is not None
+    assert gsm8k.closing_answer(text, "auto") is not None
     with full_reading():
         assert gsm8k.verify(text, 18).correct
     assert gsm8k.verify(text, 18).correct
@@ -353,15 +353,15 @@ def test_common_closings_are_read_alone(text: str) -> None:
     "The answer is 20. Therefore, it is \\(\\boxed{18}\\).",
 ])
 def test_closings_with_another_statement_are_reviewed(text: str) -> None:
-    assert gsm8k.closing_line(text, "auto") is None
+    assert gsm8k.closing_answer(text, "auto") is None
 
 
 @pytest.mark.parametrize("mode", ["auto", "flexible", "strict"])
 def test_answer_lines_are_left_to_the_full_reading(mode: str) -> None:
     """A "####" line is read first and its policy is quick; strict mode reads nothing else."""
-    assert gsm8k.closing_line("She makes 9 * 2 = $18.\n#### 18", mode) is None
-    assert gsm8k.closing_line("#### Plan\nShe makes 9 * 2 = $18.\nThe answer is 18.", mode) is None
-    assert (gsm8k.closing_line("She makes 9 * 2 = $18.\nThe answer is 18.", mode) is None) == (mode == "strict")
+    assert gsm8k.closing_answer("She makes 9 * 2 = $18.\n#### 18", mode) is None
+    assert gsm8k.closing_answer("#### Plan\nShe makes 9 * 2 = $18.\nThe answer is 18.", mode) is None
+    assert (gsm8k.closing_answer("She makes 9 * 2 = $18.\nThe answer is 18.", mode) is None) == (mode == "strict")
 
 
 # --- prose readers: each pattern is run only where its cue stands ------------------------------------

@@ -31,7 +31,7 @@ from ..text.hedging import Review, after_reasoning
 from ..text.numbers import Exact, exact, format_number, parse_number
 from ..text.prose import CUT_OFF_REASON, looks_cut_off
 from ..verdict import UnusableGold, Verdict
-from .closing import closing_line
+from .closing import closing_answer
 from .extract import MODES, Extraction, Mode, _extractor, _line_reader, _strict, extract_answer, qualifies_its_number
 from .hedges import one_quantity, review
 
@@ -171,7 +171,7 @@ def verify(
         return Verdict("no_answer", reason="cut off: the <think> block is never closed by </think>, so no final answer "
                        "follows it", details={"mode": mode, "gold": gold_text, "method": "policy",
                                               "rule": "unfinished reasoning", "check": "unfinished reasoning"})
-    line = closing_line(text, mode)
+    line = closing_answer(text, mode)
     if line is not None:  # the answer alone at the close: read there, and the policy has nothing to read
         policy = Review(_line_reader(mode)(line))
     else:

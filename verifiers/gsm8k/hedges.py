@@ -412,8 +412,7 @@ def _review_box(text: str, answer: Extraction, spans: list[tuple[int, int, str]]
         return Review(answer, "empty box", "its final box is empty: the final answer is blank")
     if _false_equation(read_box[2]):
         return Review(answer, "false equation", f"its boxed equation {read_box[2].strip()} is false")
-    sentence = text[sentence_start(text, read_box[0]):sentence_end(text, read_box[1])]
-    if HEDGE_WORD_RE.search(sentence.replace(read_box[2], "")):
+    if box_hedged(text, read_box):
         return Review(answer, "hedged", "the sentence of its final box hedges it (maybe, probably, might)")
     if len(spans) > 1:
         boxes = [span for span in spans if span[0] <= read_box[0] and _span_answer(span[2]) is not None]
@@ -424,6 +423,18 @@ def _review_box(text: str, answer: Extraction, spans: list[tuple[int, int, str]]
     others = _statements_after(text[read_box[1]:])
     before = _statement_before(text, read_box[0], _last_box(text, read_box[0]))
     return _override(answer, others + [before] if before is not None else others)
+
+
+def box_hedged(text: str, box: tuple[int, int, str]) -> bool:
+    """Whether the sentence of ``box`` (``(start, end, content)``) hedges it (``maybe``, ``probably``, ``might``).
+
+    Example:
+        >>> text = r"So it is maybe \\boxed{18}."
+        >>> box_hedged(text, boxed_spans(text)[0]), box_hedged(r"So it is \\boxed{18}.", (9, 19, "18"))
+        (True, False)
+    """
+    sentence = text[sentence_start(text, box[0]):sentence_end(text, box[1])]
+    return HEDGE_WORD_RE.search(sentence.replace(box[2], "")) is not None
 
 
 def _override(answer: Extraction, stated: list[NumberMatch]) -> Review:
