@@ -18,6 +18,9 @@ UNPAID = [
     (WORK + "\n\nCandidate 1: $\\boxed{13}$\nCandidate 2: $\\boxed{12}$", "12", "several answers"),
     (WORK + "\n\nFinal answer: $\\boxed{13} / \\boxed{12}$", "12", "several answers"),
     (WORK + "\n\nThe answer is maybe 13, or probably $\\boxed{12}$.", "12", "hedged"),
+    # the line of an earlier box ranks it, however far the later one stands
+    (WORK + "\n\nMaybe $\\boxed{13}$.\n\nLet me look at the boxes and the apples in them once more, slowly.\n\n$\\boxed{12}$",
+     "12", "several answers"),
     # a later statement contradicts the box, and the reverse
     (WORK + "\n\nSo the answer is $\\boxed{12}$.\n\nThe answer is $15$.", "12", "override"),
     (WORK + "\n\n$$\\boxed{12}$$\n\nTherefore, $15$.", "12", "override"),
@@ -58,6 +61,13 @@ PAID = [
     (WORK + "\n\n<!-- draft: \\boxed{13} -->\nSo $\\boxed{12}$.", "12"),
     (WORK + "\n\n```\nprint(4 * 3)\n```\nOutput: 12, so the answer is $\\boxed{12}$.", "12"),
     (WORK + "\n\n$\\boxed{}$ is where the answer goes: $\\boxed{12}$.", "12"),
+    # answers to earlier subproblems: a ranking word between the boxes belongs to neither (Sky-T1, Minerva)
+    ("**Subproblem 1.** The universe is about 13.8 Gyr old, nearest power of ten:\n\n\\[ \\boxed{10} \\text{ Gyr} \\]\n\n"
+     "**Subproblem 2.** Estimates vary. Alternatively, some go up to 4 * 10^11 stars.\n\nSo it is 1 * 10^11.\n\n"
+     "**Final Answer**\n\n\\[ \\boxed{1 \\times 10^{11}} \\]", "1e11"),
+    # a unit after a power of ten, in a statement before the box
+    (WORK + "\n\nTherefore, the final answer is 5.89 × 10⁻⁷ m.\n\n**Final Answer**\n\n\\[ \\boxed{5.89 \\times 10^{-7}} \\]",
+     "5.89e-7"),
 ]
 
 

@@ -57,6 +57,9 @@ SHAPES = [
     (WORK + "\\boxed{6 \\times 10^{-3} \\text{ m/s²}}", "0.006", "correct", "boxed"),
     (WORK + "\\boxed{3 \\text{ m s}^{-1}}", "-1", "wrong", "boxed"),
     (WORK + "\\boxed{7 \\times 10^{-3} \\text{ m/s}^2}", "0.006", "wrong", "boxed"),
+    (WORK + "\\boxed{3 \\times 10^{8} m/s}", "3e8", "correct", "boxed"),  # a bare unit after a power of ten
+    (WORK + "\\boxed{5.89 \\times 10^{-7} \\text{ m}}", "5.89e-7", "correct", "boxed"),
+    (WORK + "\\boxed{2 \\times 10^{3} x}", "2000", "wrong", "boxed"),  # a variable is no unit
     # A power in superscripts right after a number is a power; after a letter, a unit's
     (WORK + "The answer is 5².", "25", "correct", "final answer"),
     (WORK + "The answer is 5².", "5", "wrong", "final answer"),

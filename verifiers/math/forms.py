@@ -29,7 +29,8 @@
 * **superscript powers**: a power in superscripts right after a number (``10⁻⁷``, ``5²``) is
   ``10^{-7}``, ``5^{2}``; after a letter (``m⁻²``) it stays a unit's;
 * **powered units**: units raised to powers after a number end the answer (``15000 \\text{ kcal m}^{-2}
-  \\text{yr}^{-1}``, ``6 \\times 10^{-3} \\text{ m/s}^2`` -> ``15000``, ``6 \\times 10^{-3}``);
+  \\text{yr}^{-1}``, ``6 \\times 10^{-3} \\text{ m/s}^2`` -> ``15000``, ``6 \\times 10^{-3}``), and so does a unit
+  written bare after a power of ten (``5.89 \\times 10^{-7} m``, ``3 \\times 10^{8} m/s``: a variable is never written there);
 * **scale words**: a whole answer ``1.45 million``, ``\\text{2 dozen}`` -> ``1450000``, ``24``.
 
 Each rewrite keeps the value.
@@ -200,6 +201,11 @@ _SUPERSCRIPTS = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻⁺", "0123456789-+
 _UNICODE_POWER_RE = re.compile(r"(?<=[0-9])[⁻⁺]?[⁰¹²³⁴⁵⁶⁷⁸⁹]+")
 
 
+# A unit written bare after a power of ten ends the answer: "5.89 \times 10^{-7} m", "3 \times 10^{8} m/s".
+_UNIT_AFTER_POWER_OF_TEN_RE = re.compile(r"(?P<power>10\^\{[-+]?[0-9]{1,3}\})\s*(?:[kMGcmunpμµ]?(?:m|g|s|J|eV|W|Hz|Pa|N|L|V|K|mol)"
+                                         r"|Å|min|yr|years?)(?:/s(?:\^\{?2\}?)?)?\s*$")
+
+
 def _unicode_powers(text: str) -> str:
     return _UNICODE_POWER_RE.sub(lambda power: "^{" + power.group().translate(_SUPERSCRIPTS) + "}", text)
 
@@ -261,6 +267,7 @@ CLEANUPS: tuple[tuple[str, Callable[[str], str]], ...] = (
     ("repeating decimals", lambda text: _REPEATING_RE.sub(_repeating_as_fraction, text)),
     ("temperatures", lambda text: _TEMPERATURE_RE.sub("", text)),  # "700°C" is 700
     ("powered units", lambda text: _POWERED_UNITS_RE.sub("", text)),  # "3 \text{ m s}^{-1}" is 3
+    ("units after a power of ten", lambda text: _UNIT_AFTER_POWER_OF_TEN_RE.sub(r"\g<power>", text)),  # "5.89 \times 10^{-7} m"
     ("currency", lambda text: _DIGIT_TYPO_RE.sub("", _CURRENCY_RE.sub("", text))),
     ("scale words", _scaled_answer),  # "1.45 million" is 1450000
     ("unicode roots", lambda text: _UNICODE_ROOT_RE.sub(_unicode_root, text)),  # "√2" is "\sqrt{2}"

@@ -446,6 +446,17 @@ def blanked(text: str, spans: list[tuple[int, int]]) -> str:
     return text
 
 
+def _line_start(text: str, position: int) -> int:
+    """Where the line holding ``position`` starts, at most 400 characters back."""
+    return max(text.rfind("\n", 0, position) + 1, position - _SENTENCE_WINDOW)
+
+
+def _line_end(text: str, position: int) -> int:
+    """Where the line holding ``position`` ends, at most 400 characters on."""
+    end = text.find("\n", position, position + _SENTENCE_WINDOW)
+    return end if end >= 0 else min(len(text), position + _SENTENCE_WINDOW)
+
+
 def sentence_start(text: str, position: int) -> int:
     """Where the sentence holding ``position`` starts (after ``.``, ``!``, ``?``, ``:``, a line break or a
     think tag), looking back at most 400 characters (a longer sentence is read from there).
@@ -565,7 +576,9 @@ def alternatives_before(text: str, boxes: list[tuple[int, int, str]]) -> list[st
     later = boxes[-1]
     for box in reversed(boxes[:-1]):
         between = text[box[1]:later[0]]
-        window = text[sentence_start(text, box[0]):later[0]][-2 * _SENTENCE_WINDOW:]
+        # the lines of the two boxes: a word of the lines between them ranks or hedges neither
+        window = text[_line_start(text, box[0]):_line_end(text, box[1])] + "\n" \
+            + text[max(box[1], _line_start(text, later[0])):later[0]]
         if CORRECTION_RE.search(between) or same_statement(box[2], later[2]):
             break
         short = len(re.sub(r"[\s$\\()\[\]{}.,;:]|quad|text", "", between)) <= 3
