@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 
-from ..text.hedging import completion_cues, disowned_boxes, repeated_statement
+from ..text.hedging import _CUE_WORDS, HEDGE_WORD_RE, completion_cues, disowned_boxes, repeated_statement
 from .hedges import _statement_before, box_hedged
 
 _NUMBER = r"(?:\\?\$)?[-\u2212]?(?:\\?\$)?[0-9][0-9,.]*"
@@ -34,6 +34,9 @@ _WORD = r"[^\n0-9<>`*#\\\"“”]*"
 _BOX_CLOSING_RE = re.compile(rf"\\boxed\{{(?P<content>{_NUMBER})\}}{_WORD}(?:\\[()\[\]]{_WORD})*")
 _FENCE_RE = re.compile(r"[ \t]*(?:\\\[|\\\]|\$\$|-{3,}|_{3,}|\*{3,})[ \t]*")  # below the statement: states nothing
 _FENCES = 3  # fence lines looked past
+# Every hedge word (HEDGE_WORD_RE) and every word that disowns a box (negated, supposed) holds one of these.
+_HEDGED_OR_DISOWNED_RE = re.compile("|".join((*HEDGE_WORD_RE.cues, *_CUE_WORDS)))
+_QUOTE_RE = re.compile("[\"“”]")
 _TAG_RE = re.compile(r"<[A-Za-z/!]")  # an answer tag, a think tag, a comment (a "<" before a digit is maths)
 _READ_ALONE = ("auto", "flexible")  # the modes that read such statements (strict mode reads "####" lines alone)
 
@@ -65,7 +68,7 @@ def closing_answer(text: str, mode: str) -> str | None:
         return None
     box = line.rfind("\\boxed")
     if box >= 0:
-        return _box_alone(text, start + box, end)
+        return _box_alone(text, start, start + box, end)
     found = _STATEMENT_LINE_RE.fullmatch(line)
     cues = completion_cues(text) if found is not None else None
     if cues is None or "\\" in text and (text.find("\\boxed", 0, start) >= 0 or text.find("\\fbox", 0, start) >= 0):
@@ -76,16 +79,23 @@ def closing_answer(text: str, mode: str) -> str | None:
     return line if _statement_before(text, phrase, None) is None and not repeated_statement(text) else None
 
 
-def _box_alone(text: str, box: int, end: int) -> str | None:
+def _box_alone(text: str, start: int, box: int, end: int) -> str | None:
     """The box at ``box`` and the words after it to ``end``, when it is the only box and the policy
-    finds nothing to say of it (it is not disowned, hedged, nor preceded by another statement)."""
+    finds nothing to say of it (it is not disowned, hedged, nor preceded by another statement);
+    ``start``: where its line starts."""
     found = _BOX_CLOSING_RE.fullmatch(text, box, end)
     if found is None or text.find("\\boxed", 0, box) >= 0 or "fbox" in text and text.find("\\fbox") >= 0:
         return None
-    span = [(box, found.end("content") + 1, found.group("content"))]
-    if disowned_boxes(text, span) or box_hedged(text, span[0]) or _statement_before(text, box, None) is not None:
+    cues = completion_cues(text)
+    if cues is None:
         return None
-    return text[box:end]
+    # The box's sentence is on its line: a line with no word of a hedge or a disowning, and no quote,
+    # is neither (the policy's own tests run on the others).
+    if _HEDGED_OR_DISOWNED_RE.search(cues, start, end) is not None or _QUOTE_RE.search(text, start, end) is not None:
+        span = (box, found.end("content") + 1, found.group("content"))
+        if disowned_boxes(text, [span]) or box_hedged(text, span):
+            return None
+    return text[box:end] if _statement_before(text, box, None) is None else None
 
 
 def _line_before(text: str, end: int) -> tuple[int, int]:
