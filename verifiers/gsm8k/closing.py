@@ -53,7 +53,8 @@ def closing_answer(text: str, mode: str) -> str | None:
         >>> closing_answer("The answer is 20.\\n\\\\boxed{18}", "auto"), closing_answer("It is maybe \\\\boxed{18}.", "auto")
         (None, None)
     """
-    if mode not in _READ_ALONE:
+    # (A "####" line is read before anything else, and its policy is quick: it is never read alone here.)
+    if mode not in _READ_ALONE or "#" in text and "####" in text:
         return None
     start, end = _line_before(text, len(text))
     for _ in range(_FENCES):
@@ -63,8 +64,7 @@ def closing_answer(text: str, mode: str) -> str | None:
     line = text[start:end]
     if "\\boxed" not in line and "nswer" not in line and "**" not in line:  # (one of these is in each closing)
         return None
-    # (A "####" line is read before anything else, and its policy is quick: it is never read alone here.)
-    if "####" in text or "`" in text or "<" in text and _TAG_RE.search(text) is not None:
+    if "`" in text or "<" in text and _TAG_RE.search(text) is not None:
         return None
     box = line.rfind("\\boxed")
     if box >= 0:
