@@ -171,7 +171,7 @@ def verify(
         return Verdict("no_answer", reason="cut off: the <think> block is never closed by </think>, so no final answer "
                        "follows it", details={"mode": mode, "gold": gold_text, "method": "policy",
                                               "rule": "unfinished reasoning", "check": "unfinished reasoning"})
-    line = closing_answer(text, mode)
+    line = None if mode == "strict" else closing_answer(text, mode)  # (strict mode reads "####" lines alone)
     if line is not None:  # the answer alone at the close: read there, and the policy has nothing to read
         policy = Review(_line_reader(mode)(line))
     else:
