@@ -167,6 +167,18 @@ def test_two_closings_in_a_row_pay_only_one_value(first, second, form):
         assert not two.correct, (first, second, form, earlier, later, two.reason)
 
 
+@pytest.mark.parametrize("verifier", [maths, gsm8k], ids=["maths", "gsm8k"])
+def test_two_answer_headings_pay_only_one_value(verifier):
+    """PRM800K's ``# Answer`` written twice: two different values are two answers; the same value
+    twice, or a correction worked out between them, is one."""
+    def headings(first: str, between: str, last: str) -> str:
+        return f"{WORK}\n\n# Answer\n\n{first}\n\n{between}# Answer\n\n{last}"
+    assert not verifier.verify(headings("20", "", "18"), "18").correct
+    assert not verifier.verify(headings("18", "", "20"), "18").correct
+    assert verifier.verify(headings("18", "", "18"), "18").correct
+    assert verifier.verify(headings("20", "Wait, 9 * 2 = 18, not 20.\n\n", "18"), "18").correct
+
+
 HACKS = [
     "Adding the two parts gives 20 + 4 = 24. The answer is not 24.",
     "<answer>The answer is not 24</answer>",

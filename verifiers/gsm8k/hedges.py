@@ -328,13 +328,38 @@ def _review_read(text: str, answer: Extraction, spans: list[tuple[int, int, str]
     source = answer.source
     if source == "bold":  # nothing is read after the last bold number: only a statement just before it
         return _review_bold(text, answer)
-    if answer.start < 0:  # a last line or a last number: nothing is read after them
-        return Review(answer)
+    if answer.start < 0:  # a last line or a last number: nothing is read after them, only an answer heading before
+        before = _heading_answer_before(text, answer) if source == "last number" and "#" in text else None
+        return _override(answer, [before]) if before is not None else Review(answer)
     if source == "####":
         return _review_line(text, answer)
     if source == "boxed":
         return _review_box(text, answer, spans)
     return _review_phrase(text, answer)
+
+
+# PRM800K's answer heading: "# Answer" on a line of its own, the answer in the paragraph below it.
+_ANSWER_HEADING_RE = re.compile(r"^[ \t]*#{1,6}[ \t]*(?:final[ \t]+)?answer[ \t]*:?[ \t]*$", re.IGNORECASE | re.MULTILINE)
+
+
+def _heading_answer_before(text: str, answer: Extraction) -> NumberMatch | None:
+    """When ``answer`` is all that stands under the last answer heading, the number under the heading
+    before it, if only words stand between them (``# Answer`` / ``73`` then ``# Answer`` / ``72``).
+
+    Example:
+        >>> from .extract import extract_answer
+        >>> text = "So 73.\\n\\n# Answer\\n\\n73\\n\\n# Answer\\n\\n72"
+        >>> _heading_answer_before(text, extract_answer(text)).text
+        '73'
+    """
+    headings = list(_ANSWER_HEADING_RE.finditer(text))
+    under = _bare_number(text[headings[-1].end():]) if len(headings) >= 2 else None
+    if under is None or under.value != answer.number.value:
+        return None
+    below = text[headings[-2].end():headings[-1].start()].strip().split("\n\n")[0]
+    number = _bare_number(below)
+    end = text.find(below, headings[-2].end()) + len(below)
+    return number if number is not None and only_words_between(text, end, headings[-1].start()) else None
 
 
 def _several_tagged(text: str, answer: Extraction, read: Callable[[str], Extraction | None]) -> Review | None:
