@@ -379,7 +379,8 @@ BAGS = "She has 3 bags with 2 apples each, so 3 * 2 = 6 apples.\n\n"
 
 
 @pytest.mark.parametrize("box", [r"6^2", r"x \neq 6", r"\text{not } 6", r"\cancel{6}", r"6 \pm 1", r"6 + 10^{-9}",
-                                 r"< 6", r"6 \text{ or } 7", r"\approx 6", r"6 \text{ and } 8"])
+                                 r"< 6", r"6 \text{ or } 7", r"\approx 6", r"6 \text{ and } 8", r"{6}^2", r"6k^2",
+                                 r"6x^{2}", r"6 \text{ cm}^2 + 1"])
 def test_a_box_that_qualifies_its_number_is_not_that_number(box):
     verdict = gsm8k.verify(BAGS + f"The answer is $\\boxed{{{box}}}$.", "6")
     assert verdict.status == "wrong", verdict
@@ -387,7 +388,10 @@ def test_a_box_that_qualifies_its_number_is_not_that_number(box):
 
 
 @pytest.mark.parametrize("box", [r"6", r"\$6", r"6 \text{ apples}", r"x = 6", r"6.00", r"3 \times 2 = 6", r"\frac{12}{2}",
-                                 r"\textbf{6}", r"6 \text{ apples in total}", r"6\%"])
+                                 r"\textbf{6}", r"6 \text{ apples in total}", r"6\%",
+                                 # units with their powers and slashes, degrees (Sky-T1 and ProcessBench outputs)
+                                 r"6^\circ", r"6^{\circ}", "6°", r"6 \, \text{cm}^2", r"6 \text{ rad/s}", r"6 \text{ g/mol}",
+                                 r"6 \text{ Å}", r"6 \text{ kcal m}^{-2} \text{yr}^{-1}", "6 \\text{ kcal m⁻² yr⁻¹}", r"6 m^2"])
 def test_a_box_that_dresses_its_number_still_states_it(box):
     assert gsm8k.verify(BAGS + f"The answer is $\\boxed{{{box}}}$.", "6").correct
 

@@ -115,9 +115,10 @@ def test_a_contradiction_pays_neither_value():
 
 @pytest.mark.parametrize("completion", ["The answer is 3.", "#### 3", "She has $\\boxed{3 \\text{ apples}}$.",
                                         "**3 apples**"])
-def test_a_gold_with_a_unit_pays_its_number(completion):
-    assert gsm8k.verify(completion, "3 apples").correct
-    assert not gsm8k.verify(completion.replace("3", "4"), "3 apples").correct
+@pytest.mark.parametrize("gold", ["3 apples", "$3^{\\circ}$", "3°"])
+def test_a_gold_with_a_unit_pays_its_number(completion, gold):
+    assert gsm8k.verify(completion, gold).correct
+    assert not gsm8k.verify(completion.replace("3", "4"), gold).correct
 
 
 @pytest.mark.parametrize("gold", [r"\sqrt{6}", "3 (mod 7)", "f(x) = x + 6", "2^6", "6 or 7", "x = 6 \\pm 1"])

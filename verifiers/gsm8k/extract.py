@@ -59,6 +59,12 @@ _ALTERNATIVE_RE = re.compile(r"\bor\b|\beither\b", re.IGNORECASE)
 # a negation (\text{not } 6), a strike-out (\cancel{6}), another number.
 _BOX_DRESS_RE = re.compile(r"\\(?:text|textbf|textit|mathrm|mathbf|mathit|displaystyle|mbox|q?quad)\b|\\[$,;:! %]"
                            r"|[A-Za-z]+|[\s$%.,:;{}()]")
+# Units dress a number with their powers and slashes too: "\text{cm}^2", "m/s", "kcal m^{-2} yr^{-1}", "m⁻²",
+# "4080 Å", and so does a degree sign ("45^\circ", "45°"). A unit is letters, written plain or in a text
+# command; a power on the number itself ("6^2", "{6}^2") is no unit's and qualifies it.
+_UNIT_TEXT_RE = re.compile(r"\\(?:text|mathrm|mbox)\s*\{([^{}]*)\}")
+_UNIT_MARK_RE = re.compile(r"(?<=[A-Za-zÅμ])(?:\s*\^\s*(?:\{\s*-?\s*[0-9]\s*\}|-?[0-9])|[⁻⁺]?[⁰¹²³⁴⁵⁶⁷⁸⁹]+)"
+                           r"|(?<=[A-Za-zÅμ])\s*/\s*(?=[A-Za-zÅμ])|\^\s*\{?\s*\\circ\s*\}?|°|\\degree\b|[Åμ]")
 _BOX_QUALIFIER_WORD_RE = re.compile(r"\b(?:not|no|or|either|and|about|approx\w*|roughly|nearly|almost|around|over"
                                     r"|under|least|most|than|maybe|perhaps|probably)\b", re.IGNORECASE)
 # The last line of a completion offering two numbers: "5 or 6", "**Either 5 or 6.**", "<answer>5 or 6</answer>".
@@ -196,7 +202,13 @@ def _box_qualifies(content: str, number: NumberMatch) -> bool:
     """
     span = content.rsplit("=", 1)[1] if "=" in content and first_number(content.rsplit("=", 1)[1]) else content
     rest = span[:number.start] + " " + span[number.end:]
-    return bool(_BOX_QUALIFIER_WORD_RE.search(rest) or _BOX_DRESS_RE.sub("", rest).strip())
+    if _BOX_QUALIFIER_WORD_RE.search(rest):
+        return True
+    if "^" in rest or "/" in rest or "\\" in rest or not rest.isascii():  # (a unit's marks, only where one may stand)
+        if "^" in rest and span[number.end:number.end + 1].isalpha():  # "2k^2": a term, no unit
+            return True
+        rest = _UNIT_MARK_RE.sub(" ", _UNIT_TEXT_RE.sub(r" \1 ", rest))
+    return bool(_BOX_DRESS_RE.sub("", rest).strip())
 
 
 def qualifies_its_number(text: str) -> bool:
