@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 
-from ..text.hedging import _CUE_WORDS, HEDGE_WORD_RE, completion_cues, disowned_boxes, repeated_statement
+from ..text.hedging import DISOWNING_CUES, HEDGE_WORD_RE, completion_cues, disowned_boxes, repeated_statement
 from .hedges import _statement_before, box_hedged
 
 _NUMBER = r"(?:\\?\$)?[-\u2212]?(?:\\?\$)?[0-9][0-9,.]*"
@@ -35,7 +35,7 @@ _BOX_CLOSING_RE = re.compile(rf"\\boxed\{{(?P<content>{_NUMBER})\}}{_WORD}(?:\\[
 _FENCE_RE = re.compile(r"[ \t]*(?:\\\[|\\\]|\$\$|-{3,}|_{3,}|\*{3,})[ \t]*")  # below the statement: states nothing
 _FENCES = 3  # fence lines looked past
 # Every hedge word (HEDGE_WORD_RE) and every word that disowns a box (negated, supposed) holds one of these.
-_HEDGED_OR_DISOWNED_RE = re.compile("|".join((*HEDGE_WORD_RE.cues, *_CUE_WORDS)))
+_HEDGED_OR_DISOWNED_RE = re.compile("|".join((*HEDGE_WORD_RE.cues, *DISOWNING_CUES)))
 _QUOTE_RE = re.compile("[\"“”]")
 _TAG_RE = re.compile(r"<[A-Za-z/!]")  # an answer tag, a think tag, a comment (a "<" before a digit is maths)
 _READ_ALONE = ("auto", "flexible")  # the modes that read such statements (strict mode reads "####" lines alone)

@@ -30,7 +30,7 @@ import re
 from collections.abc import Callable
 from fractions import Fraction
 
-from ..text.hedging import (BOLD_LINE_RE, CHECK_RE, CORRECTION_RE, HEDGE_WORD_RE, STATEMENT_GAP, Review,
+from ..text.hedging import (ANSWER_HEADING_RE, BOLD_LINE_RE, CHECK_RE, CORRECTION_RE, HEDGE_WORD_RE, STATEMENT_GAP, Review,
                             alternatives_before, answer_tags, blanked, closing_statement, completion_cues, cue_text,
                             disowned_answer, disowned_boxes, is_blank_box, only_words_between, sentence_end,
                             repeated_statement, sentence_start,
@@ -338,10 +338,6 @@ def _review_read(text: str, answer: Extraction, spans: list[tuple[int, int, str]
     return _review_phrase(text, answer)
 
 
-# PRM800K's answer heading: "# Answer" on a line of its own, the answer in the paragraph below it.
-_ANSWER_HEADING_RE = re.compile(r"^[ \t]*#{1,6}[ \t]*(?:final[ \t]+)?answer[ \t]*:?[ \t]*$", re.IGNORECASE | re.MULTILINE)
-
-
 def _heading_answer_before(text: str, answer: Extraction) -> NumberMatch | None:
     """When ``answer`` is all that stands under the last answer heading, the number under the heading
     before it, if only words stand between them (``# Answer`` / ``73`` then ``# Answer`` / ``72``).
@@ -352,7 +348,7 @@ def _heading_answer_before(text: str, answer: Extraction) -> NumberMatch | None:
         >>> _heading_answer_before(text, extract_answer(text)).text
         '73'
     """
-    headings = list(_ANSWER_HEADING_RE.finditer(text))
+    headings = list(ANSWER_HEADING_RE.finditer(text))
     under = _bare_number(text[headings[-1].end():]) if len(headings) >= 2 else None
     if under is None or under.value != answer.number.value:
         return None

@@ -49,7 +49,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
 
-from ..text.hedging import after_reasoning, negates_an_answer
+from ..text.hedging import ANSWER_HEADING_RE, after_reasoning, negates_an_answer
 from ..text.labels import is_label
 from ..text.latex import boxed_spans, last_plain_latex_value, math_spans, strip_math_delimiters
 from ..text.numbers import leading_number_words
@@ -128,7 +128,6 @@ _BOLD_RE = re.compile(r"\*\*([^*\n]{1,80})\*\*")
 _BOLD_COUNT_RE = re.compile(r"(?P<number>[0-9]{1,3}(?:,[0-9]{3})+|[0-9]+)\s+[A-Za-z][A-Za-z -]{0,40}")  # "**1680 distinct**"
 _CONCLUDING_RE = re.compile(r"\b(?:therefore|thus|hence|so|in\s+total|altogether|in\s+all|in\s+conclusion|there\s+(?:are|is)"
                             r"|the\s+(?:final\s+)?answer|the\s+total|we\s+(?:get|have|obtain|find))\b", re.IGNORECASE)
-_ANSWER_HEADING_RE = re.compile(r"^[ \t]*#{1,6}[ \t]*(?:final[ \t]+)?answer[ \t]*:?[ \t]*$", re.IGNORECASE | re.MULTILINE)
 _ENUMERATOR_RE = re.compile(r"^\s*(?:[0-9]+|[A-Za-z])[.)]\s*$")
 
 # A bare answer: maths with at most a few words that are part of answers.
@@ -474,7 +473,7 @@ def answer_under_heading(text: str) -> tuple[int, str] | None:
         >>> answer_under_heading("We add them.\\n\\n# Answer\\n\\n\\\\{1, 2\\\\}")
         (14, '\\\\{1, 2\\\\}')
     """
-    for heading in reversed(list(_ANSWER_HEADING_RE.finditer(text))):
+    for heading in reversed(list(ANSWER_HEADING_RE.finditer(text))):
         below = text[heading.end():].strip().split("\n\n")[0]
         answer = strip_math_delimiters(_unemphasised(below).rstrip(".").strip())
         if answer and is_bare_answer(answer):

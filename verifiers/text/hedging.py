@@ -25,7 +25,7 @@ _HYPOTHETICAL_RE = re.compile(r"\b(?:if|suppose|supposing|assume|assuming)\b[^.!
                               r"\s*(?:\$|\\\(|\\\[)?\s*$", re.IGNORECASE)
 _HYPOTHETICAL_TAIL_RE = re.compile(r"\b(?:were|would\s+be|had\s+been)\s*(?:\$|\\\(|\\\[)?\s*$", re.IGNORECASE)
 _CUE_CHARS = 40  # a negation or a "were" stands right before the box it disowns
-_CUE_WORDS = ("not", "never", "isn", "can", "were", "would", "had")  # one is in every match of _NEGATED_RE and _HYPOTHETICAL_TAIL_RE
+DISOWNING_CUES = ("not", "never", "isn", "can", "were", "would", "had")  # one is in every match of _NEGATED_RE and _HYPOTHETICAL_TAIL_RE
 _QUOTES = ('"', "“", "”")
 _BLANK_BOX_RE = re.compile(r"(?:\\[ ,;:!]|\\q?quad|~|\s)*")
 # "guess" hedges as the writer's own ("I guess", "my best guess"), never as a noun of the problem
@@ -163,6 +163,8 @@ _CLOSING_AFTER_MARK_RE = re.compile(rf"[\n.!?](?:(?<=\n)|(?=\s)){_CLOSING_TAIL}"
 
 BOLD_LINE_RE = re.compile(r"^[ \t]*\*\*(?P<value>[^*\n]{1,40})\*\*[ \t.]*$", re.MULTILINE)  # a bold answer alone on its line
 _DIGIT_RE = re.compile(r"[0-9]")
+# PRM800K's answer heading: "# Answer" on a line of its own, the answer in the paragraph below it.
+ANSWER_HEADING_RE = re.compile(r"^[ \t]*#{1,6}[ \t]*(?:final[ \t]+)?answer[ \t]*:?[ \t]*$", re.IGNORECASE | re.MULTILINE)
 MINERVA_TAIL_RE = re.compile(r"I hope it is correct", re.IGNORECASE)  # "Final Answer: ... I hope it is correct."
 STATEMENT_GAP = 80  # characters of words between two final statements that are one after the other
 
@@ -525,7 +527,7 @@ def _disowning_cue(text: str, start: int) -> str | None:
     whole = completion_cues(text)  # a slice of it holds the same ASCII words as the slice lower-cased
     cues = whole[window:start] if whole is not None else cue_text(text[window:start])
     if cues is not None:
-        for word in _CUE_WORDS:
+        for word in DISOWNING_CUES:
             if word in cues:
                 break
         else:  # neither rule can match
