@@ -6,10 +6,15 @@ label that opens on "not", two tagged values offered with "or", a last number of
 another. Each is checked with both verifiers, against a gold it states and one it does not.
 """
 
+from fractions import Fraction
+
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from referee.verifiers import gsm8k
 from referee.verifiers import math as maths
+from referee.verifiers.text.hedging import offered_after
 
 WORK = "She buys 8 packs of 9 pencils, so she has 8 * 9 = 72 pencils.\n"
 
@@ -56,6 +61,68 @@ def test_the_refusal_names_its_rule() -> None:
     assert gsm8k.verify("<final>not 72</final>", 72).details["check"] == "disowned"
     assert gsm8k.verify("So it is 73 or 72.", 72).details["check"] == "several answers"
     assert "disowned" in maths.verify("Final Answer: The final answer is not 72. I hope it is correct.", "72").reason
+
+
+# A number offered as another answer right after the one stated: a hedge, refused whichever of the two is the gold.
+OFFERED_AFTER = [
+    "So \\boxed{72}, or 73.",
+    "So \\boxed{72}? Or 73.",
+    "So \\boxed{72} or 73",
+    "The answer is 72. Or maybe 73.",
+    "\\boxed{72}\n\nHmm, or is it 73?",
+    "The final answer is 72.\n\nBut it could also be 73.",
+    "**Final Answer**\n\\[\n\\boxed{72}\n\\]\n\nOr possibly 73.",
+    "So \\boxed{72} pencils, unless it is 73.",
+]
+# The GSM8K verifier's other statements (the maths verifier reads the last number of these)
+OFFERED_AFTER_GSM8K = ["#### 72\nOr 73.", "The answer is 72 (alternatively 73).", "The answer is 72.\nAlternatively, 73.",
+                       "**72**, or 73"]
+# Restatements of the one answer, and numbers after it that offer no answer: paid
+NOT_OFFERED = [
+    "So \\boxed{72}, or 72.0.",
+    "So \\boxed{72}. Check: 8 * 9 = 72, or 9 * 8 = 72.",
+    "So \\boxed{72}. Or 8 * 9 + 0.",
+    "The answer is 72.\n\nAlternatively, count 9 pencils in each of the 8 packs.",
+    "So \\boxed{72}. Possibly 3 more packs next week.",
+    "So \\boxed{72} pencils, or 6 dozen.",
+]
+
+
+@pytest.mark.parametrize("closing", OFFERED_AFTER)
+def test_a_number_offered_after_the_answer_unpays_it(closing: str) -> None:
+    for gold in (72, 73):
+        assert _verdicts(WORK + closing, gold) == {"gsm8k": "wrong", "maths": "wrong"}, (closing, gold)
+    assert gsm8k.verify(WORK + closing, 72).details["check"] == "several answers"
+    assert maths.verify(WORK + closing, "72").details["rule"] == "several answers"
+
+
+@pytest.mark.parametrize("closing", OFFERED_AFTER_GSM8K)
+def test_a_number_offered_after_any_statement_unpays_it_in_gsm8k(closing: str) -> None:
+    assert [gsm8k.verify(WORK + closing, gold).status for gold in (72, 73)] == ["wrong", "wrong"]
+
+
+@pytest.mark.parametrize("closing", NOT_OFFERED)
+def test_a_restatement_or_a_number_offering_no_answer_stays_paid(closing: str) -> None:
+    assert _verdicts(WORK + closing, 72) == {"gsm8k": "correct", "maths": "correct"}
+
+
+def test_one_quantity_in_two_units_or_a_rounding_of_it_is_one_answer() -> None:
+    assert gsm8k.verify(r"It takes \boxed{2} hours, or 120 minutes.", 2).status == "correct"
+    assert gsm8k.verify(r"It takes \boxed{2} hours, or 150 minutes.", 2).status == "wrong"
+    assert maths.verify(r"So \boxed{72.4}, or 72.", "72.4").status == "correct"
+    assert maths.verify(r"So \boxed{\sqrt{2}}, or 1.41.", r"\sqrt{2}").status == "correct"
+    assert maths.verify(r"So \boxed{0.1476}, or 14.76\%.", "0.1476").status == "correct"
+
+
+@given(st.integers(-10**6, 10**6), st.integers(-10**6, 10**6), st.sampled_from([", or ", "? Or ", ". Or maybe ", " (or ", ", or possibly "]),
+       st.sampled_from([".", "", "?", ")"]))
+def test_offered_after_finds_a_different_number_and_never_the_same(value: int, other: int, cue: str, end: str) -> None:
+    text = f"So \\boxed{{{value}}}{cue}{other}{end}"
+    found = offered_after(text, text.index("}") + 1, Fraction(value))
+    assert (found is not None) == (other != value)
+    if found is not None:
+        assert int(found.group("value")) == other
+    assert offered_after(f"So \\boxed{{{value}}}{cue}{other} + 1{end}", text.index("}") + 1, Fraction(value)) is None
 
 
 def test_an_answer_in_scientific_notation_is_read_whole() -> None:

@@ -11,7 +11,8 @@ the last ``</think>``):
 * ``false equation``: a boxed equation between numbers that is false (``\\boxed{75 = 70}``);
 * ``hedged``: the sentence of the box read hedges it (``maybe``, ``probably``, ``might``);
 * ``several answers``: earlier boxes offered as alternatives (``alternatively``, ``candidate``,
-  ranked guesses, ``or`` / ``/`` between them);
+  ranked guesses, ``or`` / ``/`` between them), and a number offered right after the statement read
+  (``\\boxed{24}, or 25.``, ``The answer is 24. Or maybe 25.``);
 * ``override``: another final statement (an answer phrase, a bold number, a closing
   ``Therefore, 40.``, a box) after the one read, or an answer phrase just before the box read
   with nothing but words between.
@@ -32,7 +33,7 @@ from fractions import Fraction
 
 from ..text.hedging import (ANSWER_HEADING_RE, BOLD_LINE_RE, CHECK_RE, CORRECTION_RE, HEDGE_WORD_RE, STATEMENT_GAP, Review,
                             alternatives_before, answer_tags, blanked, closing_statement, completion_cues, cue_text,
-                            disowned_answer, disowned_boxes, is_blank_box, only_words_between, sentence_end,
+                            disowned_answer, disowned_boxes, is_blank_box, offered_after, only_words_between, sentence_end,
                             repeated_statement, sentence_start,
                             tags_standing_beside_the_last)
 from ..text.labels import is_label
@@ -370,6 +371,9 @@ def _several_tagged(text: str, answer: Extraction, read: Callable[[str], Extract
 
 def _review_line(text: str, answer: Extraction) -> Review:
     """A ``####`` line: overridden by a statement after it or by a different one just before it."""
+    offered = _offered_after(text, answer, _number_end(text, answer))
+    if offered is not None:
+        return offered
     others = _statements_after_line(text, answer.start)
     if _no_mark_before(text, answer.start):
         return _override(answer, others) if others else Review(answer)
@@ -379,6 +383,9 @@ def _review_line(text: str, answer: Extraction) -> Review:
 
 def _review_phrase(text: str, answer: Extraction) -> Review:
     """An answer phrase: overridden by a statement after it, or by a box or a statement just before it."""
+    offered = _offered_after(text, answer, _number_end(text, answer))
+    if offered is not None:
+        return offered
     others = _statements_after_line(text, answer.start)
     if _no_mark_before(text, answer.start):  # no box either
         return _override(answer, others) if others else Review(answer)
@@ -416,6 +423,9 @@ def _review_bold(text: str, answer: Extraction) -> Review:
     """A bold answer: one of several offered together (``**73** or **72**``), or overridden by a
     final statement just before it."""
     bolds = list(_BOLD_RE.finditer(text))
+    offered = _offered_after(text, answer, bolds[-1].end()) if bolds else None
+    if offered is not None:
+        return offered
     if len(bolds) > 1 and _BOLD_ALTERNATIVE_RE.fullmatch(text, bolds[-2].end(), bolds[-1].start()):
         offered = _span_answer(bolds[-2].group(1))
         if offered is not None and offered[0].value != answer.number.value:
@@ -435,6 +445,9 @@ def _review_box(text: str, answer: Extraction, spans: list[tuple[int, int, str]]
         return Review(answer, "false equation", f"its boxed equation {read_box[2].strip()} is false")
     if box_hedged(text, read_box):
         return Review(answer, "hedged", "the sentence of its final box hedges it (maybe, probably, might)")
+    offered = _offered_after(text, answer, read_box[1])
+    if offered is not None:
+        return offered
     if len(spans) > 1:
         boxes = [span for span in spans if span[0] <= read_box[0] and _span_answer(span[2]) is not None]
         alternatives = [_span_answer(content) for content in alternatives_before(text, boxes)]
@@ -444,6 +457,34 @@ def _review_box(text: str, answer: Extraction, spans: list[tuple[int, int, str]]
     others = _statements_after(text[read_box[1]:])
     before = _statement_before(text, read_box[0], _last_box(text, read_box[0]))
     return _override(answer, others + [before] if before is not None else others)
+
+
+def _number_end(text: str, answer: Extraction) -> int:
+    """Where the number of the statement ``answer`` was read from (a phrase, a ``####`` line) ends in ``text``."""
+    stated = text.find(answer.number.text, answer.start)
+    return stated + len(answer.number.text) if stated >= 0 else answer.start
+
+
+def _offered_after(text: str, answer: Extraction, end: int) -> Review | None:
+    """``answer`` with the number offered right after its statement, which ends at ``end``
+    (:func:`~referee.verifiers.text.hedging.offered_after`), as another answer, unless the two are
+    one quantity in two units (``\\boxed{2} hours, or 120 minutes``); ``None`` when none is offered.
+
+    Example:
+        >>> from .extract import extract_answer
+        >>> text = r"So \\boxed{24}, or maybe 25."
+        >>> [n.text for n in _offered_after(text, extract_answer(text), 14).others]
+        ['25']
+        >>> text = r"It takes \\boxed{2} hours, or 120 minutes."
+        >>> _offered_after(text, extract_answer(text), 20) is None
+        True
+    """
+    offered = offered_after(text, end, answer.number.value)
+    number = first_number(offered.group("value"), whole_as_int=True) if offered is not None else None
+    if number is None or offered.group("words") and one_quantity(
+            text[max(0, answer.start):end + offered.end()], [answer.number.value, number.value]):
+        return None
+    return Review(answer, others=(number,), others_rule="several answers")
 
 
 def box_hedged(text: str, box: tuple[int, int, str]) -> bool:

@@ -15,7 +15,8 @@ docs/verifiers.md, "Hedges, overrides and disowned answers":
 * ``hedged``: the sentence of the final box hedges it (``probably``, ``maybe``, ``might``).
 * ``several answers``: an earlier box offered as an alternative to the final one (``alternatively``,
   ``otherwise``, ``candidate``, ranked guesses, ``/`` or ``or`` between them) is an answer too, and
-  so is every earlier ``<answer>`` tag (``<answer>25</answer><answer>24</answer>``).
+  so is every earlier ``<answer>`` tag (``<answer>25</answer><answer>24</answer>``), and a number
+  offered right after a final plain number (``\\boxed{24}, or 25.``, ``The answer is 24. Or maybe 25.``).
 * ``override``: a later ``The answer is X``, ``Answer: X``, bold ``**X**``, a closing
   ``Therefore, X.`` or a ``#### X`` line after the final statement, or a final statement right
   before it (an answer phrase, a box, a ``####`` line, a bold answer on its own line, with only a
@@ -38,11 +39,12 @@ import re
 
 from ..text.hedging import (BOLD_LINE_RE, CHECK_RE, CORRECTION_RE, HEDGE_WORD_RE, MINERVA_TAIL_RE, Review,
                             alternatives_before, answer_tags, blanked, closing_statement, disowned_answer,
-                            disowned_boxes, is_blank_box, only_words_between, same_statement, sentence_end,
+                            disowned_boxes, is_blank_box, offered_after, only_words_between, same_statement, sentence_end,
                             repeated_statement, sentence_start,
                             tags_standing_beside_the_last)
 from ..text.labels import is_label, opens_line
 from ..text.latex import boxed_spans, top_level_parts
+from ..text.numbers import parse_number
 from .extract import (_BOLD_RE, Extraction, _last_bold, _last_phrase, answer_under_heading, extract_answer,
                       is_bare_answer)
 from .values import closed_form_value
@@ -52,6 +54,7 @@ _FINAL_RE = re.compile(r"\bfinal\s+answer\b", re.IGNORECASE)
 _ANSWER_WORD_RE = re.compile(r"\banswer\b|答案|答\s*[:：]", re.IGNORECASE)
 _CHAIN_END_RE = re.compile(r"[0-9}][^=\n]{0,40}=[\s$]*$")  # "1+6=" right before a box: the result of a working
 _NUMBER_RE = re.compile(r"[0-9]+(?:\.[0-9]+)?")
+_PLAIN_NUMBER_RE = re.compile(r"[-\u2212]?(?:[0-9]+(?:\.[0-9]+)?|\\[dt]?frac\{[0-9]+\}\{[0-9]+\})")  # 24, -0.5, \frac{3}{4}
 
 
 def _false_equation(content: str) -> bool:
@@ -197,6 +200,26 @@ def _override(answer: Extraction, stated: list[str], read: str) -> Review:
     return Review(answer, others=tuple(dict.fromkeys(stated)), others_rule="override") if stated else Review(answer)
 
 
+def _offered_after(text: str, end: int, answer: Extraction) -> Review | None:
+    """``answer``, a plain number (``24``, ``-0.5``, ``\\frac{3}{4}``), with a number offered right after its
+    statement, which ends at ``end`` (:func:`~referee.verifiers.text.hedging.offered_after`: ``\\boxed{24}, or 25.``),
+    as another answer; ``None`` when none is, or when the answer is no plain number (``\\sqrt{2}, or 1.414``
+    approximates it).
+
+    Example:
+        >>> text = r"So \\boxed{24}? Or maybe 25."
+        >>> _offered_after(text, 14, extract_answer(text)).others
+        ('25',)
+        >>> _offered_after(r"So \\boxed{\\sqrt{2}}, or 1.41.", 21, Extraction(r"\\sqrt{2}", "boxed")) is None
+        True
+    """
+    plain = answer.text.replace("$", "").strip()
+    if _PLAIN_NUMBER_RE.fullmatch(plain) is None:
+        return None
+    offered = offered_after(text, end, parse_number(plain.replace("\u2212", "-")), words=False)
+    return Review(answer, others=(offered.group("value"),), others_rule="several answers") if offered else None
+
+
 def review(text: str, answer: Extraction | None) -> Review:
     """Apply the hedge and override policy to ``answer``, read from ``text`` (the part that counts).
 
@@ -255,6 +278,9 @@ def review(text: str, answer: Extraction | None) -> Review:
         if heading is not None and heading[1] == answer.text:  # "# Answer" over the answer: what stands before it
             return _override(answer, _statements_before(text, heading[0]), answer.text)
         start, stated = _statements_after_phrase(text, answer)
+        offered = _offered_after(text, text.find(answer.text, start) + len(answer.text), answer) if start >= 0 else None
+        if offered is not None:
+            return offered
         before = _statements_before(text, sentence_start(text, start)) if start >= 0 and not several else []
         return _override(answer, stated + before, answer.text)
     if not boxes or answer.source not in ("boxed", "final answer", "answer tag"):
@@ -266,6 +292,9 @@ def review(text: str, answer: Extraction | None) -> Review:
         sentence = text[sentence_start(text, last[0]):sentence_end(text, last[1])]
         if HEDGE_WORD_RE.search(sentence.replace(last[2], "")):
             return Review(answer, "hedged", "the sentence of its final box hedges it (maybe, probably, might)")
+        offered = _offered_after(text, last[1], answer)
+        if offered is not None:
+            return offered
     others = [] if several else alternatives_before(text, boxes)
     if others:
         return Review(answer, others=tuple(others), others_rule="several answers")

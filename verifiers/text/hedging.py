@@ -13,10 +13,12 @@ from __future__ import annotations
 import bisect
 import re
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Generic, TypeVar
 
 from .labels import is_label
 from .latex import boxed_spans
+from .numbers import parse_number
 
 THINK_OPEN, THINK_CLOSE = "<think>", "</think>"
 _FENCED_RE = re.compile(r"<!--.*?(?:-->|$)|```.*?(?:```|$)", re.DOTALL)
@@ -350,6 +352,53 @@ def negates_an_answer(span: str) -> bool:
         (True, False)
     """
     return "answer" in span.lower() and _NEGATED_ANSWER_RE.search(span) is not None
+
+
+# "\boxed{24}, or 25.", "The answer is 24. Or maybe 25.", "But it could also be 25.", "Hmm, or is it 25?": a
+# number offered as another answer right after the one stated. Only hedge words, maths delimiters or bold stand
+# between the cue and the number; the clause ends after it (after "or" and its kin, up to two words first:
+# "or 25 eggs."). A percent ("or 14.76%") or an expression ("or 6 + 6 + ...") is no such number.
+_OFFERED_AFTER = CuedPattern(re.compile(
+    r"\b(?:(?P<offer>or(?:\s+is\s+it|\s+it\s+is|\s+it['’]s)?|alternatively|(?:it\s+)?could\s+(?:also\s+)?be"
+    r"|unless\s+it(?:\s+is|['’]s))|maybe|perhaps|possibly|probably)[ \t,:]*"
+    r"(?:(?:maybe|perhaps|possibly|probably|even)[ \t,:]+)?(?:\$|\\\(|\\boxed\{|\*\*)?[ \t]*"
+    r"(?P<value>[-\u2212]?[0-9][0-9,]*(?:\.[0-9]+)?(?:/[0-9]+)?)(?![0-9]|[.,/][0-9])(?:[ \t]*(?:\$|\\\)|\}|\*\*))*"
+    r"(?P<words>(?:[ \t]+[A-Za-z]+){0,2})[ \t]*(?=[.?!,;)]|$)", re.IGNORECASE | re.MULTILINE),
+    ("or", "alternatively", "could", "unless", "maybe", "perhaps", "possibl", "probabl"))
+_OFFERED_WINDOW = 200  # characters after a statement an offered number is looked for in
+_SCALE_WORDS = {"dozen": 12, "hundred": 100, "thousand": 10**3, "million": 10**6, "billion": 10**9, "trillion": 10**12}
+
+
+def offered_after(text: str, end: int, value: Fraction, *, words: bool = True) -> re.Match[str] | None:
+    """A number offered as another answer right after a statement of ``value`` that ends at ``end``
+    (``\\boxed{24}, or 25.``, ``The answer is 24. Or maybe 25.``, ``But it could also be 25.``): the first
+    number after the statement, with ``or``, ``alternatively``, ``could be``, ``unless it is`` or a hedge
+    word (``maybe``, ``perhaps``) right before it, ending its clause, and different from ``value`` beyond
+    its own rounding (``\\boxed{24.4}, or 24`` restates it; ``or 1.2 million`` is 1200000); its ``value``
+    group is the number, its ``words`` group what follows it after ``or`` and its kin (up to two words: a
+    unit; ``words=False``: none may).
+    A hedge word takes no words after the number (``Possibly 3 more eggs.`` offers no answer).
+
+    Example:
+        >>> offered_after(r"So \\boxed{24}, or 25.", 14, Fraction(24)).group("value")
+        '25'
+        >>> offered_after(r"So \\boxed{24}, or 24.0.", 14, Fraction(24)), offered_after("24. Or 6 + 6 + 12.", 2, Fraction(24))
+        (None, None)
+    """
+    first = _DIGIT_RE.search(text, end, end + _OFFERED_WINDOW)
+    if first is None:  # (a completion that ends on its answer: the common case)
+        return None
+    window = text[end:_line_end(text, first.start())]  # (its "$" is the end of the number's line)
+    found = _OFFERED_AFTER.search_cued(window, cue_text(window))
+    if found is None or found.start("value") + end > first.start() or (
+            found.group("words") and (not words or found.group("offer") is None)):
+        return None  # (a sign may stand before the first digit)
+    offered = parse_number(found.group("value").replace("\u2212", "-"))
+    if offered is None:
+        return None
+    scale = _SCALE_WORDS.get(found.group("words").split()[0].lower(), 1) if found.group("words") else 1
+    decimals = len(found.group("value").partition(".")[2])
+    return None if abs(Fraction(offered) * scale - value) * 2 * 10 ** decimals <= scale else found
 
 
 def only_words_between(text: str, end: int, start: int) -> bool:
