@@ -358,14 +358,14 @@ def negates_an_answer(span: str) -> bool:
 # number offered as another answer right after the one stated. Only hedge words, maths delimiters or bold stand
 # between the cue and the number; the clause ends after it (after "or" and its kin, up to two words first:
 # "or 25 eggs."). A percent ("or 14.76%") or an expression ("or 6 + 6 + ...") is no such number.
-_OFFERED_AFTER = CuedPattern(re.compile(
+_OFFERED_AFTER_RE = re.compile(
     r"\b(?:(?P<offer>or(?:\s+is\s+it|\s+it\s+is|\s+it['’]s)?|alternatively|(?:it\s+)?could\s+(?:also\s+)?be"
     r"|unless\s+it(?:\s+is|['’]s))|maybe|perhaps|possibly|probably)[ \t,:]*"
     r"(?:(?:maybe|perhaps|possibly|probably|even)[ \t,:]+)?(?:\$|\\\(|\\boxed\{|\*\*)?[ \t]*"
     r"(?P<value>[-\u2212]?[0-9][0-9,]*(?:\.[0-9]+)?(?:/[0-9]+)?)(?![0-9]|[.,/][0-9])(?:[ \t]*(?:\$|\\\)|\}|\*\*))*"
-    r"(?P<words>(?:[ \t]+[A-Za-z]+){0,2})[ \t]*(?=[.?!,;)]|$)", re.IGNORECASE | re.MULTILINE),
-    ("or", "alternatively", "could", "unless", "maybe", "perhaps", "possibl", "probabl"))
+    r"(?P<words>(?:[ \t]+[A-Za-z]+){0,2})[ \t]*(?=[.?!,;)]|$)", re.IGNORECASE | re.MULTILINE)
 _OFFERED_WINDOW = 200  # characters after a statement an offered number is looked for in
+_CUE_REACH = 48  # characters before it its cue, hedge words and opener take at most ("alternatively, perhaps \boxed{")
 _SCALE_WORDS = {"dozen": 12, "hundred": 100, "thousand": 10**3, "million": 10**6, "billion": 10**9, "trillion": 10**12}
 
 
@@ -388,9 +388,14 @@ def offered_after(text: str, end: int, value: Fraction, *, words: bool = True) -
     first = _DIGIT_RE.search(text, end, end + _OFFERED_WINDOW)
     if first is None:  # (a completion that ends on its answer: the common case)
         return None
-    window = text[end:_line_end(text, first.start())]  # (its "$" is the end of the number's line)
-    found = _OFFERED_AFTER.search_cued(window, cue_text(window))
-    if found is None or found.start("value") + end > first.start() or (
+    # The cue, a hedge word and an opener stand right before the number: only there is a cue looked for.
+    start = max(end, first.start() - _CUE_REACH)
+    cues = cue_text(text[start:first.start()])
+    if cues is not None and not ("or" in cues or "alternatively" in cues or "could" in cues or "unless" in cues
+                                 or "maybe" in cues or "perhaps" in cues or "possibly" in cues or "probably" in cues):
+        return None  # (a cue word of every match; the tests one by one are quicker than any() over a tuple)
+    found = _OFFERED_AFTER_RE.search(text, start, _line_end(text, first.start()))  # ("$": the line's end)
+    if found is None or found.start("value") > first.start() or (
             found.group("words") and (not words or found.group("offer") is None)):
         return None  # (a sign may stand before the first digit)
     offered = parse_number(found.group("value").replace("\u2212", "-"))
