@@ -125,6 +125,40 @@ def test_offered_after_finds_a_different_number_and_never_the_same(value: int, o
     assert offered_after(f"So \\boxed{{{value}}}{cue}{other} + 1{end}", text.index("}") + 1, Fraction(value)) is None
 
 
+# An answer offered as a possibility rather than stated: a hedge word in its sentence, or a cue right before it.
+HEDGED_STATEMENTS = [
+    "The answer is probably 72.",
+    "The answer is maybe 72.",
+    "Answer: perhaps 72",
+    "I think the answer is 73, but it could be 72.",
+    "I think the answer is 72, but it could be 73.",
+    "So it's 73 — or 72.",
+]
+# A hedge word outside the answer's sentence, a number that is not offered: paid
+STATED = [
+    "The answer is 72. Maybe check it with a calculator.",
+    "The answer is 72, which is more than 70.",
+    "So it is 72 or 72.",
+]
+
+
+@pytest.mark.parametrize("closing", HEDGED_STATEMENTS)
+def test_an_answer_offered_as_a_possibility_is_not_paid(closing: str) -> None:
+    for gold in (72, 73):
+        assert _verdicts(WORK + closing, gold) == {"gsm8k": "wrong", "maths": "wrong"}, (closing, gold)
+
+
+@pytest.mark.parametrize("closing", STATED)
+def test_an_answer_stated_beside_a_hedge_word_stays_paid(closing: str) -> None:
+    assert _verdicts(WORK + closing, 72) == {"gsm8k": "correct", "maths": "correct"}
+
+
+def test_a_hedged_statement_names_its_rule() -> None:
+    assert gsm8k.verify("The answer is probably 72.", 72).details["rule"] == "hedged"
+    assert maths.verify("I think the answer is 73, but it could be 72.", "72").details["rule"] == "hedged"
+    assert "could be" in maths.verify("I think the answer is 73, but it could be 72.", "72").reason
+
+
 def test_an_answer_in_scientific_notation_is_read_whole() -> None:
     """``5.89 × 10⁻⁷ meters`` is one statement, not the number 10 (which it read before)."""
     verdict = maths.verify("So the answer is 5.89 × 10⁻⁷ meters.", "5.89e-7")

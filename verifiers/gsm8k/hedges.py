@@ -9,7 +9,8 @@ the last ``</think>``):
   number of its reasoning states none;
 * ``empty box``: a blank box after the box read is a blank final answer;
 * ``false equation``: a boxed equation between numbers that is false (``\\boxed{75 = 70}``);
-* ``hedged``: the sentence of the box read hedges it (``maybe``, ``probably``, ``might``);
+* ``hedged``: the sentence of the box or answer phrase read hedges it (``maybe``, ``probably``,
+  ``might``), or a cue right before the answer offers it (``..., but it could be 24.``);
 * ``several answers``: earlier boxes offered as alternatives (``alternatively``, ``candidate``,
   ranked guesses, ``or`` / ``/`` between them), and a number offered right after the statement read
   (``\\boxed{24}, or 25.``, ``The answer is 24. Or maybe 25.``);
@@ -34,7 +35,7 @@ from fractions import Fraction
 from ..text.hedging import (ANSWER_HEADING_RE, BOLD_LINE_RE, CHECK_RE, CORRECTION_RE, HEDGE_WORD_RE, STATEMENT_GAP, Review,
                             alternatives_before, answer_tags, blanked, closing_statement, completion_cues, cue_text,
                             disowned_answer, disowned_boxes, is_blank_box, offered_after, only_words_between, sentence_end,
-                            repeated_statement, sentence_start,
+                            repeated_statement, sentence_start, statement_hedge,
                             tags_standing_beside_the_last)
 from ..text.labels import is_label
 from ..text.latex import boxed_spans
@@ -303,6 +304,10 @@ def review(text: str, answer: Extraction | None, read: Callable[[str], Extractio
         several = _several_tagged(text, answer, read)
         if several is not None:
             return several
+    if answer.source in ("answer phrase", "last number") and not answer.alternatives:
+        hedged = _hedged_statement(text, answer)  # "The answer is probably 24.", "..., but it could be 24."
+        if hedged is not None:
+            return hedged
     if answer.source != "boxed":
         return _review_read(text, answer, [])
     spans = boxed_spans(text)
@@ -315,6 +320,24 @@ def review(text: str, answer: Extraction | None, read: Callable[[str], Extractio
             kinds = ", ".join(sorted({why for _, _, why in disowned}))
             return Review(answer, "disowned", f"its only boxed answer is disowned ({kinds}): no answer is stated as final")
     return _review_read(text, answer, spans)
+
+
+def _hedged_statement(text: str, answer: Extraction) -> Review | None:
+    """``answer``, read from an answer phrase or as the last number, as ``hedged`` when it is offered
+    rather than stated (:func:`~referee.verifiers.text.hedging.statement_hedge`: ``..., but it could be
+    24.``, ``The answer is probably 24.``); else ``None``.
+
+    Example:
+        >>> from .extract import extract_answer
+        >>> text = "The answer is probably 24."
+        >>> _hedged_statement(text, extract_answer(text)).rule
+        'hedged'
+    """
+    written = answer.number.text
+    start = _number_end(text, answer) - len(written) if answer.source == "answer phrase" else text.rfind(written)
+    why = statement_hedge(text, start, start + len(written), sentence=answer.source == "answer phrase") \
+        if start >= 0 else None
+    return Review(answer, "hedged", why) if why is not None else None
 
 
 def _negates_on_its_line(text: str, start: int) -> bool:

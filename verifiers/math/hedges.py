@@ -12,7 +12,8 @@ docs/verifiers.md, "Hedges, overrides and disowned answers":
 * ``empty box``: a final box with nothing in it (``\\boxed{}``, ``\\boxed{\\ }``) after the last
   real one is a blank final answer: ``wrong``.
 * ``false equation``: a boxed equation between numbers that is false (``\\boxed{2 + 3 = 6}``).
-* ``hedged``: the sentence of the final box hedges it (``probably``, ``maybe``, ``might``).
+* ``hedged``: the sentence of the final box or answer phrase hedges it (``probably``, ``maybe``,
+  ``might``), or a cue right before the answer offers it (``..., but it could be 24.``).
 * ``several answers``: an earlier box offered as an alternative to the final one (``alternatively``,
   ``otherwise``, ``candidate``, ranked guesses, ``/`` or ``or`` between them) is an answer too, and
   so is every earlier ``<answer>`` tag (``<answer>25</answer><answer>24</answer>``), and a number
@@ -40,7 +41,7 @@ import re
 from ..text.hedging import (BOLD_LINE_RE, CHECK_RE, CORRECTION_RE, HEDGE_WORD_RE, MINERVA_TAIL_RE, Review,
                             alternatives_before, answer_tags, blanked, closing_statement, disowned_answer,
                             disowned_boxes, is_blank_box, offered_after, only_words_between, same_statement, sentence_end,
-                            repeated_statement, sentence_start,
+                            repeated_statement, sentence_start, statement_hedge,
                             tags_standing_beside_the_last)
 from ..text.labels import is_label, opens_line
 from ..text.latex import boxed_spans, top_level_parts
@@ -220,6 +221,21 @@ def _offered_after(text: str, end: int, answer: Extraction) -> Review | None:
     return Review(answer, others=(offered.group("value"),), others_rule="several answers") if offered else None
 
 
+def _hedged_statement(text: str, start: int, answer: Extraction) -> Review | None:
+    """``answer``, read from a final-answer phrase or as the last value, stated at ``start`` (-1: not found),
+    as ``hedged`` when it is offered rather than stated (:func:`~referee.verifiers.text.hedging.statement_hedge`:
+    ``..., but it could be 24.``; for a phrase, ``The answer is probably 24.``); else ``None``.
+
+    Example:
+        >>> text = "I think the answer is 25, but it could be 24."
+        >>> _hedged_statement(text, 42, Extraction("24", "last number")).rule
+        'hedged'
+    """
+    why = statement_hedge(text, start, start + len(answer.text), sentence=answer.source == "final answer") \
+        if start >= 0 else None
+    return Review(answer, "hedged", why) if why is not None else None
+
+
 def review(text: str, answer: Extraction | None) -> Review:
     """Apply the hedge and override policy to ``answer``, read from ``text`` (the part that counts).
 
@@ -269,6 +285,9 @@ def review(text: str, answer: Extraction | None) -> Review:
         later = [hashes[-1].group("value")] if hashes and not CORRECTION_RE.search(text[start:hashes[-1].start()]) else []
         return _override(answer, later + _statements_before(text, sentence_start(text, start)), answer.text)
     if answer.source in ("last number", "math span"):  # a number on GSM8K's final ``####`` line, say
+        hedged = _hedged_statement(text, text.rfind(answer.text), answer)  # "..., but it could be 24."
+        if hedged is not None:
+            return hedged
         hashes = _hash_lines(text)
         if hashes and same_statement(hashes[-1].group("value"), answer.text) and not text[hashes[-1].end():].strip():
             return _override(answer, _statements_before(text, hashes[-1].start()), answer.text)
@@ -278,9 +297,13 @@ def review(text: str, answer: Extraction | None) -> Review:
         if heading is not None and heading[1] == answer.text:  # "# Answer" over the answer: what stands before it
             return _override(answer, _statements_before(text, heading[0]), answer.text)
         start, stated = _statements_after_phrase(text, answer)
-        offered = _offered_after(text, text.find(answer.text, start) + len(answer.text), answer) if start >= 0 else None
+        value_at = text.find(answer.text, start) if start >= 0 else -1
+        offered = _offered_after(text, value_at + len(answer.text), answer) if value_at >= 0 else None
         if offered is not None:
             return offered
+        hedged = _hedged_statement(text, value_at, answer) if not several else None  # "The answer is probably 24."
+        if hedged is not None:
+            return hedged
         before = _statements_before(text, sentence_start(text, start)) if start >= 0 and not several else []
         return _override(answer, stated + before, answer.text)
     if not boxes or answer.source not in ("boxed", "final answer", "answer tag"):

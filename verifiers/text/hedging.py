@@ -19,6 +19,7 @@ from typing import Generic, TypeVar
 from .labels import is_label
 from .latex import boxed_spans
 from .numbers import parse_number
+from .vocabulary import SCALES
 
 THINK_OPEN, THINK_CLOSE = "<think>", "</think>"
 _FENCED_RE = re.compile(r"<!--.*?(?:-->|$)|```.*?(?:```|$)", re.DOTALL)
@@ -358,15 +359,47 @@ def negates_an_answer(span: str) -> bool:
 # number offered as another answer right after the one stated. Only hedge words, maths delimiters or bold stand
 # between the cue and the number; the clause ends after it (after "or" and its kin, up to two words first:
 # "or 25 eggs."). A percent ("or 14.76%") or an expression ("or 6 + 6 + ...") is no such number.
+_OFFER_CUE = (r"\b(?:(?P<offer>or(?:\s+is\s+it|\s+it\s+is|\s+it['’]s)?|alternatively|(?:it\s+)?could\s+(?:also\s+)?be"
+              r"|unless\s+it(?:\s+is|['’]s))|maybe|perhaps|possibly|probably)[ \t,:]*"
+              r"(?:(?:maybe|perhaps|possibly|probably|even)[ \t,:]+)?(?:\$|\\\(|\\boxed\{|\*\*)?[ \t]*")
+_OFFERING_CUE_RE = re.compile(rf"{_OFFER_CUE}\Z", re.IGNORECASE)  # right before a number it offers
 _OFFERED_AFTER_RE = re.compile(
-    r"\b(?:(?P<offer>or(?:\s+is\s+it|\s+it\s+is|\s+it['’]s)?|alternatively|(?:it\s+)?could\s+(?:also\s+)?be"
-    r"|unless\s+it(?:\s+is|['’]s))|maybe|perhaps|possibly|probably)[ \t,:]*"
-    r"(?:(?:maybe|perhaps|possibly|probably|even)[ \t,:]+)?(?:\$|\\\(|\\boxed\{|\*\*)?[ \t]*"
-    r"(?P<value>[-\u2212]?[0-9][0-9,]*(?:\.[0-9]+)?(?:/[0-9]+)?)(?![0-9]|[.,/][0-9])(?:[ \t]*(?:\$|\\\)|\}|\*\*))*"
+    _OFFER_CUE + r"(?P<value>[-\u2212]?[0-9][0-9,]*(?:\.[0-9]+)?(?:/[0-9]+)?)(?![0-9]|[.,/][0-9])(?:[ \t]*(?:\$|\\\)|\}|\*\*))*"
     r"(?P<words>(?:[ \t]+[A-Za-z]+){0,2})[ \t]*(?=[.?!,;)]|$)", re.IGNORECASE | re.MULTILINE)
 _OFFERED_WINDOW = 200  # characters after a statement an offered number is looked for in
 _CUE_REACH = 48  # characters before it its cue, hedge words and opener take at most ("alternatively, perhaps \boxed{")
-_SCALE_WORDS = {"dozen": 12, "hundred": 100, "thousand": 10**3, "million": 10**6, "billion": 10**9, "trillion": 10**12}
+
+
+def _may_offer(text: str) -> bool:
+    """Whether ``text`` holds a cue word of :data:`_OFFER_CUE` (or letters only the pattern can read)."""
+    cues = cue_text(text)  # (the tests one by one are quicker than any() over a tuple)
+    return cues is None or ("or" in cues or "alternatively" in cues or "could" in cues or "unless" in cues
+                            or "maybe" in cues or "perhaps" in cues or "possibly" in cues or "probably" in cues)
+
+
+def statement_hedge(text: str, start: int, end: int, *, sentence: bool) -> str | None:
+    """Why the value stated at ``text[start:end]`` is offered rather than stated: a cue right before it
+    (``or``, ``alternatively``, ``could (also) be``, ``unless it is``, ``maybe``, ``perhaps``, ``possibly``,
+    ``probably``, with hedge words, maths delimiters or bold after it) offers it as a possibility, or
+    (``sentence``: the value of an answer phrase) its sentence hedges it (:data:`HEDGE_WORD_RE`); ``None``
+    when neither, and when the cue only joins the value to itself (``So it is 72 or 72.``).
+
+    Example:
+        >>> text = "I think the answer is 25, but it could be 24."
+        >>> statement_hedge(text, 42, 44, sentence=False)
+        "its answer is offered as a possibility ('it could be' before it), not stated"
+        >>> statement_hedge("The answer is probably 24.", 23, 25, sentence=True) is not None
+        True
+        >>> statement_hedge("So it is 72 or 72.", 15, 17, sentence=False), statement_hedge("So it is 72.", 9, 11, sentence=False)
+        (None, None)
+    """
+    lo = max(0, start - _CUE_REACH)
+    cue = _OFFERING_CUE_RE.search(text, lo, start) if _may_offer(text[lo:start]) else None
+    if cue is not None and not text[lo:cue.start()].rstrip(" \t,$").endswith(text[start:end]):
+        return f"its answer is offered as a possibility ({cue.group().strip()!r} before it), not stated"
+    if sentence and HEDGE_WORD_RE.search(text[sentence_start(text, start):start] + text[end:sentence_end(text, end)]):
+        return "the sentence of its final answer hedges it (maybe, probably, might)"
+    return None
 
 
 def offered_after(text: str, end: int, value: Fraction, *, words: bool = True) -> re.Match[str] | None:
@@ -390,10 +423,8 @@ def offered_after(text: str, end: int, value: Fraction, *, words: bool = True) -
         return None
     # The cue, a hedge word and an opener stand right before the number: only there is a cue looked for.
     start = max(end, first.start() - _CUE_REACH)
-    cues = cue_text(text[start:first.start()])
-    if cues is not None and not ("or" in cues or "alternatively" in cues or "could" in cues or "unless" in cues
-                                 or "maybe" in cues or "perhaps" in cues or "possibly" in cues or "probably" in cues):
-        return None  # (a cue word of every match; the tests one by one are quicker than any() over a tuple)
+    if not _may_offer(text[start:first.start()]):
+        return None
     found = _OFFERED_AFTER_RE.search(text, start, _line_end(text, first.start()))  # ("$": the line's end)
     if found is None or found.start("value") > first.start() or (
             found.group("words") and (not words or found.group("offer") is None)):
@@ -401,7 +432,7 @@ def offered_after(text: str, end: int, value: Fraction, *, words: bool = True) -
     offered = parse_number(found.group("value").replace("\u2212", "-"))
     if offered is None:
         return None
-    scale = _SCALE_WORDS.get(found.group("words").split()[0].lower(), 1) if found.group("words") else 1
+    scale = SCALES.get(found.group("words").split()[0].lower(), 1) if found.group("words") else 1
     decimals = len(found.group("value").partition(".")[2])
     return None if abs(Fraction(offered) * scale - value) * 2 * 10 ** decimals <= scale else found
 
