@@ -139,6 +139,8 @@ STATED = [
     "The answer is 72. Maybe check it with a calculator.",
     "The answer is 72, which is more than 70.",
     "So it is 72 or 72.",
+    "So she has 144/2, or 72.",
+    "So she has 72.0, or 72.",
 ]
 
 
@@ -151,6 +153,11 @@ def test_an_answer_offered_as_a_possibility_is_not_paid(closing: str) -> None:
 @pytest.mark.parametrize("closing", STATED)
 def test_an_answer_stated_beside_a_hedge_word_stays_paid(closing: str) -> None:
     assert _verdicts(WORK + closing, 72) == {"gsm8k": "correct", "maths": "correct"}
+
+
+def test_a_value_restated_in_another_form_stays_paid() -> None:
+    assert maths.verify("The share is $\\frac{1}{2}$, or 0.5.", "1/2").status == "correct"
+    assert maths.verify("The share is $\\frac{1}{2}$, or 0.6.", "0.6").details["rule"] == "hedged"
 
 
 def test_a_hedged_statement_names_its_rule() -> None:

@@ -377,12 +377,27 @@ def _may_offer(text: str) -> bool:
                             or "maybe" in cues or "perhaps" in cues or "possibly" in cues or "probably" in cues)
 
 
+_NUMBER_BEFORE_RE = re.compile(r"(\\[dt]?frac\{[0-9]+\}\{[0-9]+\}|[-\u2212]?[0-9][0-9,]*(?:\.[0-9]+)?(?:/[0-9]+)?)"
+                               r"[ \t$,]*(?:\\\))?[ \t$,]*\Z")
+
+
+def _restated(text: str, start: int, end: int, value: str) -> bool:
+    """Whether ``text[start:end]`` ends on ``value`` or a number equal to it (``72 or 72``, ``$\\frac{1}{2}$, or 0.5``)."""
+    before = _NUMBER_BEFORE_RE.search(text, start, end)
+    if before is None:
+        return False
+    if before.group(1) == value:
+        return True
+    number = parse_number(value)
+    return number is not None and parse_number(before.group(1)) == number
+
+
 def statement_hedge(text: str, start: int, end: int, *, sentence: bool) -> str | None:
     """Why the value stated at ``text[start:end]`` is offered rather than stated: a cue right before it
     (``or``, ``alternatively``, ``could (also) be``, ``unless it is``, ``maybe``, ``perhaps``, ``possibly``,
     ``probably``, with hedge words, maths delimiters or bold after it) offers it as a possibility, or
     (``sentence``: the value of an answer phrase) its sentence hedges it (:data:`HEDGE_WORD_RE`); ``None``
-    when neither, and when the cue only joins the value to itself (``So it is 72 or 72.``).
+    when neither, and when the cue only joins the value to itself (``So it is 72 or 72.``, ``$\\frac{1}{2}$, or 0.5``).
 
     Example:
         >>> text = "I think the answer is 25, but it could be 24."
@@ -395,7 +410,7 @@ def statement_hedge(text: str, start: int, end: int, *, sentence: bool) -> str |
     """
     lo = max(0, start - _CUE_REACH)
     cue = _OFFERING_CUE_RE.search(text, lo, start) if _may_offer(text[lo:start]) else None
-    if cue is not None and not text[lo:cue.start()].rstrip(" \t,$").endswith(text[start:end]):
+    if cue is not None and not _restated(text, lo, cue.start(), text[start:end]):
         return f"its answer is offered as a possibility ({cue.group().strip()!r} before it), not stated"
     if sentence and HEDGE_WORD_RE.search(text[sentence_start(text, start):start] + text[end:sentence_end(text, end)]):
         return "the sentence of its final answer hedges it (maybe, probably, might)"
