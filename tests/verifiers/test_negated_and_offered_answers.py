@@ -141,6 +141,7 @@ STATED = [
     "So it is 72 or 72.",
     "So she has 144/2, or 72.",
     "So she has 72.0, or 72.",
+    "The answer is 72 pencils, or 72.",
 ]
 
 

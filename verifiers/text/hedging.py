@@ -377,12 +377,14 @@ def _may_offer(text: str) -> bool:
                             or "maybe" in cues or "perhaps" in cues or "possibly" in cues or "probably" in cues)
 
 
+# A number ending the text before an offering cue, with maths delimiters and up to two words (a unit) after it.
 _NUMBER_BEFORE_RE = re.compile(r"(\\[dt]?frac\{[0-9]+\}\{[0-9]+\}|[-\u2212]?[0-9][0-9,]*(?:\.[0-9]+)?(?:/[0-9]+)?)"
-                               r"[ \t$,]*(?:\\\))?[ \t$,]*\Z")
+                               r"[ \t$]*(?:\\\))?(?:[ \t]+[A-Za-z]+){0,2}[ \t$,]*\Z")
 
 
 def _restated(text: str, start: int, end: int, value: str) -> bool:
-    """Whether ``text[start:end]`` ends on ``value`` or a number equal to it (``72 or 72``, ``$\\frac{1}{2}$, or 0.5``)."""
+    """Whether ``text[start:end]`` ends on ``value`` or a number equal to it, a unit after it at most (``72 or 72``,
+    ``$\\frac{1}{2}$, or 0.5``, ``18 dollars, or $18``)."""
     before = _NUMBER_BEFORE_RE.search(text, start, end)
     if before is None:
         return False
