@@ -142,6 +142,9 @@ STATED = [
     "So she has 144/2, or 72.",
     "So she has 72.0, or 72.",
     "The answer is 72 pencils, or 72.",
+    "The answer is 72, or possibly 72.0 if rounded.",
+    "The answer is 72, maybe more next week.",
+    "So she has 72 pencils. (Or, the count could be 72.)",
 ]
 
 

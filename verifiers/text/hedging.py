@@ -377,29 +377,31 @@ def _may_offer(text: str) -> bool:
                             or "maybe" in cues or "perhaps" in cues or "possibly" in cues or "probably" in cues)
 
 
-# A number ending the text before an offering cue, with maths delimiters and up to two words (a unit) after it.
-_NUMBER_BEFORE_RE = re.compile(r"(\\[dt]?frac\{[0-9]+\}\{[0-9]+\}|[-\u2212]?[0-9][0-9,]*(?:\.[0-9]+)?(?:/[0-9]+)?)"
-                               r"[ \t$]*(?:\\\))?(?:[ \t]+[A-Za-z]+){0,2}[ \t$,]*\Z")
+_OFFERED_BESIDE_CHARS = 120  # characters before an offering cue the number it offers an alternative to stands in
+_NUMBER_OR_FRACTION_RE = re.compile(r"\\[dt]?frac\{[0-9]+\}\{[0-9]+\}|(?<![0-9])[-\u2212]?[0-9][0-9,]*(?:\.[0-9]+)?(?:/[0-9]+)?")
 
 
-def _restated(text: str, start: int, end: int, value: str) -> bool:
-    """Whether ``text[start:end]`` ends on ``value`` or a number equal to it, a unit after it at most (``72 or 72``,
-    ``$\\frac{1}{2}$, or 0.5``, ``18 dollars, or $18``)."""
-    before = _NUMBER_BEFORE_RE.search(text, start, end)
-    if before is None:
+def _offered_beside(text: str, end: int, value: str) -> bool:
+    """Whether the last number of the characters before ``end`` is another value than ``value`` (written
+    otherwise and unequal): the number an offering cue at ``end`` offers ``value`` beside. ``72 or 72``,
+    ``$\\frac{1}{2}$, or 0.5``, ``n = 4. (Or, n could be 4.)`` restate it; with no number before, nothing is
+    offered beside it."""
+    before = None
+    for before in _NUMBER_OR_FRACTION_RE.finditer(text, max(0, end - _OFFERED_BESIDE_CHARS), end):
+        pass
+    if before is None or before.group() == value:
         return False
-    if before.group(1) == value:
-        return True
     number = parse_number(value)
-    return number is not None and parse_number(before.group(1)) == number
+    return number is None or parse_number(before.group()) != number
 
 
 def statement_hedge(text: str, start: int, end: int, *, sentence: bool) -> str | None:
     """Why the value stated at ``text[start:end]`` is offered rather than stated: a cue right before it
     (``or``, ``alternatively``, ``could (also) be``, ``unless it is``, ``maybe``, ``perhaps``, ``possibly``,
-    ``probably``, with hedge words, maths delimiters or bold after it) offers it as a possibility, or
-    (``sentence``: the value of an answer phrase) its sentence hedges it (:data:`HEDGE_WORD_RE`); ``None``
-    when neither, and when the cue only joins the value to itself (``So it is 72 or 72.``, ``$\\frac{1}{2}$, or 0.5``).
+    ``probably``, with hedge words, maths delimiters or bold after it) offers it: a hedge word always, the
+    others beside another number just before (:func:`_offered_beside`); or (``sentence``: the value of an answer phrase) its sentence hedges
+    it before stating it (:data:`HEDGE_WORD_RE`: ``The answer is probably 24.``); ``None`` when neither,
+    and when the cue only joins the value to itself (``So it is 72 or 72.``, ``$\\frac{1}{2}$, or 0.5``).
 
     Example:
         >>> text = "I think the answer is 25, but it could be 24."
@@ -412,10 +414,10 @@ def statement_hedge(text: str, start: int, end: int, *, sentence: bool) -> str |
     """
     lo = max(0, start - _CUE_REACH)
     cue = _OFFERING_CUE_RE.search(text, lo, start) if _may_offer(text[lo:start]) else None
-    if cue is not None and not _restated(text, lo, cue.start(), text[start:end]):
+    if cue is not None and (cue.group("offer") is None or _offered_beside(text, cue.start(), text[start:end])):
         return f"its answer is offered as a possibility ({cue.group().strip()!r} before it), not stated"
-    if sentence and HEDGE_WORD_RE.search(text[sentence_start(text, start):start] + text[end:sentence_end(text, end)]):
-        return "the sentence of its final answer hedges it (maybe, probably, might)"
+    if sentence and HEDGE_WORD_RE.search(text[sentence_start(text, start):start]):
+        return "its sentence hedges its final answer (maybe, probably, might) before stating it"
     return None
 
 
