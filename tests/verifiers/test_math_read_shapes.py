@@ -106,6 +106,9 @@ SHAPES = [
     ("\\boxed{3}", "3 apples", "correct", "boxed"),
     ("So she picked \\boxed{3 \\text{ apples}}.", "3 apples", "correct", "boxed"),
     ("So she picked \\boxed{3 \\text{ pears}}.", "3 apples", "wrong", "boxed"),
+    # An abbreviation's period in a remark after the answer does not end the answer's sentence
+    ("So we get twelve.\nThe final answer is 12 (e.g. a dozen).", "12", "correct", "final answer"),
+    ("So we get twelve.\nThe final answer is 12 (i.e. a dozen).", "12", "correct", "final answer"),
 ]
 
 

@@ -106,7 +106,7 @@ _MARKUP_TAG_RE = re.compile(MARKUP_TAG)
 # "72, not 73", "72 (not 73)", "72, rather than 73": what follows the answer only says what it is not.
 _CONTRAST_TAIL_RE = re.compile(r"(?:\s*,\s*|\s*\(\s*)(?:but\s+)?(?:not|rather\s+than|instead\s+of)\s+[^,;()\n]*\)?$",
                                re.IGNORECASE)
-_PHRASE_TAIL_RE = re.compile(r"(?:\.\s|\n|\.?\s*I hope it is correct|\.$|[。；，]|(?<=\S)\.\*\*(?=\s|$))", re.IGNORECASE)
+_PHRASE_TAIL_RE = re.compile(r"(?:(?<![ie]\.[eg])\.\s|\n|\.?\s*I hope it is correct|\.$|[。；，]|(?<=\S)\.\*\*(?=\s|$))", re.IGNORECASE)
 _PHRASE_SPAN_LIMIT = 300
 _MAX_PHRASES = 64  # the last answer phrases tried: a text of thousands of unreadable ones has none
 
