@@ -19,7 +19,7 @@ from typing import Generic, TypeVar
 from .labels import is_label
 from .latex import boxed_spans
 from .numbers import parse_number
-from .vocabulary import SCALES
+from .vocabulary import SCALES, UNIT_WORD
 
 THINK_OPEN, THINK_CLOSE = "<think>", "</think>"
 _FENCED_RE = re.compile(r"<!--.*?(?:-->|$)|```.*?(?:```|$)", re.DOTALL)
@@ -377,20 +377,25 @@ def _may_offer(text: str) -> bool:
                             or "maybe" in cues or "perhaps" in cues or "possibly" in cues or "probably" in cues)
 
 
+_UNIT_AFTER_RE = re.compile(rf"[ \t$]*(?:\\text\{{\s*)?({UNIT_WORD})", re.IGNORECASE)  # "90 minutes", "90 \text{ min"
 _OFFERED_BESIDE_CHARS = 120  # characters before an offering cue the number it offers an alternative to stands in
 _NUMBER_OR_FRACTION_RE = re.compile(r"\\[dt]?frac\{[0-9]+\}\{[0-9]+\}|(?<![0-9])[-\u2212]?[0-9][0-9,]*(?:\.[0-9]+)?(?:/[0-9]+)?")
 
 
-def _offered_beside(text: str, end: int, value: str) -> bool:
+def _offered_beside(text: str, end: int, value: str, value_end: int) -> bool:
     """Whether the last number of the characters before ``end`` is another value than ``value`` (written
-    otherwise and unequal): the number an offering cue at ``end`` offers ``value`` beside. ``72 or 72``,
-    ``$\\frac{1}{2}$, or 0.5``, ``n = 4. (Or, n could be 4.)`` restate it; with no number before, nothing is
+    otherwise and unequal; ``value`` ends at ``value_end``): the number an offering cue at ``end`` offers
+    ``value`` beside. ``72 or 72``, ``$\\frac{1}{2}$, or 0.5``, ``n = 4. (Or, n could be 4.)`` restate it, and
+    so do two numbers in different units (``1.5 hours, or 90 minutes``); with no number before, nothing is
     offered beside it."""
     before = None
     for before in _NUMBER_OR_FRACTION_RE.finditer(text, max(0, end - _OFFERED_BESIDE_CHARS), end):
         pass
     if before is None or before.group() == value:
         return False
+    units = _UNIT_AFTER_RE.match(text, before.end()), _UNIT_AFTER_RE.match(text, value_end)
+    if units[0] and units[1] and units[0].group(1).lower().rstrip("s") != units[1].group(1).lower().rstrip("s"):
+        return False  # one quantity in two units
     number = parse_number(value)
     return number is None or parse_number(before.group()) != number
 
@@ -414,7 +419,7 @@ def statement_hedge(text: str, start: int, end: int, *, sentence: bool) -> str |
     """
     lo = max(0, start - _CUE_REACH)
     cue = _OFFERING_CUE_RE.search(text, lo, start) if _may_offer(text[lo:start]) else None
-    if cue is not None and (cue.group("offer") is None or _offered_beside(text, cue.start(), text[start:end])):
+    if cue is not None and (cue.group("offer") is None or _offered_beside(text, cue.start(), text[start:end], end)):
         return f"its answer is offered as a possibility ({cue.group().strip()!r} before it), not stated"
     if sentence and HEDGE_WORD_RE.search(text[sentence_start(text, start):start]):
         return "its sentence hedges its final answer (maybe, probably, might) before stating it"
