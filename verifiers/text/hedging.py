@@ -382,19 +382,28 @@ _OFFERED_BESIDE_CHARS = 120  # characters before an offering cue the number it o
 _NUMBER_OR_FRACTION_RE = re.compile(r"\\[dt]?frac\{[0-9]+\}\{[0-9]+\}|(?<![0-9])[-\u2212]?[0-9][0-9,]*(?:\.[0-9]+)?(?:/[0-9]+)?")
 
 
+def _unit(text: str, start: int, end: int) -> str | None:
+    """The unit of the number at ``text[start:end]``: a unit word after it (singular), ``dollar`` for a
+    currency sign before it (``$18``, not the maths span ``$18$``), else ``None``."""
+    word = _UNIT_AFTER_RE.match(text, end)
+    if word is not None:
+        return word.group(1).lower().rstrip("s")
+    return "dollar" if start > 0 and text[start - 1] == "$" and not text.startswith("$", end) else None
+
+
 def _offered_beside(text: str, end: int, value: str, value_end: int) -> bool:
     """Whether the last number of the characters before ``end`` is another value than ``value`` (written
     otherwise and unequal; ``value`` ends at ``value_end``): the number an offering cue at ``end`` offers
     ``value`` beside. ``72 or 72``, ``$\\frac{1}{2}$, or 0.5``, ``n = 4. (Or, n could be 4.)`` restate it, and
-    so do two numbers in different units (``1.5 hours, or 90 minutes``); with no number before, nothing is
+    so do two numbers in different units (``1.5 hours, or 90 minutes``, ``$18, or 1800 cents``); with no number before, nothing is
     offered beside it."""
     before = None
     for before in _NUMBER_OR_FRACTION_RE.finditer(text, max(0, end - _OFFERED_BESIDE_CHARS), end):
         pass
     if before is None or before.group() == value:
         return False
-    units = _UNIT_AFTER_RE.match(text, before.end()), _UNIT_AFTER_RE.match(text, value_end)
-    if units[0] and units[1] and units[0].group(1).lower().rstrip("s") != units[1].group(1).lower().rstrip("s"):
+    units = _unit(text, before.start(), before.end()), _unit(text, value_end - len(value), value_end)
+    if units[0] is not None and units[1] is not None and units[0] != units[1]:
         return False  # one quantity in two units
     number = parse_number(value)
     return number is None or parse_number(before.group()) != number
