@@ -162,6 +162,8 @@ def test_an_answer_stated_beside_a_hedge_word_stays_paid(closing: str) -> None:
 def test_a_value_restated_in_another_form_stays_paid() -> None:
     assert _verdicts("It takes 2 hours, or 120 minutes.", 120) == {"gsm8k": "correct", "maths": "correct"}
     assert _verdicts("She makes $18 a day, or 1800 cents.", 1800) == {"gsm8k": "correct", "maths": "correct"}
+    assert _verdicts("She makes $\\boxed{18}$, or 1800 cents.", 18) == {"gsm8k": "correct", "maths": "correct"}
+    assert gsm8k.verify("#### 18\nOr 1800 cents.", 18).status == "correct"
     assert _verdicts("It costs 25 dollars, or 24 dollars.", 24) == {"gsm8k": "wrong", "maths": "wrong"}
     assert maths.verify("The share is $\\frac{1}{2}$, or 0.5.", "1/2").status == "correct"
     assert maths.verify("The share is $\\frac{1}{2}$, or 0.6.", "0.6").details["rule"] == "hedged"

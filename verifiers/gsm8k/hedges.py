@@ -504,10 +504,24 @@ def _offered_after(text: str, answer: Extraction, end: int) -> Review | None:
     """
     offered = offered_after(text, end, answer.number.value)
     number = first_number(offered.group("value"), whole_as_int=True) if offered is not None else None
-    if number is None or offered.group("words") and one_quantity(
-            text[max(0, answer.start):end + offered.end()], [answer.number.value, number.value]):
+    if number is None or offered.group("words") and (
+            one_quantity(text[max(0, answer.start):end + offered.end()], [answer.number.value, number.value])
+            or _in_other_units(answer.number.value, number.value, offered.group("words"))):
         return None
     return Review(answer, others=(number,), others_rule="several answers")
+
+
+def _in_other_units(value: Fraction | int, offered: Fraction | int, words: str) -> bool:
+    """Whether ``offered``, followed by the unit ``words`` start with, is ``value`` written in that unit
+    while ``value`` was written in another unit of its kind, unnamed (``\\boxed{18}, or 1800 cents``).
+
+    Example:
+        >>> _in_other_units(18, 1800, " cents"), _in_other_units(2, 120, " minutes"), _in_other_units(18, 19, " cents")
+        (True, True, False)
+    """
+    unit = _UNITS.get(words.split()[0].lower())
+    return unit is not None and any(
+        Fraction(value) * size == Fraction(offered) * unit[1] for kind, size in _UNITS.values() if kind == unit[0])
 
 
 def box_hedged(text: str, box: tuple[int, int, str]) -> bool:
