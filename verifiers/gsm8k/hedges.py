@@ -335,8 +335,8 @@ def _hedged_statement(text: str, answer: Extraction) -> Review | None:
     """
     written = answer.number.text
     start = _number_end(text, answer) - len(written) if answer.source == "answer phrase" else text.rfind(written)
-    why = statement_hedge(text, start, start + len(written), sentence=answer.source == "answer phrase") \
-        if start >= 0 else None
+    why = statement_hedge(text, start, start + len(written), phrase=answer.start if answer.source == "answer phrase"
+                          else None) if start >= 0 else None
     return Review(answer, "hedged", why) if why is not None else None
 
 

@@ -221,18 +221,18 @@ def _offered_after(text: str, end: int, answer: Extraction) -> Review | None:
     return Review(answer, others=(offered.group("value"),), others_rule="several answers") if offered else None
 
 
-def _hedged_statement(text: str, start: int, answer: Extraction) -> Review | None:
-    """``answer``, read from a final-answer phrase or as the last value, stated at ``start`` (-1: not found),
-    as ``hedged`` when it is offered rather than stated (:func:`~referee.verifiers.text.hedging.statement_hedge`:
-    ``..., but it could be 24.``; for a phrase, ``The answer is probably 24.``); else ``None``.
+def _hedged_statement(text: str, start: int, answer: Extraction, phrase: int | None = None) -> Review | None:
+    """``answer``, read as the last value or from the final-answer phrase starting at ``phrase``, stated at
+    ``start`` (-1: not found), as ``hedged`` when it is offered rather than stated
+    (:func:`~referee.verifiers.text.hedging.statement_hedge`: ``..., but it could be 24.``, ``The answer is
+    probably 24.``); else ``None``.
 
     Example:
         >>> text = "I think the answer is 25, but it could be 24."
         >>> _hedged_statement(text, 42, Extraction("24", "last number")).rule
         'hedged'
     """
-    why = statement_hedge(text, start, start + len(answer.text), sentence=answer.source == "final answer") \
-        if start >= 0 else None
+    why = statement_hedge(text, start, start + len(answer.text), phrase=phrase) if start >= 0 else None
     return Review(answer, "hedged", why) if why is not None else None
 
 
@@ -301,7 +301,7 @@ def review(text: str, answer: Extraction | None) -> Review:
         offered = _offered_after(text, value_at + len(answer.text), answer) if value_at >= 0 else None
         if offered is not None:
             return offered
-        hedged = _hedged_statement(text, value_at, answer) if not several else None  # "The answer is probably 24."
+        hedged = _hedged_statement(text, value_at, answer, start) if not several else None  # "The answer is probably 24."
         if hedged is not None:
             return hedged
         before = _statements_before(text, sentence_start(text, start)) if start >= 0 and not several else []

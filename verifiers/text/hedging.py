@@ -19,7 +19,7 @@ from typing import Generic, TypeVar
 from .labels import is_label
 from .latex import boxed_spans
 from .numbers import parse_number
-from .vocabulary import SCALES, UNIT_WORD
+from .vocabulary import SCALE_WORD, SCALES, UNIT_SYMBOL, UNIT_WORD
 
 THINK_OPEN, THINK_CLOSE = "<think>", "</think>"
 _FENCED_RE = re.compile(r"<!--.*?(?:-->|$)|```.*?(?:```|$)", re.DOTALL)
@@ -366,6 +366,7 @@ _OFFERING_CUE_RE = re.compile(rf"{_OFFER_CUE}\Z", re.IGNORECASE)  # right before
 _OFFERED_AFTER_RE = re.compile(
     _OFFER_CUE + r"(?P<value>[-\u2212]?[0-9][0-9,]*(?:\.[0-9]+)?(?:/[0-9]+)?)(?![0-9]|[.,/][0-9])(?:[ \t]*(?:\$|\\\)|\}|\*\*))*"
     r"(?P<words>(?:[ \t]+[A-Za-z]+){0,2})[ \t]*(?=[.?!,;)]|$)", re.IGNORECASE | re.MULTILINE)
+_PERCENT_BEFORE_RE = re.compile(r"(?:%|\\%|percent)[ \t}$)*]*\Z")  # a statement that ends on a percent
 _OFFERED_WINDOW = 200  # characters after a statement an offered number is looked for in
 _CUE_REACH = 48  # characters before it its cue, hedge words and opener take at most ("alternatively, perhaps \boxed{")
 
@@ -377,7 +378,10 @@ def _may_offer(text: str) -> bool:
                             or "maybe" in cues or "perhaps" in cues or "possibly" in cues or "probably" in cues)
 
 
-_UNIT_AFTER_RE = re.compile(rf"[ \t$]*(?:\\text\{{\s*)?({UNIT_WORD})", re.IGNORECASE)  # "90 minutes", "90 \text{ min"
+_UNIT_AFTER_RE = re.compile(rf"[ \t$]*(?:\\(?:text|mathrm)\{{\s*)?({UNIT_WORD}|{UNIT_SYMBOL})", re.IGNORECASE)  # "90 minutes", "90 \text{ min"
+_SCALED_RE = re.compile(rf"[-\u2212]?[0-9][0-9,.]*\s+({SCALE_WORD})s?", re.IGNORECASE)
+# A statement's verb or mark right before a hedge word: "it is maybe 24", "the total would be probably 24", "x = maybe 5".
+_STATED_BY_RE = re.compile(r"(?:\b(?:is|are|was|were|be|equals?|gives?|makes?|get)|[:=])\s*\Z", re.IGNORECASE)
 _OFFERED_BESIDE_CHARS = 120  # characters before an offering cue the number it offers an alternative to stands in
 _NUMBER_OR_FRACTION_RE = re.compile(r"\\[dt]?frac\{[0-9]+\}\{[0-9]+\}|(?<![0-9])[-\u2212]?[0-9][0-9,]*(?:\.[0-9]+)?(?:/[0-9]+)?")
 
@@ -406,32 +410,38 @@ def _offered_beside(text: str, end: int, value: str, value_end: int) -> bool:
     if units[0] is not None and units[1] is not None and units[0] != units[1]:
         return False  # one quantity in two units
     number = parse_number(value)
+    scaled = _SCALED_RE.fullmatch(value.strip())  # "2 dozen", "1.2 million"
+    if scaled is not None and number is not None:
+        number *= SCALES[scaled.group(1).lower()]
     return number is None or parse_number(before.group()) != number
 
 
-def statement_hedge(text: str, start: int, end: int, *, sentence: bool) -> str | None:
-    """Why the value stated at ``text[start:end]`` is offered rather than stated: a cue right before it
-    (``or``, ``alternatively``, ``could (also) be``, ``unless it is``, ``maybe``, ``perhaps``, ``possibly``,
-    ``probably``, with hedge words, maths delimiters or bold after it) offers it: a hedge word always, the
-    others beside another number just before (:func:`_offered_beside`); or (``sentence``: the value of an answer phrase) its sentence hedges
-    it before stating it (:data:`HEDGE_WORD_RE`: ``The answer is probably 24.``); ``None`` when neither,
-    and when the cue only joins the value to itself (``So it is 72 or 72.``, ``$\\frac{1}{2}$, or 0.5``).
+def statement_hedge(text: str, start: int, end: int, *, phrase: int | None = None) -> str | None:
+    """Why the value stated at ``text[start:end]`` is offered rather than stated, else ``None``:
+
+    * a cue right before it (``or``, ``alternatively``, ``could (also) be``, ``unless it is``, with hedge
+      words, maths delimiters or bold after it) offers it beside another number just before
+      (:func:`_offered_beside`: ``..., but it could be 24.``; ``72 or 72``, ``$\\frac{1}{2}$, or 0.5``
+      and ``1.5 hours, or 90 minutes`` restate one value);
+    * a hedge word right before it qualifies a statement of it (``It is maybe 24.``, ``The total is
+      probably 24``; ``Probably 24 is what it asks.`` states nothing to qualify);
+    * ``phrase``: where the answer phrase it was read from starts; a hedge word between the phrase and the
+      value (``The answer is probably 24.``; not ``Since we might double count, the answer is 24.``).
 
     Example:
         >>> text = "I think the answer is 25, but it could be 24."
-        >>> statement_hedge(text, 42, 44, sentence=False)
+        >>> statement_hedge(text, 42, 44)
         "its answer is offered as a possibility ('it could be' before it), not stated"
-        >>> statement_hedge("The answer is probably 24.", 23, 25, sentence=True) is not None
-        True
-        >>> statement_hedge("So it is 72 or 72.", 15, 17, sentence=False), statement_hedge("So it is 72.", 9, 11, sentence=False)
-        (None, None)
+        >>> statement_hedge("The answer is probably 24.", 23, 25, phrase=0) is not None, statement_hedge("So it is 72 or 72.", 15, 17)
+        (True, None)
     """
     lo = max(0, start - _CUE_REACH)
     cue = _OFFERING_CUE_RE.search(text, lo, start) if _may_offer(text[lo:start]) else None
-    if cue is not None and (cue.group("offer") is None or _offered_beside(text, cue.start(), text[start:end], end)):
+    if cue is not None and (_offered_beside(text, cue.start(), text[start:end], end) if cue.group("offer") is not None
+                            else _STATED_BY_RE.search(text, max(0, cue.start() - 40), cue.start()) is not None):
         return f"its answer is offered as a possibility ({cue.group().strip()!r} before it), not stated"
-    if sentence and HEDGE_WORD_RE.search(text[sentence_start(text, start):start]):
-        return "its sentence hedges its final answer (maybe, probably, might) before stating it"
+    if phrase is not None and 0 <= phrase < start and HEDGE_WORD_RE.search(text[phrase:start]):
+        return "its answer phrase hedges it (maybe, probably, might) before stating it"
     return None
 
 
@@ -440,7 +450,8 @@ def offered_after(text: str, end: int, value: Fraction, *, words: bool = True) -
     (``\\boxed{24}, or 25.``, ``The answer is 24. Or maybe 25.``, ``But it could also be 25.``): the first
     number after the statement, with ``or``, ``alternatively``, ``could be``, ``unless it is`` or a hedge
     word (``maybe``, ``perhaps``) right before it, ending its clause, and different from ``value`` beyond
-    its own rounding (``\\boxed{24.4}, or 24`` restates it; ``or 1.2 million`` is 1200000); its ``value``
+    its own rounding (``\\boxed{24.4}, or 24`` restates it; ``or 1.2 million`` is 1200000; after a percent,
+    ``\\boxed{25\\%}, or 0.25``, it is read as one); its ``value``
     group is the number, its ``words`` group what follows it after ``or`` and its kin (up to two words: a
     unit; ``words=False``: none may).
     A hedge word takes no words after the number (``Possibly 3 more eggs.`` offers no answer).
@@ -467,6 +478,8 @@ def offered_after(text: str, end: int, value: Fraction, *, words: bool = True) -
         return None
     scale = SCALES.get(found.group("words").split()[0].lower(), 1) if found.group("words") else 1
     decimals = len(found.group("value").partition(".")[2])
+    if _PERCENT_BEFORE_RE.search(text, max(0, end - 12), end) is not None:  # "\boxed{25\%}, or 0.25"
+        scale *= 100
     return None if abs(Fraction(offered) * scale - value) * 2 * 10 ** decimals <= scale else found
 
 

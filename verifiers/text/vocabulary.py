@@ -37,6 +37,8 @@ SCALES: dict[str, int] = {"hundred": 100, "thousand": 1000, "million": 10 ** 6, 
                           "trillion": 10 ** 12, "dozen": 12}
 SCALE_WORD = "(?:" + "|".join(SCALES) + ")"
 
+# A unit's symbol after a number ("5 km", "1000 g", "90 min"); "in", "s" and "l", common words or letters, left out.
+UNIT_SYMBOL = r"(?:mm|cm|m|km|mg|g|kg|ml|sec|min|h|hr|hrs|ft|yd|mi|oz|lb|lbs)\b"
 # A unit a quantity is counted in, singular or plural ("5 hours", "3 feet", "28 percent"): the
 # end of an answer, never a value of its own.
 UNIT_WORD = (r"(?:second|minute|hour|day|week|month|year|cent|dollar|foot|feet|inch|inches|yard|mile"
