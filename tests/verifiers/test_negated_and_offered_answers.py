@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from referee.verifiers import gsm8k
 from referee.verifiers import math as maths
+from referee.verifiers.text import hedging
 from referee.verifiers.text.hedging import offered_after
 
 WORK = "She buys 8 packs of 9 pencils, so she has 8 * 9 = 72 pencils.\n"
@@ -173,6 +174,21 @@ def test_a_hedged_statement_names_its_rule() -> None:
     assert gsm8k.verify("The answer is probably 72.", 72).details["rule"] == "hedged"
     assert maths.verify("I think the answer is 73, but it could be 72.", "72").details["rule"] == "hedged"
     assert "could be" in maths.verify("I think the answer is 73, but it could be 72.", "72").reason
+
+
+_PIECES = ["or", "Or", "OR", " ", "          ", "\t", "\n", ", ", ",,,", ": ", "could", "also", "be", "it", "is", "it's",
+           "unless", "alternatively", "maybe", "perhaps", "possibly", "probably", "even", "$", "\\(", "\\boxed{", "**",
+           "for", "more", "72", "7", "the", "answer", ".", "poſſibly"]
+
+
+@given(st.lists(st.sampled_from(_PIECES), max_size=16))
+def test_the_quick_cue_test_never_hides_a_cue(pieces: list[str]) -> None:
+    """The few string tests before an offering cue's search pass wherever the search finds one."""
+    text = "".join(pieces) + "73"
+    position = len(text) - 2
+    lo = max(0, position - 48)
+    if hedging._OFFERING_CUE_RE.search(text, lo, position) is not None:
+        assert hedging._ends_on_cue(text, lo, position)
 
 
 def test_an_answer_in_scientific_notation_is_read_whole() -> None:

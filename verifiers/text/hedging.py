@@ -371,11 +371,25 @@ _OFFERED_WINDOW = 200  # characters after a statement an offered number is looke
 _CUE_REACH = 48  # characters before it its cue, hedge words and opener take at most ("alternatively, perhaps \boxed{")
 
 
-def _may_offer(text: str) -> bool:
-    """Whether ``text`` holds a cue word of :data:`_OFFER_CUE` (or letters only the pattern can read)."""
-    cues = cue_text(text)  # (the tests one by one are quicker than any() over a tuple)
-    return cues is None or ("or" in cues or "alternatively" in cues or "could" in cues or "unless" in cues
-                            or "maybe" in cues or "perhaps" in cues or "possibly" in cues or "probably" in cues)
+# How every _OFFER_CUE ends, its words one space apart ("or", "or is it", "could also be", "unless it's", a hedge word).
+_CUE_ENDINGS = ("or", "or is it", "or it is", "or it's", "or it’s", "alternatively", "could be", "could also be",
+                "unless it is", "unless it's", "unless it’s", "maybe", "perhaps", "possibly", "probably", "even")
+_VALUE_OPENERS = ("\\boxed{", "\\(", "$", "**")
+_CUE_LAST_LETTERS = frozenset("rtsyenRTSYEN")  # the last letter of every cue ending
+
+
+def _ends_on_cue(text: str, lo: int, pos: int) -> bool:
+    """Whether ``text[lo:pos]`` may end on an offering cue (:data:`_OFFER_CUE`): its words, past an opener,
+    blanks, commas and colons, end as a cue does. A few string tests, far quicker than a search that tries
+    every place before ``pos``; letters outside ASCII are left to the pattern."""
+    tail = text[lo:pos].rstrip(" \t")
+    if tail.endswith(_VALUE_OPENERS):
+        tail = tail[:-next(len(opener) for opener in _VALUE_OPENERS if tail.endswith(opener))]
+    tail = tail.rstrip(" \t,:")
+    if not tail.isascii():
+        return True
+    # (a cue's words may stand apart by any blanks, "could\n  be": its last three words, one space apart)
+    return tail[-1:] in _CUE_LAST_LETTERS and " ".join(tail.split()[-3:]).lower().endswith(_CUE_ENDINGS)
 
 
 _UNIT_AFTER_RE = re.compile(rf"[ \t$]*(?:\\(?:text|mathrm)\{{\s*)?({UNIT_WORD}|{UNIT_SYMBOL})", re.IGNORECASE)  # "90 minutes", "90 \text{ min"
@@ -436,7 +450,7 @@ def statement_hedge(text: str, start: int, end: int, *, phrase: int | None = Non
         (True, None)
     """
     lo = max(0, start - _CUE_REACH)
-    cue = _OFFERING_CUE_RE.search(text, lo, start) if _may_offer(text[lo:start]) else None
+    cue = _OFFERING_CUE_RE.search(text, lo, start) if _ends_on_cue(text, lo, start) else None
     if cue is not None and (_offered_beside(text, cue.start(), text[start:end], end) if cue.group("offer") is not None
                             else _STATED_BY_RE.search(text, max(0, cue.start() - 40), cue.start()) is not None):
         return f"its answer is offered as a possibility ({cue.group().strip()!r} before it), not stated"
@@ -465,11 +479,12 @@ def offered_after(text: str, end: int, value: Fraction, *, words: bool = True) -
     first = _DIGIT_RE.search(text, end, end + _OFFERED_WINDOW)
     if first is None:  # (a completion that ends on its answer: the common case)
         return None
-    # The cue, a hedge word and an opener stand right before the number: only there is a cue looked for.
-    start = max(end, first.start() - _CUE_REACH)
-    if not _may_offer(text[start:first.start()]):
+    # The cue, a hedge word and an opener stand right before the number (and its sign): only there is a cue looked for.
+    value_start = first.start() - 1 if first.start() > end and text[first.start() - 1] in "-\u2212" else first.start()
+    lo = max(end, value_start - _CUE_REACH)
+    if not _ends_on_cue(text, lo, value_start):
         return None
-    found = _OFFERED_AFTER_RE.search(text, start, _line_end(text, first.start()))  # ("$": the line's end)
+    found = _OFFERED_AFTER_RE.search(text, lo, _line_end(text, first.start()))  # ("$": the line's end)
     if found is None or found.start("value") > first.start() or (
             found.group("words") and (not words or found.group("offer") is None)):
         return None  # (a sign may stand before the first digit)
