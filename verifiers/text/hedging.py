@@ -364,8 +364,9 @@ _OFFER_CUE = (r"\b(?:(?P<offer>or(?:\s+is\s+it|\s+it\s+is|\s+it['’]s)?|alterna
               r"(?:(?:maybe|perhaps|possibly|probably|even)[ \t,:]+)?(?:\$|\\\(|\\boxed\{|\*\*)?[ \t]*")
 _OFFERING_CUE_RE = re.compile(rf"{_OFFER_CUE}\Z", re.IGNORECASE)  # right before a number it offers
 _OFFERED_AFTER_RE = re.compile(
-    _OFFER_CUE + r"(?P<value>[-\u2212]?[0-9][0-9,]*(?:\.[0-9]+)?(?:/[0-9]+)?)(?![0-9]|[.,/][0-9])(?:[ \t]*(?:\$|\\\)|\}|\*\*))*"
-    r"(?P<words>(?:[ \t]+[A-Za-z]+){0,2})[ \t]*(?=[.?!,;)]|$)", re.IGNORECASE | re.MULTILINE)
+    _OFFER_CUE + r"(?P<value>[-\u2212]?[0-9][0-9,]*(?:\.[0-9]+)?(?:/[0-9]+)?)(?![0-9]|[.,/][0-9])"
+    r"(?:[ \t]*(?:\$|\\\)|\}|\*\*))*(?P<words>(?:[ \t]+[A-Za-z]+){0,2})[ \t]*(?=[.?!,;)]|$)",
+    re.IGNORECASE | re.MULTILINE)
 _PERCENT_BEFORE_RE = re.compile(r"(?:%|\\%|percent)[ \t}$)*]*\Z")  # a statement that ends on a percent
 _OFFERED_WINDOW = 200  # characters after a statement an offered number is looked for in
 _CUE_REACH = 48  # characters before it its cue, hedge words and opener take at most ("alternatively, perhaps \boxed{")
@@ -392,12 +393,14 @@ def _ends_on_cue(text: str, lo: int, pos: int) -> bool:
     return tail[-1:] in _CUE_LAST_LETTERS and " ".join(tail.split()[-3:]).lower().endswith(_CUE_ENDINGS)
 
 
-_UNIT_AFTER_RE = re.compile(rf"[ \t$]*(?:\\(?:text|mathrm)\{{\s*)?({UNIT_WORD}|{UNIT_SYMBOL})", re.IGNORECASE)  # "90 minutes", "90 \text{ min"
+# A unit after a number: "90 minutes", "5 km", "90 \text{ min".
+_UNIT_AFTER_RE = re.compile(rf"[ \t$]*(?:\\(?:text|mathrm)\{{\s*)?({UNIT_WORD}|{UNIT_SYMBOL})", re.IGNORECASE)
 _SCALED_RE = re.compile(rf"[-\u2212]?[0-9][0-9,.]*\s+({SCALE_WORD})s?", re.IGNORECASE)
-# A statement's verb or mark right before a hedge word: "it is maybe 24", "the total would be probably 24", "x = maybe 5".
+# A statement's verb or mark right before a hedge word: "it is maybe 24", "the total would be probably 24", "x = maybe 5"
 _STATED_BY_RE = re.compile(r"(?:\b(?:is|are|was|were|be|equals?|gives?|makes?|get)|[:=])\s*\Z", re.IGNORECASE)
 _OFFERED_BESIDE_CHARS = 120  # characters before an offering cue the number it offers an alternative to stands in
-_NUMBER_OR_FRACTION_RE = re.compile(r"\\[dt]?frac\{[0-9]+\}\{[0-9]+\}|(?<![0-9])[-\u2212]?[0-9][0-9,]*(?:\.[0-9]+)?(?:/[0-9]+)?")
+_NUMBER_OR_FRACTION_RE = re.compile(r"\\[dt]?frac\{[0-9]+\}\{[0-9]+\}"
+                                    r"|(?<![0-9])[-\u2212]?[0-9][0-9,]*(?:\.[0-9]+)?(?:/[0-9]+)?")
 
 
 def _unit(text: str, start: int, end: int) -> str | None:
@@ -413,8 +416,8 @@ def _offered_beside(text: str, end: int, value: str, value_end: int) -> bool:
     """Whether the last number of the characters before ``end`` is another value than ``value`` (written
     otherwise and unequal; ``value`` ends at ``value_end``): the number an offering cue at ``end`` offers
     ``value`` beside. ``72 or 72``, ``$\\frac{1}{2}$, or 0.5``, ``n = 4. (Or, n could be 4.)`` restate it, and
-    so do two numbers in different units (``1.5 hours, or 90 minutes``, ``$18, or 1800 cents``); with no number before, nothing is
-    offered beside it."""
+    so do two numbers in different units (``1.5 hours, or 90 minutes``, ``$18, or 1800 cents``); with no
+    number before, nothing is offered beside it."""
     before = None
     for before in _NUMBER_OR_FRACTION_RE.finditer(text, max(0, end - _OFFERED_BESIDE_CHARS), end):
         pass
@@ -446,8 +449,10 @@ def statement_hedge(text: str, start: int, end: int, *, phrase: int | None = Non
         >>> text = "I think the answer is 25, but it could be 24."
         >>> statement_hedge(text, 42, 44)
         "its answer is offered as a possibility ('it could be' before it), not stated"
-        >>> statement_hedge("The answer is probably 24.", 23, 25, phrase=0) is not None, statement_hedge("So it is 72 or 72.", 15, 17)
-        (True, None)
+        >>> statement_hedge("The answer is probably 24.", 23, 25, phrase=0) is not None
+        True
+        >>> statement_hedge("So it is 72 or 72.", 15, 17), statement_hedge("Probably 24 is what it asks.", 9, 11)
+        (None, None)
     """
     lo = max(0, start - _CUE_REACH)
     cue = _OFFERING_CUE_RE.search(text, lo, start) if _ends_on_cue(text, lo, start) else None
@@ -465,21 +470,20 @@ def offered_after(text: str, end: int, value: Fraction, *, words: bool = True) -
     number after the statement, with ``or``, ``alternatively``, ``could be``, ``unless it is`` or a hedge
     word (``maybe``, ``perhaps``) right before it, ending its clause, and different from ``value`` beyond
     its own rounding (``\\boxed{24.4}, or 24`` restates it; ``or 1.2 million`` is 1200000; after a percent,
-    ``\\boxed{25\\%}, or 0.25``, it is read as one); its ``value``
-    group is the number, its ``words`` group what follows it after ``or`` and its kin (up to two words: a
-    unit; ``words=False``: none may).
-    A hedge word takes no words after the number (``Possibly 3 more eggs.`` offers no answer).
+    ``\\boxed{25\\%}, or 0.25``, it is read as one). Its ``value`` group is the number, its ``words`` group
+    what follows it after ``or`` and its kin (up to two words: a unit; ``words=False``: none may); a hedge
+    word takes no words after the number (``Possibly 3 more eggs.`` offers no answer).
 
     Example:
         >>> offered_after(r"So \\boxed{24}, or 25.", 14, Fraction(24)).group("value")
         '25'
-        >>> offered_after(r"So \\boxed{24}, or 24.0.", 14, Fraction(24)), offered_after("24. Or 6 + 6 + 12.", 2, Fraction(24))
+        >>> offered_after(r"So \\boxed{24}, or 24.0.", 14, Fraction(24)), offered_after("24. Or 6 + 6.", 2, 24)
         (None, None)
     """
     first = _DIGIT_RE.search(text, end, end + _OFFERED_WINDOW)
     if first is None:  # (a completion that ends on its answer: the common case)
         return None
-    # The cue, a hedge word and an opener stand right before the number (and its sign): only there is a cue looked for.
+    # The cue, a hedge word and an opener stand right before the number (and its sign): a cue is looked for there.
     value_start = first.start() - 1 if first.start() > end and text[first.start() - 1] in "-\u2212" else first.start()
     lo = max(end, value_start - _CUE_REACH)
     if not _ends_on_cue(text, lo, value_start):
