@@ -64,6 +64,11 @@ def test_the_refusal_names_its_rule() -> None:
     assert "disowned" in maths.verify("Final Answer: The final answer is not 72. I hope it is correct.", "72").reason
 
 
+def _assert_refused_whichever_is_the_gold(closing: str) -> None:
+    for gold in (72, 73):
+        assert _verdicts(WORK + closing, gold) == {"gsm8k": "wrong", "maths": "wrong"}, (closing, gold)
+
+
 # A number offered as another answer right after the one stated: a hedge, refused whichever of the two is the gold.
 OFFERED_AFTER = [
     "So \\boxed{72}, or 73.",
@@ -91,8 +96,7 @@ NOT_OFFERED = [
 
 @pytest.mark.parametrize("closing", OFFERED_AFTER)
 def test_a_number_offered_after_the_answer_unpays_it(closing: str) -> None:
-    for gold in (72, 73):
-        assert _verdicts(WORK + closing, gold) == {"gsm8k": "wrong", "maths": "wrong"}, (closing, gold)
+    _assert_refused_whichever_is_the_gold(closing)
     assert gsm8k.verify(WORK + closing, 72).details["check"] == "several answers"
     assert maths.verify(WORK + closing, "72").details["rule"] == "several answers"
 
@@ -100,11 +104,6 @@ def test_a_number_offered_after_the_answer_unpays_it(closing: str) -> None:
 @pytest.mark.parametrize("closing", OFFERED_AFTER_GSM8K)
 def test_a_number_offered_after_any_statement_unpays_it_in_gsm8k(closing: str) -> None:
     assert [gsm8k.verify(WORK + closing, gold).status for gold in (72, 73)] == ["wrong", "wrong"]
-
-
-@pytest.mark.parametrize("closing", NOT_OFFERED)
-def test_a_restatement_or_a_number_offering_no_answer_stays_paid(closing: str) -> None:
-    assert _verdicts(WORK + closing, 72) == {"gsm8k": "correct", "maths": "correct"}
 
 
 def test_one_quantity_in_two_units_or_a_rounding_of_it_is_one_answer() -> None:
@@ -151,12 +150,11 @@ STATED = [
 
 @pytest.mark.parametrize("closing", HEDGED_STATEMENTS)
 def test_an_answer_offered_as_a_possibility_is_not_paid(closing: str) -> None:
-    for gold in (72, 73):
-        assert _verdicts(WORK + closing, gold) == {"gsm8k": "wrong", "maths": "wrong"}, (closing, gold)
+    _assert_refused_whichever_is_the_gold(closing)
 
 
-@pytest.mark.parametrize("closing", STATED)
-def test_an_answer_stated_beside_a_hedge_word_stays_paid(closing: str) -> None:
+@pytest.mark.parametrize("closing", NOT_OFFERED + STATED)
+def test_a_restatement_or_a_number_beside_a_hedge_word_stays_paid(closing: str) -> None:
     assert _verdicts(WORK + closing, 72) == {"gsm8k": "correct", "maths": "correct"}
 
 

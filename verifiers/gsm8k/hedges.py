@@ -9,8 +9,9 @@ the last ``</think>``):
   number of its reasoning states none;
 * ``empty box``: a blank box after the box read is a blank final answer;
 * ``false equation``: a boxed equation between numbers that is false (``\\boxed{75 = 70}``);
-* ``hedged``: the sentence of the box or answer phrase read hedges it (``maybe``, ``probably``,
-  ``might``), or a cue right before the answer offers it (``..., but it could be 24.``);
+* ``hedged``: the sentence of the box read hedges it (``maybe``, ``probably``, ``might``), so does
+  such a word between an answer phrase and its value (``The answer is probably 24.``), and a cue
+  right before the answer offers it beside another number (``..., but it could be 24.``);
 * ``several answers``: earlier boxes offered as alternatives (``alternatively``, ``candidate``,
   ranked guesses, ``or`` / ``/`` between them), and a number offered right after the statement read
   (``\\boxed{24}, or 25.``, ``The answer is 24. Or maybe 25.``);

@@ -12,8 +12,9 @@ docs/verifiers.md, "Hedges, overrides and disowned answers":
 * ``empty box``: a final box with nothing in it (``\\boxed{}``, ``\\boxed{\\ }``) after the last
   real one is a blank final answer: ``wrong``.
 * ``false equation``: a boxed equation between numbers that is false (``\\boxed{2 + 3 = 6}``).
-* ``hedged``: the sentence of the final box or answer phrase hedges it (``probably``, ``maybe``,
-  ``might``), or a cue right before the answer offers it (``..., but it could be 24.``).
+* ``hedged``: the sentence of the final box hedges it (``probably``, ``maybe``, ``might``), so does
+  such a word between a final-answer phrase and its value (``The answer is probably 24.``), and a
+  cue right before the answer offers it beside another number (``..., but it could be 24.``).
 * ``several answers``: an earlier box offered as an alternative to the final one (``alternatively``,
   ``otherwise``, ``candidate``, ranked guesses, ``/`` or ``or`` between them) is an answer too, and
   so is every earlier ``<answer>`` tag (``<answer>25</answer><answer>24</answer>``), and a number
